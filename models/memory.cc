@@ -1,0 +1,417 @@
+#include "models/memory.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "models/architecture.h"
+#include "models/params.h"
+
+namespace moesim::models {
+namespace {
+
+// Activation modules of the breakdown, in report order.
+enum Module {
+  kResidual,        // layer inputs kept for the norms' backward (2 B/elem)
+  kLayernorm,       // norm outputs stored by separate norm modules
+  kAttention,       // projection inputs, core-attention output and softmax stats
+  kQkv,             // Q, K, V held for the attention kernel (MLA: after up-projection)
+  kGdn,             // Gated DeltaNet internals
+  kMlp,             // dense MLP internals
+  kRouter,          // router logits and probabilities (fp32)
+  kExperts,         // routed-expert fc1 input/output, probabilities
+  kMoeAct,          // routed-expert activation output (fc2 input)
+  kSharedExperts,   // shared-expert internals
+  kEmbeddingLoss,   // token ids, MTP inputs, output layer input and logits
+  kNumModules,
+};
+
+constexpr std::array<const char*, kNumModules> kModuleNames = {
+    "residual",  "layernorm", "attention",      "qkv",     "gdn",           "mlp",
+    "router",    "experts",   "moe_act",        "shared_experts", "embedding_loss"};
+
+using ModuleBytes = std::array<double, kNumModules>;
+
+ModuleBytes& operator+=(ModuleBytes& a, const ModuleBytes& b) {
+  for (int i = 0; i < kNumModules; ++i) a[i] += b[i];
+  return a;
+}
+
+double Sum(const ModuleBytes& a) {
+  double s = 0;
+  for (double v : a) s += v;
+  return s;
+}
+
+// Bytes per element of stored activations: bf16 throughout; inputs of
+// low-precision GEMMs are kept quantized (MLM moe/README.md "Stores linear
+// layer inputs in FP8 instead of BF16"; NVFP4 keeps FP8-sized copies for the
+// backward GEMMs, TE's recipe quantizes the backward pass to MXFP8).
+constexpr double kAct = 2;
+constexpr double kFp32 = 4;
+
+// Allowances outside PyTorch's caching allocator. Each is a stated rule, not a
+// measurement; the calibration issue replaces them with measured values.
+// CUDA context with cuBLAS/cuDNN handles and TE workspaces: CUDA 12 contexts
+// take 0.3-0.6 GiB on Hopper/Blackwell, cuBLAS keeps a 32 MiB workspace per
+// stream handle (NVIDIA cuBLAS docs, cublasSetWorkspace), TE several.
+constexpr double kCudaContextGiB = 0.75;
+// NCCL: NCCL_BUFFSIZE 4 MiB (NCCL docs, env NCCL_BUFFSIZE default) per
+// channel and direction, up to 32 channels, for each communicator in use (TP,
+// CP, EP, DP, PP): 4 MiB x 2 x 32 = 256 MiB each, two concurrently busy.
+constexpr double kNcclGiB = 0.5;
+// DeepEP / HybridEP normal-mode NVLink + RDMA buffers, sized by Megatron
+// (core/transformer/moe/fused_a2a.py get_buffer) from the hidden size: about
+// 1 GB each for DeepSeek-V3's hidden 7168 (derived: rule-of-thumb of the
+// DeepEP README's example num_nvl_bytes / num_rdma_bytes).
+constexpr double kFlexDispatcherGiB = 2.0;
+// TE-scoped CUDA graphs: "a few GB" (NVIDIA/skills@7149a886d5
+// nemo-mbridge-perf-cuda-graphs), taken as 2 GiB; full-iteration graphs keep a
+// static pool of one more step's activations: "can raise peak 1.5-2x" (same
+// source), taken as 0.5x the stored activations.
+constexpr double kTeGraphGiB = 2.0;
+constexpr double kFullGraphActivationShare = 0.5;
+
+struct Shapes {
+  const Model& m;
+  const Parallelism& par;
+  const TrainingOptions& tr;
+  double seq_tokens;  // S: tokens per CP rank per micro-batch (full TP width)
+  double sp_tokens;   // T: tokens per rank of sequence-parallel tensors
+  double lin;         // bytes per element of a stored GEMM input
+  double heads;       // attention heads per TP rank
+  double groups;      // KV groups per TP rank
+  double expert_tokens;  // token-expert rows entering the grouped GEMM per rank
+  double vocab;       // padded vocabulary per TP rank
+};
+
+Shapes MakeShapes(const Model& m, const Parallelism& par, const TrainingOptions& tr) {
+  const double s = static_cast<double>(tr.seq_length) * tr.micro_batch_size / par.cp;
+  const double t = par.sequence_parallel ? s / par.tp : s;
+  double expert_tokens = t * m.moe_router_topk() * par.etp;  // balanced dropless (b.3)
+  if (tr.routing == Routing::kTokenDrop && tr.moe_expert_capacity_factor > 0 &&
+      m.num_moe_experts() > 0) {
+    // Drop and pad: capacity = ceil(T k CF / E) per expert, padded to it
+    // (MLM moe_utils.py get_capacity).
+    const double e = static_cast<double>(m.num_moe_experts());
+    const double capacity = std::ceil(t * m.moe_router_topk() * tr.moe_expert_capacity_factor / e);
+    expert_tokens = capacity * e * par.etp;
+  }
+  return Shapes{m,
+                par,
+                tr,
+                s,
+                t,
+                IsLowPrecision(tr.precision) ? 1.0 : kAct,
+                static_cast<double>(m.num_attention_heads()) / par.tp,
+                std::max(1.0, static_cast<double>(QueryGroups(m)) / par.tp),
+                expert_tokens,
+                static_cast<double>(PaddedVocab(m, par.tp)) / par.tp};
+}
+
+// Stored activations of one layer for one micro-batch (memory_flops.md b.3),
+// and what its recompute modules free.
+struct LayerActivations {
+  ModuleBytes stored{};   // after recompute
+  double replayed = 0;    // bytes recomputed in backward (the freed share)
+  double largest = 0;     // largest single tensor (for the backward working set)
+};
+
+LayerActivations LayerBytes(const Shapes& x, LayerKind kind, const Recompute& rc) {
+  const Model& m = x.m;
+  const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
+  ModuleBytes b{};
+  ModuleBytes freed{};
+  double largest = 0;
+  auto keep = [&](Module mod, double bytes, bool recomputed) {
+    (recomputed ? freed : b)[mod] += bytes;
+    largest = std::max(largest, bytes);
+  };
+
+  // Mixer. The input norm's input is the residual stream (kept by the norm).
+  keep(kResidual, kAct * T * h, false);
+  switch (kind.mixer) {
+    case Mixer::kAttention: {
+      // TE LayerNormColumnParallelLinear fuses the input norm: it keeps the
+      // SP-sharded norm output as the QKV GEMM input; `layernorm` recompute has
+      // no separate module to act on here (MCore gpt_layer_specs.py).
+      const double d = HeadDim(m);
+      const double gate = m.attention_output_gate() ? x.heads * d : 0;
+      keep(kAttention, x.lin * T * h, false);
+      // Q, K, V (and the output gate) saved by the fused attention kernel.
+      keep(kQkv, kAct * S * (x.heads * d + 2 * x.groups * d + gate), false);
+      // Output O (kept by attention and, quantized, by linear_proj), fp32
+      // log-sum-exp per head; `core_attn` recompute frees the softmax stats
+      // only under TE fused attention.
+      keep(kAttention, kAct * S * x.heads * d + (x.lin < kAct ? x.lin * S * x.heads * d : 0),
+           false);
+      keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
+      break;
+    }
+    case Mixer::kMla: {
+      const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(), dv = m.v_head_dim();
+      // Separate input_layernorm: its output feeds the duplicated down-projections.
+      keep(kLayernorm, x.lin * T * h, rc.layernorm);
+      if (m.q_lora_rank() > 0) {
+        keep(kAttention, kAct * T * m.q_lora_rank(), false);   // q_norm input
+        keep(kAttention, x.lin * T * m.q_lora_rank(), false);  // q_up input
+      }
+      keep(kAttention, kAct * T * (m.kv_lora_rank() + r), false);  // kv_norm input, k_pos_emb
+      keep(kAttention, x.lin * T * m.kv_lora_rank(), false);       // kv_up input
+      // Q and K (with RoPE) and V per local head: `mla_up_proj` discards them.
+      keep(kQkv, kAct * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
+      keep(kAttention, kAct * S * x.heads * dv + (x.lin < kAct ? x.lin * S * x.heads * dv : 0),
+           false);
+      keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
+      break;
+    }
+    case Mixer::kGatedDeltaNet: {
+      const double qk = m.linear_num_key_heads() * m.linear_key_head_dim();
+      const double v = m.linear_num_value_heads() * m.linear_value_head_dim();
+      const double nv = m.linear_num_value_heads();
+      keep(kGdn, x.lin * T * h, false);                                     // in_proj input
+      keep(kGdn, kAct * S / x.par.tp * (2 * qk + 2 * v + 2 * nv), false);  // in_proj output
+      keep(kGdn, kAct * S / x.par.tp * (2 * qk + v), false);               // conv output
+      keep(kGdn, kAct * S / x.par.tp * v, false);                           // core output
+      keep(kGdn, x.lin * S / x.par.tp * v, false);                          // out_proj input
+      break;
+    }
+  }
+
+  // MLP or MoE.
+  keep(kResidual, kAct * T * h, false);  // pre-MLP norm input
+  const double fc1_factor = IsGated(m) ? 2 : 1;
+  if (!kind.moe) {
+    // Dense MLP with the norm fused into fc1 (TE spec); `mlp` recompute keeps
+    // only the MLP input (already counted as the residual).
+    const double f = m.ffn_hidden_size() / static_cast<double>(x.par.tp);
+    keep(kMlp, x.lin * T * h, rc.mlp);
+    keep(kMlp, kAct * S * fc1_factor * f, rc.mlp);
+    keep(kMlp, x.lin * S * f, rc.mlp);
+  } else {
+    const bool whole = rc.moe;  // `moe` recompute replays the whole MoE layer
+    // Separate pre_mlp_layernorm: output feeds router, permute, shared experts.
+    keep(kLayernorm, kAct * T * h, rc.layernorm || whole);
+    // Router: fp32 logits and scores (moe_router_dtype fp32), E per token.
+    keep(kRouter, 2 * kFp32 * T * m.num_moe_experts(), whole);
+    const double fe = MoeFfnHidden(m) / static_cast<double>(x.par.etp);
+    const double n = x.expert_tokens;
+    keep(kExperts, x.lin * n * h, whole);                 // grouped fc1 input (dispatched tokens)
+    keep(kExperts, kAct * n * fc1_factor * fe, whole);    // fc1 output (activation input)
+    keep(kExperts, kFp32 * n, whole);                     // routing probabilities
+    keep(kMoeAct, x.lin * n * fe, rc.moe_act || whole);   // activation output = fc2 input
+    if (m.moe_shared_expert_intermediate_size() > 0) {
+      const double fs = m.moe_shared_expert_intermediate_size() / static_cast<double>(x.par.tp);
+      const bool shared = rc.shared_experts || whole;
+      keep(kSharedExperts, x.lin * T * h, shared);
+      keep(kSharedExperts, kAct * S * fc1_factor * fs, shared);
+      keep(kSharedExperts, x.lin * S * fs, shared);
+    }
+  }
+
+  LayerActivations out;
+  if (rc.full) {
+    // Full recompute keeps only the layer input (checkpointed per group).
+    out.stored = ModuleBytes{};
+    out.stored[kResidual] = kAct * T * h;
+    out.replayed = Sum(b) + Sum(freed);
+  } else {
+    out.stored = b;
+    out.replayed = Sum(freed);
+  }
+  out.largest = largest;
+  return out;
+}
+
+// Activations of one virtual stage for one micro-batch.
+struct ChunkActivations {
+  ModuleBytes bytes{};
+  double transient = 0;  // the largest backward working set of one layer
+};
+
+ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
+  const Model& m = x.m;
+  const Recompute& rc = x.tr.recompute;
+  ChunkActivations c;
+  auto add_layer = [&](LayerKind kind, int64_t position) {
+    // Full recompute, block method: only the first full_num_layers layers of
+    // the chunk are recomputed, the others keep everything.
+    const bool block_kept = rc.full && rc.full_block && position >= rc.full_num_layers;
+    LayerActivations l = LayerBytes(x, kind, block_kept ? Recompute{} : rc);
+    // Uniform method: one stored input per group of full_num_layers layers.
+    if (rc.full && !rc.full_block && position % rc.full_num_layers != 0) l.stored = ModuleBytes{};
+    c.bytes += l.stored;
+    c.transient = std::max(c.transient, l.replayed + 2 * l.largest);
+  };
+  int64_t position = 0;
+  for (int64_t layer : stage.layers) add_layer(DecoderLayer(m, layer), position++);
+  const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
+  for (int64_t i = 0; i < stage.mtp_layers; ++i) {
+    add_layer(MtpLayer(m), position++);
+    // MTP: the shifted embedding and hidden state, normed and concatenated
+    // (2h) as the eh-projection input.
+    c.bytes[kEmbeddingLoss] += 2 * kAct * T * h + x.lin * T * 2 * h;
+  }
+  if (stage.embedding) c.bytes[kEmbeddingLoss] += 8 * S;  // int64 token ids
+  if (stage.loss) {
+    // Final norm input, output-layer input and bf16 logits for the fused
+    // cross entropy, per output head (main + each MTP depth).
+    const double heads = 1 + static_cast<double>(m.mtp_num_layers());
+    c.bytes[kEmbeddingLoss] += kAct * T * h + heads * (kAct * T * h + kAct * S * x.vocab);
+    // The loss's backward upcasts one head's logits to fp32.
+    c.transient = std::max(c.transient, kFp32 * S * x.vocab);
+  }
+  return c;
+}
+
+// Megatron's forward/backward order for pipeline rank `rank` (MLM
+// schedules.py: forward_backward_pipelining_with_interleaving /
+// _without_interleaving): `warmup` forwards, then one forward and one
+// backward alternately, then the cool-down backwards. Forward k runs chunk
+// (k mod pv) / p, backward k runs chunk v - 1 - (k mod pv) / p (micro-batch
+// groups of p per chunk). Returns how many micro-batches of each chunk are
+// stored at the peak of the summed stored bytes.
+std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp, int64_t microbatches, bool ep_overlap,
+                                  const std::vector<double>& chunk_bytes) {
+  const int64_t total = microbatches * vpp;
+  int64_t warmup = vpp == 1 ? pp - rank - 1 : int64_t{pp - rank - 1} * 2 + int64_t{vpp - 1} * pp;
+  if (ep_overlap) ++warmup;  // merged forward-backward 1F1B overlap (MLM schedules.py)
+  warmup = std::min(warmup, total);
+  const int64_t group = int64_t{pp} * vpp;
+  auto fwd_chunk = [&](int64_t k) { return vpp == 1 ? 0 : static_cast<int>((k % group) / pp); };
+  auto bwd_chunk = [&](int64_t k) { return vpp == 1 ? 0 : vpp - 1 - static_cast<int>((k % group) / pp); };
+
+  std::vector<int64_t> count(vpp, 0), best(vpp, 0);
+  double bytes = 0, best_bytes = -1;
+  int64_t f = 0, b = 0;
+  auto forward = [&] {
+    int c = fwd_chunk(f++);
+    ++count[c];
+    bytes += chunk_bytes[c];
+    if (bytes > best_bytes) {
+      best_bytes = bytes;
+      best = count;
+    }
+  };
+  auto backward = [&] {
+    int c = bwd_chunk(b++);
+    --count[c];
+    bytes -= chunk_bytes[c];
+  };
+  for (int64_t i = 0; i < warmup; ++i) forward();
+  // The steady state repeats with period p * v: two periods reach the peak.
+  const int64_t steady = std::min(total - warmup, warmup + 2 * group);
+  for (int64_t i = 0; i < steady; ++i) {
+    forward();
+    backward();
+  }
+  return best;
+}
+
+double GiB(double gib) { return gib * kGiB; }
+
+}  // namespace
+
+MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan, const Parallelism& par,
+                              const TrainingOptions& tr, double capacity_bytes) {
+  const Shapes x = MakeShapes(m, par, tr);
+  const int64_t vocab_rows = PaddedVocab(m, par.tp);
+  const int64_t embedding = EmbeddingParams(m, vocab_rows) / par.tp;
+  const double dense_shard = tr.distributed_optimizer ? double(par.dp) * par.cp : 1.0;
+  const double expert_shard = tr.distributed_optimizer ? double(par.edp) : 1.0;
+  const double optimizer_bytes_per_param = tr.main_param_bytes + 2.0 * tr.exp_avg_bytes;
+
+  MemoryEstimate est;
+  est.capacity_bytes = capacity_bytes;
+  for (int rank = 0; rank < plan.pp; ++rank) {
+    StageMemory st;
+    st.pp_rank = rank;
+    // Parameters of this rank's chunks, as Megatron shards them (a.2).
+    ParamGroups layers;
+    int64_t vocab_tables = 0;
+    std::vector<ChunkActivations> chunks;
+    for (int chunk = 0; chunk < plan.vpp; ++chunk) {
+      const VirtualStage& stage = plan.Stage(rank, chunk);
+      for (int64_t layer : stage.layers) layers += DecoderLayerParams(m, layer);
+      for (int64_t i = 0; i < stage.mtp_layers; ++i) layers += MtpLayerParams(m);
+      if (stage.embedding) ++vocab_tables;
+      // An MTP stage without the embedding builds its own (MLM gpt_model.py).
+      if (stage.mtp_layers > 0 && !stage.embedding) ++vocab_tables;
+      // Output layer: untied, or a tied copy away from the first stage.
+      if (stage.loss && (m.untie_embeddings_and_output_weights() || !stage.embedding)) {
+        ++vocab_tables;
+      }
+      chunks.push_back(ChunkBytes(x, stage));
+    }
+    const double layer_dense = double(layers.tp) / par.tp + double(layers.replicated);
+    const double experts = double(layers.experts) / (double(par.ep) * par.etp);
+    const double dense = layer_dense + double(vocab_tables) * embedding;
+    st.params = static_cast<int64_t>(dense + experts);
+    const double decoder_weights = layer_dense + experts;
+
+    // Weights: bf16, or FP8 for decoder GEMMs with --fp8-param-gather; FP8/FP4
+    // recipes cache the quantized weight and its transpose across
+    // micro-batches (TE is_first_microbatch caching; memory_flops.md a.3).
+    const bool low = IsLowPrecision(tr.precision);
+    const double cached_copy = tr.precision == Precision::kNvfp4 ? 0.5 + 1.0 / 16 : 1.0;
+    if (low && tr.fp8_param_gather) {
+      st.params_bytes = 1.0 * decoder_weights + kAct * (dense - layer_dense);
+      st.fp8_weight_bytes = cached_copy * decoder_weights;  // the columnwise copy
+    } else {
+      st.params_bytes = kAct * (dense + experts);
+      st.fp8_weight_bytes = low ? 2 * cached_copy * decoder_weights : 0;
+    }
+    st.grads_bytes = double(tr.main_grad_bytes) * (dense + experts);
+    const double optimizer =
+        optimizer_bytes_per_param * (dense / dense_shard + experts / expert_shard);
+    st.optimizer_bytes = optimizer * (1 - tr.optimizer_offload_fraction);
+    st.optimizer_host_bytes = optimizer * tr.optimizer_offload_fraction;
+
+    // Activations at the pipeline schedule's peak.
+    std::vector<double> chunk_bytes;
+    double transient = 0;
+    for (const ChunkActivations& c : chunks) {
+      chunk_bytes.push_back(Sum(c.bytes));
+      transient = std::max(transient, c.transient);
+    }
+    const std::vector<int64_t> in_flight = PeakInFlight(
+        rank, plan.pp, plan.vpp, tr.num_microbatches(), tr.ep_overlap, chunk_bytes);
+    ModuleBytes total{};
+    for (int chunk = 0; chunk < plan.vpp; ++chunk) {
+      st.peak_in_flight += in_flight[chunk];
+      for (int i = 0; i < kNumModules; ++i) total[i] += in_flight[chunk] * chunks[chunk].bytes[i];
+    }
+    for (int i = 0; i < kNumModules; ++i) {
+      if (total[i] > 0) st.activations.push_back({kModuleNames[i], total[i]});
+    }
+    st.activations_bytes = Sum(total);
+    st.transient_bytes = transient;
+
+    st.buffers.push_back({"cuda_context", GiB(kCudaContextGiB)});
+    st.buffers.push_back({"nccl", GiB(kNcclGiB)});
+    if (m.num_moe_experts() > 0 && par.ep > 1 && tr.dispatcher != Dispatcher::kAllToAll) {
+      st.buffers.push_back({"dispatcher", GiB(kFlexDispatcherGiB)});
+    }
+    if (tr.cuda_graph.full_iteration) {
+      st.buffers.push_back({"cuda_graph_pool", kFullGraphActivationShare * st.activations_bytes});
+    } else if (tr.cuda_graph.any()) {
+      st.buffers.push_back({"cuda_graph_pool", GiB(kTeGraphGiB)});
+    }
+    for (const NamedBytes& buffer : st.buffers) st.buffers_bytes += buffer.bytes;
+
+    st.allocated_peak_bytes = st.params_bytes + st.fp8_weight_bytes + st.grads_bytes +
+                              st.optimizer_bytes + st.activations_bytes + st.transient_bytes;
+    st.peak_bytes = st.allocated_peak_bytes + st.buffers_bytes;
+    if (st.peak_bytes > est.peak_bytes) {
+      est.peak_bytes = st.peak_bytes;
+      est.allocated_peak_bytes = st.allocated_peak_bytes;
+      est.busiest_rank = rank;
+    }
+    est.stages.push_back(std::move(st));
+  }
+  est.margin_bytes = capacity_bytes - est.peak_bytes;
+  est.fits = est.margin_bytes >= 0;
+  return est;
+}
+
+}  // namespace moesim::models

@@ -1,0 +1,100 @@
+// How a model is trained: the parallel layout and the options that change
+// parameters, FLOPs and memory. Plain values, validated by scenarios::Resolve
+// before they reach models/ (models/ trusts them).
+#ifndef MOESIM_MODELS_TRAINING_H_
+#define MOESIM_MODELS_TRAINING_H_
+
+#include <cstdint>
+#include <string>
+
+namespace moesim::models {
+
+// Megatron-Core parallel sizes. Attention mesh TP x CP x DP x PP and MoE mesh
+// ETP x EP x EDP x PP cover the same GPUs (parallel folding).
+struct Parallelism {
+  int tp = 1;
+  int cp = 1;
+  int dp = 1;
+  int pp = 1;
+  int vpp = 1;   // model chunks per pipeline rank (1 = not interleaved)
+  int ep = 1;
+  int etp = 1;
+  int edp = 1;
+  bool sequence_parallel = false;
+  int num_gpus() const { return tp * cp * dp * pp; }
+};
+
+enum class Precision {
+  kBf16,
+  kFp8CurrentScaling,  // fp8-cs: per-tensor current scaling
+  kFp8Delayed,         // fp8-delayed: per-tensor delayed scaling
+  kFp8Blockwise,       // fp8-block: 128x128 weight / 1x128 activation blocks
+  kMxfp8,              // mxfp8: 1x32 blocks, E8M0 scales (Blackwell)
+  kNvfp4,              // nvfp4: 1x16 blocks, two-level scales (Blackwell)
+};
+
+// True for every FP8 / FP4 recipe (linear layers run in low precision).
+inline bool IsLowPrecision(Precision p) { return p != Precision::kBf16; }
+
+// Megatron-Core selective-recompute modules and full recompute.
+struct Recompute {
+  bool core_attn = false;
+  bool mla_up_proj = false;
+  bool layernorm = false;
+  bool moe_act = false;
+  bool mlp = false;
+  bool moe = false;
+  bool shared_experts = false;
+  // --recompute-granularity full with --recompute-method uniform|block and
+  // --recompute-num-layers.
+  bool full = false;
+  bool full_block = false;  // method "block" (else "uniform")
+  int full_num_layers = 1;
+};
+
+enum class Dispatcher { kAllToAll, kDeepEp, kHybridEp };
+
+enum class Routing { kForceBalanced, kDroplessNatural, kTokenDrop };
+
+// CUDA-graph scope: none, TE-scoped per-module graphs, or the whole iteration.
+struct CudaGraph {
+  bool full_iteration = false;
+  bool local_transformer_layer = false;  // local:transformer_layer
+  bool attn = false;
+  bool mlp = false;
+  bool moe = false;
+  bool moe_router = false;
+  bool moe_preprocess = false;
+  bool any() const {
+    return full_iteration || local_transformer_layer || attn || mlp || moe || moe_router ||
+           moe_preprocess;
+  }
+};
+
+struct TrainingOptions {
+  int64_t seq_length = 4096;
+  int64_t micro_batch_size = 1;
+  int64_t global_batch_size = 1;
+  // Micro-batches per step per pipeline: global / (micro * dp).
+  int64_t num_microbatches() const { return global_batch_size / micro_batch_size / dp_for_gbs; }
+  int64_t dp_for_gbs = 1;  // data-parallel size that divides the global batch
+  Precision precision = Precision::kBf16;
+  Recompute recompute;
+  Dispatcher dispatcher = Dispatcher::kAllToAll;
+  Routing routing = Routing::kForceBalanced;
+  double moe_expert_capacity_factor = 0;  // token drop; 0 = dropless
+  CudaGraph cuda_graph;
+  bool ep_overlap = false;  // --overlap-moe-expert-parallel-comm
+  // Optimizer.
+  bool distributed_optimizer = true;
+  int main_grad_bytes = 4;   // fp32 main grads (bf16 with precision-aware: 2)
+  int exp_avg_bytes = 4;     // Adam moments, each
+  int main_param_bytes = 4;  // fp32 master weights
+  bool fp8_param_gather = false;
+  double optimizer_offload_fraction = 0;  // share of optimizer state on the host
+  bool cpu_offloading = false;            // activation offload (--cpu-offloading)
+};
+
+}  // namespace moesim::models
+
+#endif  // MOESIM_MODELS_TRAINING_H_

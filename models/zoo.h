@@ -1,0 +1,40 @@
+// The model zoo and model loading.
+//
+// A model comes from one of three places: a shipped zoo name
+// ("deepseek-v3", compiled into the binary from models/zoo/*.textproto), a path
+// to a .textproto of the `Model` message, or a path to a Hugging Face
+// config.json of a supported family (see hf_config.h). Every loaded model is
+// checked by ValidateModel before anyone computes with it.
+#ifndef MOESIM_MODELS_ZOO_H_
+#define MOESIM_MODELS_ZOO_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/model.pb.h"
+#include "util/error.h"
+
+namespace moesim::models {
+
+// Names of the shipped zoo models, sorted.
+std::vector<std::string> ZooNames();
+
+// Loads a zoo name, a .textproto path or a config.json path.
+// Errors: unknown name (listing the zoo), unreadable file, parse errors with
+// file:line, missing or inconsistent fields (ValidateModel).
+[[nodiscard]] util::Result<Model> LoadModel(std::string_view name_or_path);
+
+// Checks that the fields every computation needs are present and consistent,
+// e.g. "deepseek-v3.textproto: hidden_size: must be > 0". `origin` names the
+// file in the message.
+[[nodiscard]] util::Result<void> ValidateModel(const Model& model, std::string_view origin);
+
+// Returns `model` with its depth set to `num_layers` (a trimmed model): the
+// MoE layer pattern keeps its leading dense layers and is cut or extended with
+// MoE layers. REQUIRES: num_layers > 0.
+Model WithNumLayers(const Model& model, int64_t num_layers);
+
+}  // namespace moesim::models
+
+#endif  // MOESIM_MODELS_ZOO_H_

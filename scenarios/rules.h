@@ -1,0 +1,77 @@
+// Private to moesim_scenarios: how errors name a field, the parsing of the
+// scenario's string-valued options, and the layout rules Resolve() checks.
+//
+// Every rule failure is one line: "<where>: <rule>", where <where> names the
+// origin and the field. For a file it is "<file>:<line>: <field path>"
+// (the line of the field in the file, from util::FieldLine; "<file>: <field
+// path>" when the field is absent from the file and took a default), e.g.
+//   x.textproto:7: layout.context_parallel_size: seq_length 4096 is not
+//   divisible by 2*context_parallel_size = 48
+// For origin "flags" it is "flags: <flag>", the command-line flag that sets
+// the field (--cp, --recompute, ...), or the Megatron argument for fields that
+// only --megatron-args sets (--moe-shared-expert-overlap, ...).
+#ifndef MOESIM_SCENARIOS_RULES_H_
+#define MOESIM_SCENARIOS_RULES_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/training.h"
+#include "scenarios/scenario.h"
+#include "util/error.h"
+
+namespace moesim::scenarios::internal {
+
+// The origin spelled in errors for scenarios built from command-line flags.
+inline constexpr std::string_view kFlagsOrigin = "flags";
+
+// Names scenario fields in error messages. Holds views: `origin` and `text`
+// must outlive it.
+class FieldNamer {
+ public:
+  FieldNamer(std::string_view origin, std::string_view text) : origin_(origin), text_(text) {}
+
+  // "<file>:<line>: <path>", "<file>: <path>" or "flags: <flag>". `path` is
+  // the dotted field path in Scenario, e.g. "layout.context_parallel_size".
+  std::string Where(std::string_view path) const;
+
+  // Where(path) + ": " + rule.
+  util::Error Error(std::string_view path, std::string_view rule) const;
+
+  // Prefixes a message produced by another module (model loading, pipeline
+  // layout parsing) with Where(path); a leading "<leaf>: " already naming the
+  // field is dropped so the field is not named twice.
+  util::Error Wrap(std::string_view path, std::string_view message) const;
+
+  bool is_flags() const { return origin_ == kFlagsOrigin; }
+
+ private:
+  std::string_view origin_;
+  std::string_view text_;
+};
+
+// The command-line spelling of a Scenario field path ("--cp" for
+// "layout.context_parallel_size").
+std::string FlagName(std::string_view path);
+
+// Canonical MCore recompute module for a name or alias (up_proj ->
+// mla_up_proj, norm -> layernorm); empty when unknown.
+std::string CanonicalRecomputeModule(std::string_view name);
+
+// Parses precision, dispatcher, routing, cuda_graph, recompute and the
+// optimizer dtypes of `spec` (defaults already filled) into `out`.
+// Errors name the field and list the accepted values.
+[[nodiscard]] util::Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
+                                              models::TrainingOptions& out);
+
+// Checks every layout and feature-compatibility rule on a scenario whose
+// defaults are filled, model and system loaded, and parallel / training
+// filled (everything but the pipeline plan). Appends non-fatal notes to
+// `warnings`. Returns the first rule broken.
+[[nodiscard]] util::Result<void> CheckRules(const ResolvedScenario& r, const FieldNamer& at,
+                                            std::vector<std::string>& warnings);
+
+}  // namespace moesim::scenarios::internal
+
+#endif  // MOESIM_SCENARIOS_RULES_H_

@@ -1,0 +1,257 @@
+#include "scenarios/scenario.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "models/zoo.h"
+#include "scenarios/rules.h"
+#include "topology/system.h"
+#include "util/textproto.h"
+
+namespace moesim::scenarios {
+namespace {
+
+using internal::FieldNamer;
+using util::Result;
+
+// Megatron-Bridge pretrain default sequence length.
+constexpr int kDefaultSeqLength = 4096;
+
+// Fields that must be >= 1 when set (zero means "not set").
+Result<void> CheckSet(const Scenario& s, const FieldNamer& at) {
+  const Layout& l = s.layout();
+  const std::pair<std::string_view, int64_t> sizes[] = {
+      {"seq_length", s.seq_length()},
+      {"num_layers", s.num_layers()},
+      {"layout.tensor_model_parallel_size", l.tensor_model_parallel_size()},
+      {"layout.context_parallel_size", l.context_parallel_size()},
+      {"layout.expert_model_parallel_size", l.expert_model_parallel_size()},
+      {"layout.expert_tensor_parallel_size", l.expert_tensor_parallel_size()},
+      {"layout.pipeline_model_parallel_size", l.pipeline_model_parallel_size()},
+      {"layout.virtual_pipeline_model_parallel_size", l.virtual_pipeline_model_parallel_size()},
+      {"layout.num_layers_per_virtual_pipeline_stage", l.num_layers_per_virtual_pipeline_stage()},
+      {"layout.micro_batch_size", l.micro_batch_size()},
+      {"layout.global_batch_size", l.global_batch_size()},
+      {"recompute.num_layers", s.recompute().num_layers()},
+  };
+  for (auto [path, value] : sizes) {
+    if (value < 0) return std::unexpected(at.Error(path, "must be >= 1, got " + std::to_string(value)));
+  }
+  if (s.has_mtp_num_layers() && s.mtp_num_layers() < 0) {
+    return std::unexpected(
+        at.Error("mtp_num_layers", "must be >= 0, got " + std::to_string(s.mtp_num_layers())));
+  }
+  return {};
+}
+
+Result<void> CheckRequired(const Scenario& s, const FieldNamer& at) {
+  if (s.model().empty()) return std::unexpected(at.Error("model", "required"));
+  if (s.system().empty()) return std::unexpected(at.Error("system", "required"));
+  if (s.num_gpus() == 0) return std::unexpected(at.Error("num_gpus", "required"));
+  if (s.num_gpus() < 0) {
+    return std::unexpected(
+        at.Error("num_gpus", "must be >= 1, got " + std::to_string(s.num_gpus())));
+  }
+  return {};
+}
+
+// Loads the model and applies the num_layers / mtp_num_layers overrides,
+// writing the effective values back into `s`.
+Result<models::Model> LoadOverriddenModel(Scenario& s, const FieldNamer& at) {
+  auto model = models::LoadModel(s.model());
+  if (!model) return std::unexpected(at.Wrap("model", model.error().message));
+  if (s.num_layers() > 0) *model = models::WithNumLayers(*model, s.num_layers());
+  if (s.has_mtp_num_layers()) model->set_mtp_num_layers(s.mtp_num_layers());
+  s.set_num_layers(static_cast<int32_t>(model->num_layers()));
+  s.set_mtp_num_layers(static_cast<int32_t>(model->mtp_num_layers()));
+  return model;
+}
+
+// Records a Megatron-Bridge default taken by an unset field.
+class Defaults {
+ public:
+  explicit Defaults(std::vector<std::string>& used) : used_(used) {}
+
+  void Int(std::string_view name, int value, void (Layout::*set)(int32_t), int32_t current,
+           Layout& layout) {
+    if (current != 0) return;
+    (layout.*set)(value);
+    Note(name, std::to_string(value));
+  }
+  void String(std::string_view name, std::string_view value, std::string* field) {
+    if (!field->empty()) return;
+    *field = value;
+    Note(name, value);
+  }
+  void Note(std::string_view name, std::string_view value) {
+    used_.push_back(std::string(name) + "=" + std::string(value));
+  }
+
+ private:
+  std::vector<std::string>& used_;
+};
+
+// Fills every unset field with the Megatron-Bridge recipe default.
+// REQUIRES: CheckSet passed and s.num_layers() is the model's depth.
+Result<void> FillDefaults(Scenario& s, const FieldNamer& at, std::vector<std::string>& used,
+                          std::vector<std::string>& warnings) {
+  Defaults d(used);
+  Layout& l = *s.mutable_layout();
+  d.Int("tensor_model_parallel_size", 1, &Layout::set_tensor_model_parallel_size,
+        l.tensor_model_parallel_size(), l);
+  d.Int("context_parallel_size", 1, &Layout::set_context_parallel_size, l.context_parallel_size(),
+        l);
+  d.Int("expert_model_parallel_size", 1, &Layout::set_expert_model_parallel_size,
+        l.expert_model_parallel_size(), l);
+  d.Int("expert_tensor_parallel_size", 1, &Layout::set_expert_tensor_parallel_size,
+        l.expert_tensor_parallel_size(), l);
+  d.Int("pipeline_model_parallel_size", 1, &Layout::set_pipeline_model_parallel_size,
+        l.pipeline_model_parallel_size(), l);
+  if (int per_stage = l.num_layers_per_virtual_pipeline_stage(); per_stage > 0) {
+    constexpr std::string_view kPerStage = "layout.num_layers_per_virtual_pipeline_stage";
+    if (l.virtual_pipeline_model_parallel_size() > 0) {
+      return std::unexpected(at.Error(
+          kPerStage, "set either this or virtual_pipeline_model_parallel_size, not both"));
+    }
+    const int64_t chunk = int64_t{l.pipeline_model_parallel_size()} * per_stage;
+    if (s.num_layers() % chunk != 0) {
+      return std::unexpected(at.Error(
+          kPerStage, "num_layers " + std::to_string(s.num_layers()) +
+                         " is not divisible by pipeline_model_parallel_size*" +
+                         "num_layers_per_virtual_pipeline_stage = " + std::to_string(chunk)));
+    }
+    l.set_virtual_pipeline_model_parallel_size(static_cast<int32_t>(s.num_layers() / chunk));
+  }
+  d.Int("virtual_pipeline_model_parallel_size", 1, &Layout::set_virtual_pipeline_model_parallel_size,
+        l.virtual_pipeline_model_parallel_size(), l);
+  d.Int("micro_batch_size", 1, &Layout::set_micro_batch_size, l.micro_batch_size(), l);
+  // One micro-batch per data-parallel rank. DP is only meaningful when the
+  // attention mesh divides the GPUs; CheckRules reports it when it does not.
+  const int attention =
+      l.tensor_model_parallel_size() * l.context_parallel_size() * l.pipeline_model_parallel_size();
+  const int dp = s.num_gpus() % attention == 0 ? s.num_gpus() / attention : 1;
+  d.Int("global_batch_size", l.micro_batch_size() * dp, &Layout::set_global_batch_size,
+        l.global_batch_size(), l);
+  if (!l.has_sequence_parallel()) {
+    l.set_sequence_parallel(l.tensor_model_parallel_size() > 1);
+    d.Note("sequence_parallel", l.sequence_parallel() ? "true" : "false");
+  } else if (l.sequence_parallel() && l.tensor_model_parallel_size() == 1) {
+    // Megatron turns sequence parallelism off when TP is 1.
+    l.set_sequence_parallel(false);
+    warnings.push_back(at.Where("layout.sequence_parallel") +
+                       ": no effect with tensor_model_parallel_size 1; turned off");
+  }
+  if (s.seq_length() == 0) {
+    s.set_seq_length(kDefaultSeqLength);
+    d.Note("seq_length", std::to_string(kDefaultSeqLength));
+  }
+  d.String("precision", "bf16", s.mutable_precision());
+  d.String("dispatcher", "alltoall", s.mutable_dispatcher());
+  d.String("routing", "force_balanced", s.mutable_routing());
+  d.String("cuda_graph", "none", s.mutable_cuda_graph());
+  Recompute& rc = *s.mutable_recompute();
+  if (rc.granularity().empty()) {
+    if (rc.modules_size() > 0) {
+      rc.set_granularity("selective");
+      d.Note("recompute.granularity", "selective");
+    } else {
+      d.Note("recompute.granularity", "none");
+    }
+  } else if (rc.granularity() == "selective" && rc.modules_size() == 0) {
+    // MCore's default selective list.
+    rc.add_modules("core_attn");
+    d.Note("recompute.modules", "core_attn");
+  }
+  if (!s.has_use_distributed_optimizer()) {
+    s.set_use_distributed_optimizer(true);
+    d.Note("use_distributed_optimizer", "true");
+  }
+  d.String("main_grads_dtype", "fp32", s.mutable_main_grads_dtype());
+  d.String("exp_avg_dtype", "fp32", s.mutable_exp_avg_dtype());
+  return {};
+}
+
+models::Parallelism ParallelismOf(const Scenario& s) {
+  const Layout& l = s.layout();
+  models::Parallelism p;
+  p.tp = l.tensor_model_parallel_size();
+  p.cp = l.context_parallel_size();
+  p.pp = l.pipeline_model_parallel_size();
+  p.vpp = l.virtual_pipeline_model_parallel_size();
+  p.ep = l.expert_model_parallel_size();
+  p.etp = l.expert_tensor_parallel_size();
+  // Exact when the meshes divide num_gpus (CheckRules); 1 keeps the values
+  // sane until then.
+  const int attention = p.tp * p.cp * p.pp, moe = p.etp * p.ep * p.pp;
+  p.dp = s.num_gpus() % attention == 0 ? s.num_gpus() / attention : 1;
+  p.edp = s.num_gpus() % moe == 0 ? s.num_gpus() / moe : 1;
+  p.sequence_parallel = l.sequence_parallel();
+  return p;
+}
+
+Result<models::PipelinePlan> PlanPipeline(const ResolvedScenario& r, const FieldNamer& at) {
+  const std::string& layout = r.spec.layout().pipeline_model_parallel_layout();
+  const int64_t layers = r.model.num_layers(), mtp = r.model.mtp_num_layers();
+  if (!layout.empty()) {
+    auto plan = models::ParsePipelineLayout(layout, layers, mtp, r.parallel.pp, r.parallel.vpp);
+    if (!plan) {
+      return std::unexpected(at.Wrap("layout.pipeline_model_parallel_layout", plan.error().message));
+    }
+    return plan;
+  }
+  auto plan = models::UniformPipeline(layers, mtp, r.parallel.pp, r.parallel.vpp);
+  if (!plan) {
+    return std::unexpected(at.Wrap("layout.pipeline_model_parallel_size", plan.error().message));
+  }
+  return plan;
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenario(std::string_view text, std::string_view file) {
+  Scenario scenario;
+  if (auto ok = util::ParseTextProto(text, file, scenario); !ok) return std::unexpected(ok.error());
+  return scenario;
+}
+
+Result<Scenario> LoadScenario(const std::string& path) {
+  auto text = util::ReadFile(path);
+  if (!text) return std::unexpected(text.error());
+  return ParseScenario(*text, path);
+}
+
+Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
+                                 std::string_view text) {
+  const FieldNamer at(origin, text);
+  ResolvedScenario r;
+  r.spec = spec;
+  Scenario& s = r.spec;
+  if (auto ok = CheckRequired(s, at); !ok) return std::unexpected(ok.error());
+  if (auto ok = CheckSet(s, at); !ok) return std::unexpected(ok.error());
+
+  auto model = LoadOverriddenModel(s, at);
+  if (!model) return std::unexpected(model.error());
+  r.model = std::move(*model);
+  auto system = topology::LoadSystem(s.system());
+  if (!system) return std::unexpected(at.Wrap("system", system.error().message));
+  r.system = std::move(*system);
+
+  if (auto ok = FillDefaults(s, at, r.defaults_used, r.warnings); !ok) {
+    return std::unexpected(ok.error());
+  }
+  r.parallel = ParallelismOf(s);
+  models::TrainingOptions& t = r.training;
+  t.seq_length = s.seq_length();
+  t.micro_batch_size = s.layout().micro_batch_size();
+  t.global_batch_size = s.layout().global_batch_size();
+  t.dp_for_gbs = r.parallel.dp;
+  if (auto ok = internal::ParseOptions(s, at, t); !ok) return std::unexpected(ok.error());
+  if (auto ok = internal::CheckRules(r, at, r.warnings); !ok) return std::unexpected(ok.error());
+
+  auto plan = PlanPipeline(r, at);
+  if (!plan) return std::unexpected(plan.error());
+  r.pipeline = std::move(*plan);
+  return r;
+}
+
+}  // namespace moesim::scenarios

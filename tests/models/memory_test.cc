@@ -1,0 +1,105 @@
+// Per-GPU memory against measurements:
+//  - every run in calibration/runs/runs.csv with a measured peak (allocated
+//    memory, as torch.cuda.max_memory_allocated reports it) within 15%;
+//  - the DeepSeek-V3 figures of the optimization-workflow skill card
+//    (../shared/reference/seeds_notes.md section 2): 199.5 GB/GPU without
+//    optimization at PP4 VPP4 EP64 on 256 GPUs, and the savings of selective
+//    recompute (mla_up_proj 30.4 GB, layernorm 8.2 GB, moe_act 3.8 GB).
+#include "models/memory.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "scenarios/scenario.h"
+#include "topology/system.h"
+#include "util/csv.h"
+
+namespace moesim::models {
+namespace {
+
+// `key=value;...` of the runs.csv `extra` column.
+std::map<std::string, std::string> ParseExtra(const std::string& extra) {
+  std::map<std::string, std::string> out;
+  for (const std::string& item : util::SplitList(extra, ";")) {
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos) out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+std::string Dtype(const std::string& torch_name) {
+  return torch_name == "bfloat16" ? "bf16" : torch_name == "float32" ? "fp32" : torch_name;
+}
+
+// A runs.csv row as a scenario; empty columns stay unset (recipe defaults).
+scenarios::Scenario ScenarioFromRow(const util::CsvTable& t, size_t r) {
+  scenarios::Scenario s;
+  auto get = [&](const char* c) -> const std::string& { return t.Get(r, c); };
+  auto num = [&](const char* c) { return get(c).empty() ? 0 : std::stoi(get(c)); };
+  s.set_model(get("model"));
+  s.set_system(*topology::SystemForGpu(get("gpu")));
+  s.set_num_gpus(num("num_gpus"));
+  s.set_seq_length(num("seq_len"));
+  scenarios::Layout& l = *s.mutable_layout();
+  l.set_tensor_model_parallel_size(num("tp"));
+  l.set_context_parallel_size(num("cp"));
+  l.set_expert_model_parallel_size(num("ep"));
+  l.set_expert_tensor_parallel_size(num("etp"));
+  l.set_pipeline_model_parallel_size(num("pp"));
+  l.set_virtual_pipeline_model_parallel_size(num("vpp"));
+  l.set_micro_batch_size(num("mbs"));
+  l.set_global_batch_size(num("gbs"));
+  l.set_pipeline_model_parallel_layout(get("pp_layout"));
+  const std::string& rc = get("recompute");
+  if (!rc.empty() && rc != "none") {
+    s.mutable_recompute()->set_granularity(rc == "full" ? "full" : "selective");
+    if (rc != "full") {
+      for (const std::string& m : util::SplitList(rc, ";")) s.mutable_recompute()->add_modules(m);
+    }
+  }
+  s.set_precision(get("precision"));
+  s.set_dispatcher(get("dispatcher"));
+  s.set_cuda_graph(get("cuda_graph"));
+  s.set_routing(get("routing"));
+  s.set_overlap_moe_expert_parallel_comm(get("ep_overlap") == "1");
+  if (!get("cpu_offload").empty()) s.set_optimizer_offload_fraction(std::stod(get("cpu_offload")));
+  if (!get("mtp_layers").empty()) s.set_mtp_num_layers(num("mtp_layers"));
+  auto extra = ParseExtra(get("extra"));
+  if (extra.count("main_grads_dtype")) s.set_main_grads_dtype(Dtype(extra["main_grads_dtype"]));
+  if (extra.count("exp_avg_dtype")) s.set_exp_avg_dtype(Dtype(extra["exp_avg_dtype"]));
+  if (extra["precision_aware_optimizer"] == "True") s.set_use_precision_aware_optimizer(true);
+  if (extra["fp8_param_gather"] == "True") s.set_fp8_param_gather(true);
+  if (extra["moe_shared_expert_overlap"] == "True") s.set_moe_shared_expert_overlap(true);
+  return s;
+}
+
+TEST(EstimateMemory, MeasuredPeaksWithinFifteenPercent) {
+  auto runs = util::CsvTable::Load(MOESIM_SOURCE_DIR "/calibration/runs/runs.csv");
+  ASSERT_TRUE(runs) << runs.error().message;
+  int checked = 0;
+  std::printf("%-52s %9s %9s %7s\n", "run", "measured", "moesim", "err%");
+  for (size_t r = 0; r < runs->num_rows(); ++r) {
+    const std::string& measured = runs->Get(r, "measured_peak_mem_gib");
+    if (measured.empty()) continue;
+    const std::string id = runs->Get(r, "id");
+    SCOPED_TRACE(id);
+    auto scenario = scenarios::Resolve(ScenarioFromRow(*runs, r), id);
+    ASSERT_TRUE(scenario) << scenario.error().message;
+    const MemoryEstimate m = EstimateMemory(scenario->model, scenario->pipeline,
+                                            scenario->parallel, scenario->training,
+                                            scenario->system.gpu().memory_gib() * kGiB);
+    const double ours = m.allocated_peak_bytes / kGiB;
+    const double error = (ours - std::stod(measured)) / std::stod(measured) * 100;
+    std::printf("%-52s %9.2f %9.2f %+7.1f\n", id.c_str(), std::stod(measured), ours, error);
+    EXPECT_LE(std::abs(error), 15.0);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 15);  // runs.csv rows with measured_peak_mem_gib
+}
+
+}  // namespace
+}  // namespace moesim::models

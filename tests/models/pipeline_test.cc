@@ -1,0 +1,52 @@
+#include "models/pipeline.h"
+
+#include <gtest/gtest.h>
+
+namespace moesim::models {
+namespace {
+
+TEST(ParsePipelineLayout, DeepSeekV3Pp8Vpp4) {
+  // "Et|(tt|)*30mL": stage 0 holds E and 1 layer, 30 stages of 2 layers, the
+  // last MTP and loss: 1 + 60 = 61 layers over 32 = 8 x 4 virtual stages.
+  auto plan = ParsePipelineLayout("Et|(tt|)*30mL", 61, 1, 8, 4);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->stages.size(), 32u);
+  EXPECT_TRUE(plan->Stage(0, 0).embedding);
+  EXPECT_EQ(plan->Stage(0, 0).layers, (std::vector<int64_t>{0}));
+  // Virtual stage 1 runs on rank 1 as chunk 0 and holds layers 1, 2.
+  EXPECT_EQ(plan->Stage(1, 0).layers, (std::vector<int64_t>{1, 2}));
+  // Virtual stage 8 is rank 0's second chunk: layers 15, 16.
+  EXPECT_EQ(plan->Stage(0, 1).layers, (std::vector<int64_t>{15, 16}));
+  EXPECT_EQ(plan->Stage(7, 3).mtp_layers, 1);
+  EXPECT_TRUE(plan->Stage(7, 3).loss);
+  EXPECT_TRUE(plan->Stage(7, 3).layers.empty());
+}
+
+TEST(ParsePipelineLayout, RejectsWrongCounts) {
+  auto stages = ParsePipelineLayout("Et|tL", 2, 0, 4, 1);
+  ASSERT_FALSE(stages);
+  EXPECT_NE(stages.error().message.find("has 2 stages, expected"), std::string::npos);
+  auto layers = ParsePipelineLayout("Et|tL", 3, 0, 2, 1);
+  ASSERT_FALSE(layers);
+  EXPECT_NE(layers.error().message.find("places 2 decoder layers"), std::string::npos);
+  auto symbol = ParsePipelineLayout("Ex|tL", 2, 0, 2, 1);
+  ASSERT_FALSE(symbol);
+  EXPECT_NE(symbol.error().message.find("unknown symbol 'x'"), std::string::npos);
+  auto paren = ParsePipelineLayout("E(t|tL", 2, 0, 2, 1);
+  ASSERT_FALSE(paren);
+  EXPECT_NE(paren.error().message.find("missing ')'"), std::string::npos);
+  auto late_e = ParsePipelineLayout("t|EtL", 2, 0, 2, 1);
+  ASSERT_FALSE(late_e);
+}
+
+TEST(UniformPipeline, SplitsEvenlyOrExplains) {
+  auto plan = UniformPipeline(48, 0, 2, 2);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->Stage(1, 1).layers.front(), 36);  // virtual stage 3 of 4, 12 each
+  auto uneven = UniformPipeline(61, 1, 8, 4);
+  ASSERT_FALSE(uneven);
+  EXPECT_NE(uneven.error().message.find("not divisible"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace moesim::models

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages moesim's build needs, and only those that are
+# missing. Quiet when everything is present; uses sudo only when not root.
+set -euo pipefail
+
+packages=(
+  g++ cmake make            # toolchain (C++23 on GCC 12)
+  libprotobuf-dev protobuf-compiler  # schemas, text format, JSON
+  libcli11-dev              # command line
+  libgtest-dev libgmock-dev # tests
+  libbenchmark-dev          # benchmarks (tests/bench)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,54 @@
+// moesim: the command line. Every util::Error and every flag-parsing error
+// becomes one line on stderr and exit code 2; a valid scenario that does not
+// fit in memory is a verdict printed on stdout with exit code 0.
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/memory_report.h"
+#include "tools/scenario_flags.h"
+
+namespace {
+
+constexpr int kInputError = 2;
+
+int Fail(const std::string& message) {
+  std::cerr << "moesim: " << message << "\n";
+  return kInputError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"moesim: discrete-event simulator of long-context MoE training"};
+  app.require_subcommand(1);
+
+  moesim::tools::ScenarioFlags memory_flags;
+  bool memory_json = false;
+  CLI::App* memory = app.add_subcommand(
+      "memory", "Parameters, model FLOPs and per-GPU memory per pipeline stage");
+  moesim::tools::AddScenarioFlags(*memory, memory_flags);
+  memory->add_flag("--json", memory_json, "Print JSON instead of tables");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line: CLI11's message names the flag and what was wrong.
+    return Fail(e.what());
+  }
+
+  if (memory->parsed()) {
+    auto scenario = moesim::tools::ResolveFlags(memory_flags);
+    if (!scenario) return Fail(scenario.error().message);
+    const moesim::tools::MemoryReport report = moesim::tools::BuildMemoryReport(*scenario);
+    std::cout << (memory_json ? moesim::tools::FormatMemoryJson(*scenario, report)
+                              : moesim::tools::FormatMemoryText(*scenario, report));
+    return 0;
+  }
+  return Fail("no command given; try --help");
+}

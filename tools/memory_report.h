@@ -1,0 +1,36 @@
+// `moesim memory`: the per-stage memory table, parameter counts and model
+// FLOPs of a resolved scenario, as text or JSON.
+#ifndef MOESIM_TOOLS_MEMORY_REPORT_H_
+#define MOESIM_TOOLS_MEMORY_REPORT_H_
+
+#include <string>
+
+#include "models/memory.h"
+#include "models/params.h"
+#include "scenarios/scenario.h"
+
+namespace moesim::tools {
+
+struct MemoryReport {
+  models::ParamSummary params;
+  double model_flops_per_step = 0;   // Megatron-Bridge's count, whole global batch
+  double model_flops_per_token = 0;
+  models::MemoryEstimate memory;
+};
+
+MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& scenario);
+
+// Human-readable tables. Deterministic: same input, same bytes.
+std::string FormatMemoryText(const scenarios::ResolvedScenario& scenario,
+                             const MemoryReport& report);
+
+// JSON with at least: params_total, params_active, model_flops_per_step,
+// model_flops_per_token, stages[] {pp_rank, params, params_gib, grads_gib,
+// optimizer_gib, activations_gib, buffers_gib, peak_gib, ...}, peak_memory_gib,
+// capacity_gib, fits, margin_gib, defaults_used, warnings.
+std::string FormatMemoryJson(const scenarios::ResolvedScenario& scenario,
+                             const MemoryReport& report);
+
+}  // namespace moesim::tools
+
+#endif  // MOESIM_TOOLS_MEMORY_REPORT_H_

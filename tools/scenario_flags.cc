@@ -1,0 +1,200 @@
+#include "tools/scenario_flags.h"
+
+#include <utility>
+#include <vector>
+
+#include "scenarios/megatron_args.h"
+#include "util/csv.h"
+#include "util/textproto.h"
+
+namespace moesim::tools {
+namespace {
+
+using util::Result;
+
+util::Error FlagError(std::string_view flag, std::string_view rule) {
+  return util::Error{"flags: " + std::string(flag) + ": " + std::string(rule)};
+}
+
+// An integer flag, when given, must be >= min.
+Result<void> AtLeast(const std::optional<int>& value, std::string_view flag, int min) {
+  if (value && *value < min) {
+    return std::unexpected(FlagError(
+        flag, "must be >= " + std::to_string(min) + ", got " + std::to_string(*value)));
+  }
+  return {};
+}
+
+Result<void> CheckRanges(const ScenarioFlags& f) {
+  const std::pair<const std::optional<int>*, std::string_view> kPositive[] = {
+      {&f.gpus, "--gpus"}, {&f.seq, "--seq"}, {&f.mbs, "--mbs"}, {&f.gbs, "--gbs"},
+      {&f.tp, "--tp"},     {&f.cp, "--cp"},   {&f.ep, "--ep"},   {&f.etp, "--etp"},
+      {&f.pp, "--pp"},     {&f.vpp, "--vpp"}, {&f.num_layers, "--num-layers"},
+  };
+  for (auto [value, flag] : kPositive) {
+    if (auto ok = AtLeast(*value, flag, 1); !ok) return ok;
+  }
+  if (f.ep_overlap && *f.ep_overlap != 0 && *f.ep_overlap != 1) {
+    return std::unexpected(
+        FlagError("--ep-overlap", "must be 0 or 1, got " + std::to_string(*f.ep_overlap)));
+  }
+  if (f.cpu_offload && !(*f.cpu_offload >= 0 && *f.cpu_offload <= 1)) {
+    return std::unexpected(FlagError(
+        "--cpu-offload", "must be in [0, 1] (a fraction of the optimizer state), got " +
+                             std::to_string(*f.cpu_offload)));
+  }
+  return {};
+}
+
+// --recompute: "none", "full", or modules separated by ',' or ';'.
+Result<void> ApplyRecompute(const std::string& value, scenarios::Scenario& spec) {
+  scenarios::Recompute& rc = *spec.mutable_recompute();
+  std::vector<std::string> items = util::SplitList(value, ",;");
+  if (items.empty()) {
+    return std::unexpected(FlagError("--recompute", "needs none, full or a list of modules"));
+  }
+  const bool special = items[0] == "none" || items[0] == "full";
+  if (special && items.size() > 1) {
+    return std::unexpected(
+        FlagError("--recompute", "'" + items[0] + "' cannot be combined with modules"));
+  }
+  if (items[0] == "none") {
+    rc.Clear();
+    return {};
+  }
+  if (items[0] == "full") {
+    // Keep the method and depth a scenario file gives; else uniform, 1 layer.
+    rc.set_granularity("full");
+    rc.clear_modules();
+    if (rc.method().empty()) rc.set_method("uniform");
+    if (rc.num_layers() == 0) rc.set_num_layers(1);
+    return {};
+  }
+  for (const std::string& item : items) {
+    if (item == "none" || item == "full") {
+      return std::unexpected(
+          FlagError("--recompute", "'" + item + "' cannot be combined with modules"));
+    }
+  }
+  rc.Clear();
+  rc.set_granularity("selective");
+  for (std::string& item : items) rc.add_modules(std::move(item));
+  return {};
+}
+
+// Applies the individual flags on top of `spec`; true when any was given.
+Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
+  bool any = false;
+  auto set_string = [&](const std::optional<std::string>& value, std::string* field) {
+    if (!value) return;
+    *field = *value;
+    any = true;
+  };
+  set_string(f.model, spec.mutable_model());
+  set_string(f.system, spec.mutable_system());
+  set_string(f.precision, spec.mutable_precision());
+  set_string(f.dispatcher, spec.mutable_dispatcher());
+  set_string(f.cuda_graph, spec.mutable_cuda_graph());
+  set_string(f.routing, spec.mutable_routing());
+  scenarios::Layout& l = *spec.mutable_layout();
+  set_string(f.pp_layout, l.mutable_pipeline_model_parallel_layout());
+
+  auto set_int = [&](const std::optional<int>& value, auto setter) {
+    if (!value) return;
+    setter(*value);
+    any = true;
+  };
+  set_int(f.gpus, [&](int v) { spec.set_num_gpus(v); });
+  set_int(f.seq, [&](int v) { spec.set_seq_length(v); });
+  set_int(f.num_layers, [&](int v) { spec.set_num_layers(v); });
+  set_int(f.mbs, [&](int v) { l.set_micro_batch_size(v); });
+  set_int(f.gbs, [&](int v) { l.set_global_batch_size(v); });
+  set_int(f.tp, [&](int v) { l.set_tensor_model_parallel_size(v); });
+  set_int(f.cp, [&](int v) { l.set_context_parallel_size(v); });
+  set_int(f.ep, [&](int v) { l.set_expert_model_parallel_size(v); });
+  set_int(f.etp, [&](int v) { l.set_expert_tensor_parallel_size(v); });
+  set_int(f.pp, [&](int v) { l.set_pipeline_model_parallel_size(v); });
+  set_int(f.vpp, [&](int v) {
+    l.set_virtual_pipeline_model_parallel_size(v);
+    l.clear_num_layers_per_virtual_pipeline_stage();
+  });
+  set_int(f.ep_overlap, [&](int v) { spec.set_overlap_moe_expert_parallel_comm(v == 1); });
+  if (f.cpu_offload) {
+    spec.set_optimizer_offload_fraction(*f.cpu_offload);
+    any = true;
+  }
+  if (f.recompute) {
+    if (auto ok = ApplyRecompute(*f.recompute, spec); !ok) return std::unexpected(ok.error());
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
+  app.add_option("scenario", flags.scenario_file,
+                 "Scenario .textproto (optional; flags override its fields)");
+  app.add_option("--model", flags.model, "Zoo model name, model .textproto or HF config.json");
+  app.add_option("--system", flags.system, "Shipped system name (dgx-h100, ...) or .textproto");
+  app.add_option("--gpus", flags.gpus, "Number of GPUs");
+  app.add_option("--seq", flags.seq, "Sequence length (default 4096)");
+  app.add_option("--mbs", flags.mbs, "Micro-batch size (default 1)");
+  app.add_option("--gbs", flags.gbs, "Global batch size (default MBS x DP)");
+  app.add_option("--tp", flags.tp, "Tensor-parallel size");
+  app.add_option("--cp", flags.cp, "Context-parallel size");
+  app.add_option("--ep", flags.ep, "Expert-parallel size");
+  app.add_option("--etp", flags.etp, "Expert tensor-parallel size");
+  app.add_option("--pp", flags.pp, "Pipeline-parallel size");
+  app.add_option("--vpp", flags.vpp, "Virtual pipeline stages per pipeline rank");
+  app.add_option("--pp-layout", flags.pp_layout,
+                 "Megatron pipeline layout string, e.g. \"Et|(tt|)*30mL\"");
+  app.add_option("--num-layers", flags.num_layers, "Override the model's decoder depth");
+  app.add_option("--precision", flags.precision,
+                 "bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, nvfp4");
+  app.add_option("--dispatcher", flags.dispatcher, "alltoall, deepep, hybridep");
+  app.add_option("--routing", flags.routing, "force_balanced, dropless_natural, tokendrop");
+  app.add_option("--recompute", flags.recompute,
+                 "none, full, or MCore modules separated by ',' or ';' (core_attn, mla_up_proj, "
+                 "layernorm, moe_act, mlp, moe, shared_experts)");
+  app.add_option("--cuda-graph", flags.cuda_graph,
+                 "none, full_iteration, te:<scope;scope>, local:transformer_layer");
+  app.add_option("--cpu-offload", flags.cpu_offload, "Optimizer CPU offload fraction, 0..1");
+  app.add_option("--ep-overlap", flags.ep_overlap, "1 = overlap_moe_expert_parallel_comm");
+  app.add_option("--megatron-args", flags.megatron_args,
+                 "Megatron-LM / Megatron-Bridge argument string (applied before the flags)");
+}
+
+Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
+  if (auto ok = CheckRanges(flags); !ok) return std::unexpected(ok.error());
+  scenarios::Scenario spec;
+  std::string text;
+  const bool has_file = !flags.scenario_file.empty();
+  if (has_file) {
+    auto read = util::ReadFile(flags.scenario_file);
+    if (!read) return std::unexpected(read.error());
+    text = std::move(*read);
+    auto parsed = scenarios::ParseScenario(text, flags.scenario_file);
+    if (!parsed) return std::unexpected(parsed.error());
+    spec = std::move(*parsed);
+  }
+  std::vector<std::string> warnings;
+  if (flags.megatron_args) {
+    auto applied = scenarios::ApplyMegatronArgs(*flags.megatron_args, spec);
+    if (!applied) return std::unexpected(util::Error{"flags: " + applied.error().message});
+    warnings = std::move(*applied);
+  }
+  auto any_flag = ApplyFlags(flags, spec);
+  if (!any_flag) return std::unexpected(any_flag.error());
+
+  // A file alone is cited file:line; anything set on the command line makes
+  // the origin "flags" and errors name the flag.
+  const bool file_only = has_file && !flags.megatron_args && !*any_flag;
+  auto resolved = file_only ? scenarios::Resolve(spec, flags.scenario_file, text)
+                            : scenarios::Resolve(spec, "flags");
+  if (!resolved) return resolved;
+  resolved->warnings.insert(resolved->warnings.begin(), warnings.begin(), warnings.end());
+  return resolved;
+}
+
+}  // namespace moesim::tools

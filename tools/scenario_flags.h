@@ -1,0 +1,45 @@
+// The scenario flags every command that takes a scenario accepts:
+//   [SCENARIO.textproto] --model --system --gpus --seq --mbs --gbs --tp --cp
+//   --ep --etp --pp --vpp --precision --dispatcher --recompute --cuda-graph
+//   --cpu-offload --ep-overlap --pp-layout --routing --num-layers
+//   --megatron-args "<Megatron-LM / Megatron-Bridge argument string>"
+// Order of precedence: scenario file < --megatron-args < individual flags.
+// The vocabulary is that of calibration/runs/SCHEMA.md, so a runs.csv row maps
+// onto flags one to one.
+#ifndef MOESIM_TOOLS_SCENARIO_FLAGS_H_
+#define MOESIM_TOOLS_SCENARIO_FLAGS_H_
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "scenarios/scenario.h"
+#include "util/error.h"
+
+namespace moesim::tools {
+
+struct ScenarioFlags {
+  std::string scenario_file;  // positional, optional
+  std::optional<std::string> model, system, precision, dispatcher, recompute, cuda_graph,
+      pp_layout, routing, megatron_args;
+  std::optional<int> gpus, seq, mbs, gbs, tp, cp, ep, etp, pp, vpp, num_layers, ep_overlap;
+  std::optional<double> cpu_offload;
+};
+
+// Registers the flags above on `app` (a command), writing into `flags`.
+void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags);
+
+// Builds the Scenario (file, then --megatron-args, then flags) and resolves
+// it. Origin: a scenario file given alone resolves with the file as origin,
+// so errors read "<file>:<line>: <field>: <rule>"; once any flag or
+// --megatron-args is given the origin is "flags" and errors name the flag:
+// "flags: --tp: <rule>" (fields only Megatron arguments set are named by
+// their Megatron flag, e.g. "flags: --moe-shared-expert-overlap: ...").
+// Flag values out of range (--tp 0, --cpu-offload 1.5) fail before resolving.
+// Warnings of --megatron-args come first in ResolvedScenario::warnings.
+[[nodiscard]] util::Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags);
+
+}  // namespace moesim::tools
+
+#endif  // MOESIM_TOOLS_SCENARIO_FLAGS_H_

@@ -1,0 +1,29 @@
+// Loading protobuf text format with errors that name file:line and field.
+#ifndef MOESIM_UTIL_TEXTPROTO_H_
+#define MOESIM_UTIL_TEXTPROTO_H_
+
+#include <string>
+#include <string_view>
+
+#include <google/protobuf/message.h>
+
+#include "util/error.h"
+
+namespace moesim::util {
+
+// Parses `text` into `message` (cleared first). `file` only names the source
+// in error messages: "<file>:<line>:<col>: <parser message>".
+[[nodiscard]] Result<void> ParseTextProto(std::string_view text, std::string_view file,
+                                          google::protobuf::Message& message);
+
+// Reads a whole file. Error: "<path>: cannot read file".
+[[nodiscard]] Result<std::string> ReadFile(const std::string& path);
+
+// Line (1-based) of the first occurrence of `field:` or `field {` at the start
+// of a line in `text`, or 0 when absent. Lets validation errors point at the
+// line of the offending field.
+int FieldLine(std::string_view text, std::string_view field);
+
+}  // namespace moesim::util
+
+#endif  // MOESIM_UTIL_TEXTPROTO_H_
