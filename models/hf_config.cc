@@ -384,8 +384,11 @@ util::Result<Model> ParseHfConfig(std::string_view json, std::string_view file,
   auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), &root);
   if (!status.ok()) {
-    return util::Fail(std::string(file) +
-                      ": malformed JSON: " + std::string(status.message()));
+    // The parser's message spans lines (it draws a caret under the input);
+    // errors are one line, so keep its first.
+    std::string detail(status.message());
+    detail = detail.substr(0, detail.find('\n'));
+    return util::Fail(std::string(file) + ": malformed JSON: " + detail);
   }
   auto type_it = root.fields().find("model_type");
   if (type_it == root.fields().end() || !type_it->second.has_string_value()) {

@@ -270,12 +270,14 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
 // backward alternately, then the cool-down backwards. Forward k runs chunk
 // (k mod pv) / p, backward k runs chunk v - 1 - (k mod pv) / p (micro-batch
 // groups of p per chunk). Returns how many micro-batches of each chunk are
-// stored at the peak of the summed stored bytes.
-std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp, int64_t microbatches, bool ep_overlap,
+// stored at the peak of the summed stored bytes. EP overlap (merged
+// forward-backward 1F1B) adds one warm-up forward but runs each later forward
+// beside a backward that frees layer by layer: the peak is the same warmup + 1
+// stored forwards ("no extra memory", Megatron-Bridge moe-optimization.md).
+std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp, int64_t microbatches,
                                   const std::vector<double>& chunk_bytes) {
   const int64_t total = microbatches * vpp;
   int64_t warmup = vpp == 1 ? pp - rank - 1 : int64_t{pp - rank - 1} * 2 + int64_t{vpp - 1} * pp;
-  if (ep_overlap) ++warmup;  // merged forward-backward 1F1B overlap (MLM schedules.py)
   warmup = std::min(warmup, total);
   const int64_t group = int64_t{pp} * vpp;
   auto fwd_chunk = [&](int64_t k) { return vpp == 1 ? 0 : static_cast<int>((k % group) / pp); };
@@ -375,7 +377,7 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan, const Pa
       transient = std::max(transient, c.transient);
     }
     const std::vector<int64_t> in_flight = PeakInFlight(
-        rank, plan.pp, plan.vpp, tr.num_microbatches(), tr.ep_overlap, chunk_bytes);
+        rank, plan.pp, plan.vpp, tr.num_microbatches(), chunk_bytes);
     ModuleBytes total{};
     for (int chunk = 0; chunk < plan.vpp; ++chunk) {
       st.peak_in_flight += in_flight[chunk];

@@ -560,6 +560,9 @@ util::Error FieldNamer::Error(std::string_view path, std::string_view rule) cons
 }
 
 util::Error FieldNamer::Wrap(std::string_view path, std::string_view message) const {
+  // Errors are one line; some parsers append a source excerpt and a caret
+  // on further lines (protobuf's JSON parser does), which are dropped.
+  message = message.substr(0, message.find('\n'));
   size_t dot = path.rfind('.');
   std::string_view leaf = dot == std::string_view::npos ? path : path.substr(dot + 1);
   for (std::string_view name : {path, leaf}) {

@@ -41,7 +41,8 @@ class FieldNamer {
 
   // Prefixes a message produced by another module (model loading, pipeline
   // layout parsing) with Where(path); a leading "<leaf>: " already naming the
-  // field is dropped so the field is not named twice.
+  // field is dropped so the field is not named twice, and only the first
+  // line of `message` is kept.
   util::Error Wrap(std::string_view path, std::string_view message) const;
 
   bool is_flags() const { return origin_ == kFlagsOrigin; }

@@ -93,8 +93,8 @@ class Defaults {
 
 // Fills every unset field with the Megatron-Bridge recipe default.
 // REQUIRES: CheckSet passed and s.num_layers() is the model's depth.
-Result<void> FillDefaults(Scenario& s, const FieldNamer& at, std::vector<std::string>& used,
-                          std::vector<std::string>& warnings) {
+Result<void> FillDefaults(Scenario& s, const models::Model& model, const FieldNamer& at,
+                          std::vector<std::string>& used, std::vector<std::string>& warnings) {
   Defaults d(used);
   Layout& l = *s.mutable_layout();
   d.Int("tensor_model_parallel_size", 1, &Layout::set_tensor_model_parallel_size,
@@ -166,8 +166,17 @@ Result<void> FillDefaults(Scenario& s, const FieldNamer& at, std::vector<std::st
     s.set_use_distributed_optimizer(true);
     d.Note("use_distributed_optimizer", "true");
   }
-  d.String("main_grads_dtype", "fp32", s.mutable_main_grads_dtype());
-  d.String("exp_avg_dtype", "fp32", s.mutable_exp_avg_dtype());
+  // Optimizer dtypes: the model's Megatron-Bridge recipe, else fp32.
+  const models::RecipeDefaults& recipe = model.recipe();
+  if (!s.use_precision_aware_optimizer() && recipe.use_precision_aware_optimizer()) {
+    s.set_use_precision_aware_optimizer(true);
+    d.Note("use_precision_aware_optimizer", "true");
+  }
+  d.String("main_grads_dtype",
+           recipe.main_grads_dtype().empty() ? "fp32" : recipe.main_grads_dtype(),
+           s.mutable_main_grads_dtype());
+  d.String("exp_avg_dtype", recipe.exp_avg_dtype().empty() ? "fp32" : recipe.exp_avg_dtype(),
+           s.mutable_exp_avg_dtype());
   return {};
 }
 
@@ -236,7 +245,7 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   if (!system) return std::unexpected(at.Wrap("system", system.error().message));
   r.system = std::move(*system);
 
-  if (auto ok = FillDefaults(s, at, r.defaults_used, r.warnings); !ok) {
+  if (auto ok = FillDefaults(s, r.model, at, r.defaults_used, r.warnings); !ok) {
     return std::unexpected(ok.error());
   }
   r.parallel = ParallelismOf(s);

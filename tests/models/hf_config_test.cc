@@ -33,7 +33,8 @@ std::string FixturePath(const std::string& model) {
 std::string ArchitectureDiff(const Model& imported, const Model& zoo,
                              const std::vector<std::string>& also_ignore) {
   MessageDifferencer differ;
-  std::vector<std::string> ignored = {"name", "source", "hf_model_type"};
+  // `recipe` holds Megatron-Bridge recipe settings, which config.json lacks.
+  std::vector<std::string> ignored = {"name", "source", "hf_model_type", "recipe"};
   ignored.insert(ignored.end(), also_ignore.begin(), also_ignore.end());
   for (const std::string& field : ignored) {
     const auto* descriptor = Model::descriptor()->FindFieldByName(field);

@@ -53,7 +53,7 @@ TEST(DecoderLayerParams, MlaDownProjectionsAreReplicatedAcrossTp) {
   ASSERT_TRUE(model);
   const ParamGroups dense = DecoderLayerParams(*model, 0);
   const int64_t down = 7168LL * 1536 + 7168LL * (512 + 64) + 1536 + 512;
-  EXPECT_EQ(down, 15140352);
+  EXPECT_EQ(down, 15140864);
   EXPECT_EQ(dense.replicated, down + 7168 + 7168);
   EXPECT_EQ(dense.experts, 0);
   // A MoE layer adds the router (h x E) to the replicated part and 256

@@ -196,8 +196,12 @@ TEST_P(BadInputTest, ExitsTwoWithOneLine) {
   const BadInput& c = GetParam();
   const fs::path err = *dir_ / (std::string(c.name) + ".stderr");
   std::string command = Quote(MOESIM_BINARY) + " memory";
-  for (const std::string& arg : c.args) command += " " + Quote(Expand(arg));
-  command += " >/dev/null 2>" + Quote(err.string());
+  for (const std::string& arg : c.args) {
+    command += ' ';
+    command += Quote(Expand(arg));
+  }
+  command += " >/dev/null 2>";
+  command += Quote(err.string());
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << command;
   std::ifstream in(err);

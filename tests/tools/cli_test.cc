@@ -12,7 +12,7 @@ struct Output {
   int status = -1;
 };
 
-Output Run(const std::string& args) {
+Output RunMoesim(const std::string& args) {
   Output o;
   const std::string command = std::string(MOESIM_BINARY) + " " + args + " 2>/dev/null";
   FILE* pipe = popen(command.c_str(), "r");
@@ -28,7 +28,7 @@ Output Run(const std::string& args) {
 const std::string kDefault = std::string(MOESIM_SOURCE_DIR) + "/scenarios/default.textproto";
 
 TEST(MemoryCommand, JsonHasTheContractKeys) {
-  const Output o = Run("memory " + kDefault + " --json");
+  const Output o = RunMoesim("memory " + kDefault + " --json");
   ASSERT_EQ(o.status, 0);
   for (const char* key : {"\"params_total\"", "\"params_active\"", "\"model_flops_per_step\"",
                           "\"model_flops_per_token\"", "\"stages\"", "\"params_gib\"",
@@ -48,8 +48,8 @@ TEST(MemoryCommand, JsonHasTheContractKeys) {
 }
 
 TEST(MemoryCommand, SameInputGivesByteIdenticalOutput) {
-  const Output a = Run("memory " + kDefault);
-  const Output b = Run("memory " + kDefault);
+  const Output a = RunMoesim("memory " + kDefault);
+  const Output b = RunMoesim("memory " + kDefault);
   ASSERT_EQ(a.status, 0);
   EXPECT_EQ(a.out, b.out);
 }
@@ -57,14 +57,14 @@ TEST(MemoryCommand, SameInputGivesByteIdenticalOutput) {
 TEST(MemoryCommand, OutOfMemoryIsAVerdictNotAnError) {
   // Qwen3-235B on 8 H100s with no model parallelism: ~235B params x 18 B
   // cannot fit in 80 GB; a valid layout, so exit 0 and an OOM verdict.
-  const Output o = Run("memory --model qwen3-235b-a22b --system dgx-h100 --gpus 8 --json");
+  const Output o = RunMoesim("memory --model qwen3-235b-a22b --system dgx-h100 --gpus 8 --json");
   ASSERT_EQ(o.status, 0);
   EXPECT_NE(o.out.find("\"fits\": false"), std::string::npos);
 }
 
 TEST(MemoryCommand, FlagsOverrideTheScenarioFile) {
-  const Output base = Run("memory " + kDefault + " --json");
-  const Output more_cp = Run("memory " + kDefault + " --json --gpus 512 --cp 64");
+  const Output base = RunMoesim("memory " + kDefault + " --json");
+  const Output more_cp = RunMoesim("memory " + kDefault + " --json --gpus 512 --cp 64");
   ASSERT_EQ(more_cp.status, 0);
   EXPECT_NE(base.out, more_cp.out);
 }
