@@ -10,15 +10,16 @@
 namespace moesim::models {
 
 enum class Mixer {
-  kAttention,       // softmax attention, MHA / GQA (full or sliding window)
-  kMla,             // multi-latent attention
-  kGatedDeltaNet,   // linear attention (Qwen3-Next)
+  kAttention,      // softmax attention, MHA / GQA (full or sliding window)
+  kMla,            // multi-latent attention
+  kGatedDeltaNet,  // linear attention (Qwen3-Next)
 };
 
 struct LayerKind {
   Mixer mixer = Mixer::kAttention;
-  bool sliding_window = false;  // softmax attention restricted to window_size tokens
-  bool moe = false;             // MoE MLP (else dense MLP)
+  bool sliding_window =
+      false;         // softmax attention restricted to window_size tokens
+  bool moe = false;  // MoE MLP (else dense MLP)
 };
 
 // Decoder layer `i` (0-based, i < num_layers).
@@ -29,11 +30,12 @@ LayerKind DecoderLayer(const Model& model, int64_t i);
 // "MTP block = one layer of the type of the last decoder layer").
 LayerKind MtpLayer(const Model& model);
 
-int64_t QueryGroups(const Model& model);     // num_query_groups, or heads (MHA)
-int64_t HeadDim(const Model& model);         // kv_channels, or hidden / heads
-int64_t MoeFfnHidden(const Model& model);    // moe_ffn_hidden_size, or ffn_hidden_size
-bool IsGated(const Model& model);            // SwiGLU-style GLU: fc1 is 2x wide
-int64_t NumMoeLayers(const Model& model);    // decoder layers only
+int64_t QueryGroups(const Model& model);  // num_query_groups, or heads (MHA)
+int64_t HeadDim(const Model& model);      // kv_channels, or hidden / heads
+int64_t MoeFfnHidden(
+    const Model& model);           // moe_ffn_hidden_size, or ffn_hidden_size
+bool IsGated(const Model& model);  // SwiGLU-style GLU: fc1 is 2x wide
+int64_t NumMoeLayers(const Model& model);  // decoder layers only
 
 // Megatron's vocabulary padding (MLM build_tokenizer.py
 // vocab_size_with_padding): multiple = make_vocab_size_divisible_by (128

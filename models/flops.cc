@@ -21,10 +21,14 @@ double AttentionMacs(const Model& m, double context) {
 
 double MlaMacs(const Model& m, double context) {
   const double h = m.hidden_size(), a = m.num_attention_heads();
-  const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(), dv = m.v_head_dim();
-  const double q = m.q_lora_rank() > 0 ? m.q_lora_rank() * (h + a * (dn + r) + 1) : h * a * (dn + r);
+  const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(),
+               dv = m.v_head_dim();
+  const double q = m.q_lora_rank() > 0
+                       ? m.q_lora_rank() * (h + a * (dn + r) + 1)
+                       : h * a * (dn + r);
   const double kv = m.kv_lora_rank() * (h + a * (dn + dv) + 1);
-  return q + kv + h * r + a * dv * h + context * a * (dn + r) + context * a * dv;
+  return q + kv + h * r + a * dv * h + context * a * (dn + r) +
+         context * a * dv;
 }
 
 double GdnMacs(const Model& m) {
@@ -32,8 +36,9 @@ double GdnMacs(const Model& m) {
   const double qk_dim = m.linear_num_key_heads() * m.linear_key_head_dim();
   const double v_dim = m.linear_num_value_heads() * m.linear_value_head_dim();
   const double n_v = m.linear_num_value_heads(), dv = m.linear_value_head_dim();
-  return h * (2 * qk_dim + 2 * v_dim + 2 * n_v) + m.linear_conv_kernel_dim() * (2 * qk_dim + v_dim) +
-         n_v * dv * dv * 4 + h * v_dim;
+  return h * (2 * qk_dim + 2 * v_dim + 2 * n_v) +
+         m.linear_conv_kernel_dim() * (2 * qk_dim + v_dim) + n_v * dv * dv * 4 +
+         h * v_dim;
 }
 
 // Bridge's sliding-window context: the exact average over a causal sequence,
@@ -49,7 +54,8 @@ double ModelFlopsPerSequence(const Model& m, int64_t seq_length, int tp) {
   const double s = static_cast<double>(seq_length);
   const double h = m.hidden_size();
   const int64_t mtp = m.mtp_num_layers();
-  const int64_t layers = m.num_layers() + mtp;  // Bridge's num_layers includes MTP
+  const int64_t layers =
+      m.num_layers() + mtp;  // Bridge's num_layers includes MTP
 
   // MLP: dense layers, routed experts (top-k) and shared experts. MTP layers
   // count as the kind of the last decoder layer.
@@ -73,19 +79,23 @@ double ModelFlopsPerSequence(const Model& m, int64_t seq_length, int tp) {
   for (int64_t i = 0; i < layers; ++i) {
     if (m.multi_latent_attention()) {
       attention_macs += MlaMacs(m, s / 2);
-    } else if (m.linear_attention_freq() > 0 && (i + 1) % m.linear_attention_freq() != 0) {
+    } else if (m.linear_attention_freq() > 0 &&
+               (i + 1) % m.linear_attention_freq() != 0) {
       attention_macs += GdnMacs(m);
     } else if (m.window_size() > 0 &&
-               (m.window_attn_skip_freq() <= 0 || (i + 1) % m.window_attn_skip_freq() != 0)) {
+               (m.window_attn_skip_freq() <= 0 ||
+                (i + 1) % m.window_attn_skip_freq() != 0)) {
       attention_macs += AttentionMacs(m, SlidingContext(m, s));
     } else {
       attention_macs += AttentionMacs(m, s / 2);
     }
   }
 
-  const double mtp_macs = mtp * (3 * h + 2 * h * h);  // eh norms + final norm, eh_proj
+  const double mtp_macs =
+      mtp * (3 * h + 2 * h * h);  // eh norms + final norm, eh_proj
   const double logits_macs = h * PaddedVocab(m, tp) * (1 + mtp);
-  return s * kPassesTimesFma * (mlp_macs + attention_macs + mtp_macs + logits_macs);
+  return s * kPassesTimesFma *
+         (mlp_macs + attention_macs + mtp_macs + logits_macs);
 }
 
 }  // namespace moesim::models

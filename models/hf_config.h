@@ -17,7 +17,8 @@ namespace moesim::models {
 
 // `json` is the text of a config.json; `file` names it in errors. The model's
 // name is taken from `name` (the caller passes the file's folder name).
-[[nodiscard]] util::Result<Model> ParseHfConfig(std::string_view json, std::string_view file,
+[[nodiscard]] util::Result<Model> ParseHfConfig(std::string_view json,
+                                                std::string_view file,
                                                 std::string_view name);
 
 }  // namespace moesim::models

@@ -12,23 +12,24 @@ namespace {
 
 // Activation modules of the breakdown, in report order.
 enum Module {
-  kResidual,        // layer inputs kept for the norms' backward (2 B/elem)
-  kLayernorm,       // norm outputs stored by separate norm modules
-  kAttention,       // projection inputs, core-attention output and softmax stats
-  kQkv,             // Q, K, V held for the attention kernel (MLA: after up-projection)
-  kGdn,             // Gated DeltaNet internals
-  kMlp,             // dense MLP internals
-  kRouter,          // router logits and probabilities (fp32)
-  kExperts,         // routed-expert fc1 input/output, probabilities
-  kMoeAct,          // routed-expert activation output (fc2 input)
-  kSharedExperts,   // shared-expert internals
-  kEmbeddingLoss,   // token ids, MTP inputs, output layer input and logits
+  kResidual,   // layer inputs kept for the norms' backward (2 B/elem)
+  kLayernorm,  // norm outputs stored by separate norm modules
+  kAttention,  // projection inputs, core-attention output and softmax stats
+  kQkv,      // Q, K, V held for the attention kernel (MLA: after up-projection)
+  kGdn,      // Gated DeltaNet internals
+  kMlp,      // dense MLP internals
+  kRouter,   // router logits and probabilities (fp32)
+  kExperts,  // routed-expert fc1 input/output, probabilities
+  kMoeAct,   // routed-expert activation output (fc2 input)
+  kSharedExperts,  // shared-expert internals
+  kEmbeddingLoss,  // token ids, MTP inputs, output layer input and logits
   kNumModules,
 };
 
 constexpr std::array<const char*, kNumModules> kModuleNames = {
-    "residual",  "layernorm", "attention",      "qkv",     "gdn",           "mlp",
-    "router",    "experts",   "moe_act",        "shared_experts", "embedding_loss"};
+    "residual",      "layernorm", "attention", "qkv",     "gdn",
+    "mlp",           "router",    "experts",   "moe_act", "shared_experts",
+    "embedding_loss"};
 
 using ModuleBytes = std::array<double, kNumModules>;
 
@@ -82,19 +83,23 @@ struct Shapes {
   double heads;       // attention heads per TP rank
   double groups;      // KV groups per TP rank
   double expert_tokens;  // token-expert rows entering the grouped GEMM per rank
-  double vocab;       // padded vocabulary per TP rank
+  double vocab;          // padded vocabulary per TP rank
 };
 
-Shapes MakeShapes(const Model& m, const Parallelism& par, const TrainingOptions& tr) {
-  const double s = static_cast<double>(tr.seq_length) * tr.micro_batch_size / par.cp;
+Shapes MakeShapes(const Model& m, const Parallelism& par,
+                  const TrainingOptions& tr) {
+  const double s =
+      static_cast<double>(tr.seq_length) * tr.micro_batch_size / par.cp;
   const double t = par.sequence_parallel ? s / par.tp : s;
-  double expert_tokens = t * m.moe_router_topk() * par.etp;  // balanced dropless (b.3)
+  double expert_tokens =
+      t * m.moe_router_topk() * par.etp;  // balanced dropless (b.3)
   if (tr.routing == Routing::kTokenDrop && tr.moe_expert_capacity_factor > 0 &&
       m.num_moe_experts() > 0) {
     // Drop and pad: capacity = ceil(T k CF / E) per expert, padded to it
     // (MLM moe_utils.py get_capacity).
     const double e = static_cast<double>(m.num_moe_experts());
-    const double capacity = std::ceil(t * m.moe_router_topk() * tr.moe_expert_capacity_factor / e);
+    const double capacity =
+        std::ceil(t * m.moe_router_topk() * tr.moe_expert_capacity_factor / e);
     expert_tokens = capacity * e * par.etp;
   }
   return Shapes{m,
@@ -112,12 +117,13 @@ Shapes MakeShapes(const Model& m, const Parallelism& par, const TrainingOptions&
 // Stored activations of one layer for one micro-batch (memory_flops.md b.3),
 // and what its recompute modules free.
 struct LayerActivations {
-  ModuleBytes stored{};   // after recompute
-  double replayed = 0;    // bytes recomputed in backward (the freed share)
-  double largest = 0;     // largest single tensor (for the backward working set)
+  ModuleBytes stored{};  // after recompute
+  double replayed = 0;   // bytes recomputed in backward (the freed share)
+  double largest = 0;    // largest single tensor (for the backward working set)
 };
 
-LayerActivations LayerBytes(const Shapes& x, LayerKind kind, const Recompute& rc) {
+LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
+                            const Recompute& rc) {
   const Model& m = x.m;
   const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
   ModuleBytes b{};
@@ -143,24 +149,31 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind, const Recompute& rc
       // Output O (kept by attention and, quantized, by linear_proj), fp32
       // log-sum-exp per head; `core_attn` recompute frees the softmax stats
       // only under TE fused attention.
-      keep(kAttention, kAct * S * x.heads * d + (x.lin < kAct ? x.lin * S * x.heads * d : 0),
-           false);
+      keep(
+          kAttention,
+          kAct * S * x.heads * d + (x.lin < kAct ? x.lin * S * x.heads * d : 0),
+          false);
       keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
       break;
     }
     case Mixer::kMla: {
-      const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(), dv = m.v_head_dim();
-      // Separate input_layernorm: its output feeds the duplicated down-projections.
+      const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(),
+                   dv = m.v_head_dim();
+      // Separate input_layernorm: its output feeds the duplicated
+      // down-projections.
       keep(kLayernorm, x.lin * T * h, rc.layernorm);
       if (m.q_lora_rank() > 0) {
         keep(kAttention, kAct * T * m.q_lora_rank(), false);   // q_norm input
         keep(kAttention, x.lin * T * m.q_lora_rank(), false);  // q_up input
       }
-      keep(kAttention, kAct * T * (m.kv_lora_rank() + r), false);  // kv_norm input, k_pos_emb
-      keep(kAttention, x.lin * T * m.kv_lora_rank(), false);       // kv_up input
+      keep(kAttention, kAct * T * (m.kv_lora_rank() + r),
+           false);  // kv_norm input, k_pos_emb
+      keep(kAttention, x.lin * T * m.kv_lora_rank(), false);  // kv_up input
       // Q and K (with RoPE) and V per local head: `mla_up_proj` discards them.
       keep(kQkv, kAct * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
-      keep(kAttention, kAct * S * x.heads * dv + (x.lin < kAct ? x.lin * S * x.heads * dv : 0),
+      keep(kAttention,
+           kAct * S * x.heads * dv +
+               (x.lin < kAct ? x.lin * S * x.heads * dv : 0),
            false);
       keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
       break;
@@ -169,11 +182,12 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind, const Recompute& rc
       const double qk = m.linear_num_key_heads() * m.linear_key_head_dim();
       const double v = m.linear_num_value_heads() * m.linear_value_head_dim();
       const double nv = m.linear_num_value_heads();
-      keep(kGdn, x.lin * T * h, false);                                     // in_proj input
-      keep(kGdn, kAct * S / x.par.tp * (2 * qk + 2 * v + 2 * nv), false);  // in_proj output
-      keep(kGdn, kAct * S / x.par.tp * (2 * qk + v), false);               // conv output
-      keep(kGdn, kAct * S / x.par.tp * v, false);                           // core output
-      keep(kGdn, x.lin * S / x.par.tp * v, false);                          // out_proj input
+      keep(kGdn, x.lin * T * h, false);  // in_proj input
+      keep(kGdn, kAct * S / x.par.tp * (2 * qk + 2 * v + 2 * nv),
+           false);                                            // in_proj output
+      keep(kGdn, kAct * S / x.par.tp * (2 * qk + v), false);  // conv output
+      keep(kGdn, kAct * S / x.par.tp * v, false);             // core output
+      keep(kGdn, x.lin * S / x.par.tp * v, false);            // out_proj input
       break;
     }
   }
@@ -196,12 +210,16 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind, const Recompute& rc
     keep(kRouter, 2 * kFp32 * T * m.num_moe_experts(), whole);
     const double fe = MoeFfnHidden(m) / static_cast<double>(x.par.etp);
     const double n = x.expert_tokens;
-    keep(kExperts, x.lin * n * h, whole);                 // grouped fc1 input (dispatched tokens)
-    keep(kExperts, kAct * n * fc1_factor * fe, whole);    // fc1 output (activation input)
-    keep(kExperts, kFp32 * n, whole);                     // routing probabilities
-    keep(kMoeAct, x.lin * n * fe, rc.moe_act || whole);   // activation output = fc2 input
+    keep(kExperts, x.lin * n * h,
+         whole);  // grouped fc1 input (dispatched tokens)
+    keep(kExperts, kAct * n * fc1_factor * fe,
+         whole);                       // fc1 output (activation input)
+    keep(kExperts, kFp32 * n, whole);  // routing probabilities
+    keep(kMoeAct, x.lin * n * fe,
+         rc.moe_act || whole);  // activation output = fc2 input
     if (m.moe_shared_expert_intermediate_size() > 0) {
-      const double fs = m.moe_shared_expert_intermediate_size() / static_cast<double>(x.par.tp);
+      const double fs = m.moe_shared_expert_intermediate_size() /
+                        static_cast<double>(x.par.tp);
       const bool shared = rc.shared_experts || whole;
       keep(kSharedExperts, x.lin * T * h, shared);
       keep(kSharedExperts, kAct * S * fc1_factor * fs, shared);
@@ -236,15 +254,18 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
   auto add_layer = [&](LayerKind kind, int64_t position) {
     // Full recompute, block method: only the first full_num_layers layers of
     // the chunk are recomputed, the others keep everything.
-    const bool block_kept = rc.full && rc.full_block && position >= rc.full_num_layers;
+    const bool block_kept =
+        rc.full && rc.full_block && position >= rc.full_num_layers;
     LayerActivations l = LayerBytes(x, kind, block_kept ? Recompute{} : rc);
     // Uniform method: one stored input per group of full_num_layers layers.
-    if (rc.full && !rc.full_block && position % rc.full_num_layers != 0) l.stored = ModuleBytes{};
+    if (rc.full && !rc.full_block && position % rc.full_num_layers != 0)
+      l.stored = ModuleBytes{};
     c.bytes += l.stored;
     c.transient = std::max(c.transient, l.replayed + 2 * l.largest);
   };
   int64_t position = 0;
-  for (int64_t layer : stage.layers) add_layer(DecoderLayer(m, layer), position++);
+  for (int64_t layer : stage.layers)
+    add_layer(DecoderLayer(m, layer), position++);
   const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
   for (int64_t i = 0; i < stage.mtp_layers; ++i) {
     add_layer(MtpLayer(m), position++);
@@ -257,7 +278,8 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
     // Final norm input, output-layer input and bf16 logits for the fused
     // cross entropy, per output head (main + each MTP depth).
     const double heads = 1 + static_cast<double>(m.mtp_num_layers());
-    c.bytes[kEmbeddingLoss] += kAct * T * h + heads * (kAct * T * h + kAct * S * x.vocab);
+    c.bytes[kEmbeddingLoss] +=
+        kAct * T * h + heads * (kAct * T * h + kAct * S * x.vocab);
     // The loss's backward upcasts one head's logits to fp32.
     c.transient = std::max(c.transient, kFp32 * S * x.vocab);
   }
@@ -274,14 +296,21 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
 // forward-backward 1F1B) adds one warm-up forward but runs each later forward
 // beside a backward that frees layer by layer: the peak is the same warmup + 1
 // stored forwards ("no extra memory", Megatron-Bridge moe-optimization.md).
-std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp, int64_t microbatches,
+std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp,
+                                  int64_t microbatches,
                                   const std::vector<double>& chunk_bytes) {
   const int64_t total = microbatches * vpp;
-  int64_t warmup = vpp == 1 ? pp - rank - 1 : int64_t{pp - rank - 1} * 2 + int64_t{vpp - 1} * pp;
+  int64_t warmup = vpp == 1
+                       ? pp - rank - 1
+                       : int64_t{pp - rank - 1} * 2 + int64_t{vpp - 1} * pp;
   warmup = std::min(warmup, total);
   const int64_t group = int64_t{pp} * vpp;
-  auto fwd_chunk = [&](int64_t k) { return vpp == 1 ? 0 : static_cast<int>((k % group) / pp); };
-  auto bwd_chunk = [&](int64_t k) { return vpp == 1 ? 0 : vpp - 1 - static_cast<int>((k % group) / pp); };
+  auto fwd_chunk = [&](int64_t k) {
+    return vpp == 1 ? 0 : static_cast<int>((k % group) / pp);
+  };
+  auto bwd_chunk = [&](int64_t k) {
+    return vpp == 1 ? 0 : vpp - 1 - static_cast<int>((k % group) / pp);
+  };
 
   std::vector<int64_t> count(vpp, 0), best(vpp, 0);
   double bytes = 0, best_bytes = -1;
@@ -314,14 +343,17 @@ double GiB(double gib) { return gib * kGiB; }
 
 }  // namespace
 
-MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan, const Parallelism& par,
-                              const TrainingOptions& tr, double capacity_bytes) {
+MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
+                              const Parallelism& par, const TrainingOptions& tr,
+                              double capacity_bytes) {
   const Shapes x = MakeShapes(m, par, tr);
   const int64_t vocab_rows = PaddedVocab(m, par.tp);
   const int64_t embedding = EmbeddingParams(m, vocab_rows) / par.tp;
-  const double dense_shard = tr.distributed_optimizer ? double(par.dp) * par.cp : 1.0;
+  const double dense_shard =
+      tr.distributed_optimizer ? double(par.dp) * par.cp : 1.0;
   const double expert_shard = tr.distributed_optimizer ? double(par.edp) : 1.0;
-  const double optimizer_bytes_per_param = tr.main_param_bytes + 2.0 * tr.exp_avg_bytes;
+  const double optimizer_bytes_per_param =
+      tr.main_param_bytes + 2.0 * tr.exp_avg_bytes;
 
   MemoryEstimate est;
   est.capacity_bytes = capacity_bytes;
@@ -335,17 +367,20 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan, const Pa
     for (int chunk = 0; chunk < plan.vpp; ++chunk) {
       const VirtualStage& stage = plan.Stage(rank, chunk);
       for (int64_t layer : stage.layers) layers += DecoderLayerParams(m, layer);
-      for (int64_t i = 0; i < stage.mtp_layers; ++i) layers += MtpLayerParams(m);
+      for (int64_t i = 0; i < stage.mtp_layers; ++i)
+        layers += MtpLayerParams(m);
       if (stage.embedding) ++vocab_tables;
       // An MTP stage without the embedding builds its own (MLM gpt_model.py).
       if (stage.mtp_layers > 0 && !stage.embedding) ++vocab_tables;
       // Output layer: untied, or a tied copy away from the first stage.
-      if (stage.loss && (m.untie_embeddings_and_output_weights() || !stage.embedding)) {
+      if (stage.loss &&
+          (m.untie_embeddings_and_output_weights() || !stage.embedding)) {
         ++vocab_tables;
       }
       chunks.push_back(ChunkBytes(x, stage));
     }
-    const double layer_dense = double(layers.tp) / par.tp + double(layers.replicated);
+    const double layer_dense =
+        double(layers.tp) / par.tp + double(layers.replicated);
     const double experts = double(layers.experts) / (double(par.ep) * par.etp);
     const double dense = layer_dense + double(vocab_tables) * embedding;
     st.params = static_cast<int64_t>(dense + experts);
@@ -355,17 +390,19 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan, const Pa
     // recipes cache the quantized weight and its transpose across
     // micro-batches (TE is_first_microbatch caching; memory_flops.md a.3).
     const bool low = IsLowPrecision(tr.precision);
-    const double cached_copy = tr.precision == Precision::kNvfp4 ? 0.5 + 1.0 / 16 : 1.0;
+    const double cached_copy =
+        tr.precision == Precision::kNvfp4 ? 0.5 + 1.0 / 16 : 1.0;
     if (low && tr.fp8_param_gather) {
       st.params_bytes = 1.0 * decoder_weights + kAct * (dense - layer_dense);
-      st.fp8_weight_bytes = cached_copy * decoder_weights;  // the columnwise copy
+      st.fp8_weight_bytes =
+          cached_copy * decoder_weights;  // the columnwise copy
     } else {
       st.params_bytes = kAct * (dense + experts);
       st.fp8_weight_bytes = low ? 2 * cached_copy * decoder_weights : 0;
     }
     st.grads_bytes = double(tr.main_grad_bytes) * (dense + experts);
-    const double optimizer =
-        optimizer_bytes_per_param * (dense / dense_shard + experts / expert_shard);
+    const double optimizer = optimizer_bytes_per_param *
+                             (dense / dense_shard + experts / expert_shard);
     st.optimizer_bytes = optimizer * (1 - tr.optimizer_offload_fraction);
     st.optimizer_host_bytes = optimizer * tr.optimizer_offload_fraction;
 
@@ -381,7 +418,8 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan, const Pa
     ModuleBytes total{};
     for (int chunk = 0; chunk < plan.vpp; ++chunk) {
       st.peak_in_flight += in_flight[chunk];
-      for (int i = 0; i < kNumModules; ++i) total[i] += in_flight[chunk] * chunks[chunk].bytes[i];
+      for (int i = 0; i < kNumModules; ++i)
+        total[i] += in_flight[chunk] * chunks[chunk].bytes[i];
     }
     for (int i = 0; i < kNumModules; ++i) {
       if (total[i] > 0) st.activations.push_back({kModuleNames[i], total[i]});
@@ -391,18 +429,22 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan, const Pa
 
     st.buffers.push_back({"cuda_context", GiB(kCudaContextGiB)});
     st.buffers.push_back({"nccl", GiB(kNcclGiB)});
-    if (m.num_moe_experts() > 0 && par.ep > 1 && tr.dispatcher != Dispatcher::kAllToAll) {
+    if (m.num_moe_experts() > 0 && par.ep > 1 &&
+        tr.dispatcher != Dispatcher::kAllToAll) {
       st.buffers.push_back({"dispatcher", GiB(kFlexDispatcherGiB)});
     }
     if (tr.cuda_graph.full_iteration) {
-      st.buffers.push_back({"cuda_graph_pool", kFullGraphActivationShare * st.activations_bytes});
+      st.buffers.push_back({"cuda_graph_pool",
+                            kFullGraphActivationShare * st.activations_bytes});
     } else if (tr.cuda_graph.any()) {
       st.buffers.push_back({"cuda_graph_pool", GiB(kTeGraphGiB)});
     }
-    for (const NamedBytes& buffer : st.buffers) st.buffers_bytes += buffer.bytes;
+    for (const NamedBytes& buffer : st.buffers)
+      st.buffers_bytes += buffer.bytes;
 
-    st.allocated_peak_bytes = st.params_bytes + st.fp8_weight_bytes + st.grads_bytes +
-                              st.optimizer_bytes + st.activations_bytes + st.transient_bytes;
+    st.allocated_peak_bytes = st.params_bytes + st.fp8_weight_bytes +
+                              st.grads_bytes + st.optimizer_bytes +
+                              st.activations_bytes + st.transient_bytes;
     st.peak_bytes = st.allocated_peak_bytes + st.buffers_bytes;
     if (st.peak_bytes > est.peak_bytes) {
       est.peak_bytes = st.peak_bytes;

@@ -34,18 +34,21 @@ struct NamedBytes {
 
 struct StageMemory {
   int pp_rank = 0;
-  int64_t params = 0;         // parameters held by one GPU of this stage
-  double params_bytes = 0;    // model weights (bf16, or FP8 with fp8_param_gather)
-  double fp8_weight_bytes = 0;  // cached low-precision weight copies (FP8/FP4 recipes)
-  double grads_bytes = 0;     // main-gradient buffer
-  double optimizer_bytes = 0; // master weights + Adam moments on the GPU
+  int64_t params = 0;  // parameters held by one GPU of this stage
+  double params_bytes =
+      0;  // model weights (bf16, or FP8 with fp8_param_gather)
+  double fp8_weight_bytes =
+      0;  // cached low-precision weight copies (FP8/FP4 recipes)
+  double grads_bytes = 0;           // main-gradient buffer
+  double optimizer_bytes = 0;       // master weights + Adam moments on the GPU
   double optimizer_host_bytes = 0;  // the offloaded share, in host memory
   // Activations stored at the peak, by module, summed over in-flight
   // micro-batches; `activations_bytes` is their sum.
   std::vector<NamedBytes> activations;
   double activations_bytes = 0;
-  int64_t peak_in_flight = 0;   // stored (micro-batch, chunk) forwards at the peak
-  double transient_bytes = 0;   // one layer's backward working set
+  int64_t peak_in_flight =
+      0;  // stored (micro-batch, chunk) forwards at the peak
+  double transient_bytes = 0;  // one layer's backward working set
   // Allocations outside PyTorch's caching allocator (CUDA context, NCCL,
   // dispatcher buffers, CUDA-graph pools).
   std::vector<NamedBytes> buffers;
@@ -63,12 +66,13 @@ struct MemoryEstimate {
   double allocated_peak_bytes = 0;  // of the busiest stage
   double capacity_bytes = 0;
   bool fits = false;
-  double margin_bytes = 0;          // capacity - peak (negative: out of memory)
+  double margin_bytes = 0;  // capacity - peak (negative: out of memory)
 };
 
 // REQUIRES: `plan` matches `model` and `parallel` (scenarios::Resolve checks).
 MemoryEstimate EstimateMemory(const Model& model, const PipelinePlan& plan,
-                              const Parallelism& parallel, const TrainingOptions& training,
+                              const Parallelism& parallel,
+                              const TrainingOptions& training,
                               double capacity_bytes);
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

@@ -5,7 +5,8 @@
 namespace moesim::models {
 namespace {
 
-// RMSNorm has one weight vector (Megatron norm_size = 1); all zoo models use it.
+// RMSNorm has one weight vector (Megatron norm_size = 1); all zoo models use
+// it.
 constexpr int64_t kNormWeights = 1;
 
 ParamGroups AttentionParams(const Model& m) {
@@ -14,14 +15,16 @@ ParamGroups AttentionParams(const Model& m) {
   ParamGroups p;
   const int64_t q = a * d, kv = 2 * g * d;
   const int64_t gate = m.attention_output_gate() ? a * d : 0;
-  p.tp += h * (q + kv + gate) + q * h;   // linear_qkv (+ output gate) and linear_proj
+  p.tp += h * (q + kv + gate) +
+          q * h;  // linear_qkv (+ output gate) and linear_proj
   if (m.add_bias_linear()) {
-    p.tp += q + kv + gate;               // column-parallel qkv bias, sharded
-    p.replicated += h;                   // row-parallel proj bias, replicated
+    p.tp += q + kv + gate;  // column-parallel qkv bias, sharded
+    p.replicated += h;      // row-parallel proj bias, replicated
   }
-  if (m.qk_layernorm()) p.replicated += 2 * d;  // q_layernorm, k_layernorm (per head dim)
+  if (m.qk_layernorm())
+    p.replicated += 2 * d;  // q_layernorm, k_layernorm (per head dim)
   if (m.learnable_softmax_offset()) p.tp += a;  // attention sinks, one per head
-  p.replicated += kNormWeights * h;              // input_layernorm
+  p.replicated += kNormWeights * h;             // input_layernorm
   return p;
 }
 
@@ -30,18 +33,21 @@ ParamGroups AttentionParams(const Model& m) {
 // projection are TP-sharded.
 ParamGroups MlaParams(const Model& m) {
   const int64_t h = m.hidden_size(), a = m.num_attention_heads();
-  const int64_t dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(), dv = m.v_head_dim();
+  const int64_t dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(),
+                dv = m.v_head_dim();
   ParamGroups p;
   if (m.q_lora_rank() > 0) {
-    p.replicated += h * m.q_lora_rank() + kNormWeights * m.q_lora_rank();  // q_down, q_norm
-    p.tp += m.q_lora_rank() * a * (dn + r);                                 // q_up
+    p.replicated +=
+        h * m.q_lora_rank() + kNormWeights * m.q_lora_rank();  // q_down, q_norm
+    p.tp += m.q_lora_rank() * a * (dn + r);                    // q_up
   } else {
-    p.tp += h * a * (dn + r);                                               // linear_q_proj
+    p.tp += h * a * (dn + r);  // linear_q_proj
   }
-  p.replicated += h * (m.kv_lora_rank() + r) + kNormWeights * m.kv_lora_rank();  // kv_down, kv_norm
-  p.tp += m.kv_lora_rank() * a * (dn + dv);                                      // kv_up
-  p.tp += a * dv * h;                                                            // linear_proj
-  p.replicated += kNormWeights * h;                                              // input_layernorm
+  p.replicated += h * (m.kv_lora_rank() + r) +
+                  kNormWeights * m.kv_lora_rank();  // kv_down, kv_norm
+  p.tp += m.kv_lora_rank() * a * (dn + dv);         // kv_up
+  p.tp += a * dv * h;                               // linear_proj
+  p.replicated += kNormWeights * h;                 // input_layernorm
   return p;
 }
 
@@ -55,12 +61,12 @@ ParamGroups GdnParams(const Model& m) {
   const int64_t v_dim = m.linear_num_value_heads() * m.linear_value_head_dim();
   const int64_t n_v = m.linear_num_value_heads();
   ParamGroups p;
-  p.tp += h * (2 * qk_dim + 2 * v_dim + 2 * n_v);                   // in_proj
-  p.tp += m.linear_conv_kernel_dim() * (2 * qk_dim + v_dim);        // conv1d, no bias
-  p.tp += 2 * n_v;                                                  // A_log, dt_bias
-  p.replicated += m.linear_value_head_dim();                        // output norm
-  p.tp += v_dim * h;                                                // out_proj
-  p.replicated += kNormWeights * h;                                 // input_layernorm
+  p.tp += h * (2 * qk_dim + 2 * v_dim + 2 * n_v);             // in_proj
+  p.tp += m.linear_conv_kernel_dim() * (2 * qk_dim + v_dim);  // conv1d, no bias
+  p.tp += 2 * n_v;                                            // A_log, dt_bias
+  p.replicated += m.linear_value_head_dim();                  // output norm
+  p.tp += v_dim * h;                                          // out_proj
+  p.replicated += kNormWeights * h;                           // input_layernorm
   return p;
 }
 
@@ -96,9 +102,15 @@ ParamGroups MlpParams(const Model& m, bool moe) {
 ParamGroups LayerParams(const Model& m, LayerKind kind) {
   ParamGroups p;
   switch (kind.mixer) {
-    case Mixer::kAttention: p = AttentionParams(m); break;
-    case Mixer::kMla: p = MlaParams(m); break;
-    case Mixer::kGatedDeltaNet: p = GdnParams(m); break;
+    case Mixer::kAttention:
+      p = AttentionParams(m);
+      break;
+    case Mixer::kMla:
+      p = MlaParams(m);
+      break;
+    case Mixer::kGatedDeltaNet:
+      p = GdnParams(m);
+      break;
   }
   p += MlpParams(m, kind.moe);
   return p;
@@ -119,13 +131,17 @@ ParamGroups MtpLayerParams(const Model& m) {
   return p;
 }
 
-int64_t EmbeddingParams(const Model& m, int64_t vocab) { return vocab * m.hidden_size(); }
+int64_t EmbeddingParams(const Model& m, int64_t vocab) {
+  return vocab * m.hidden_size();
+}
 
 ParamSummary CountParams(const Model& m) {
   ParamGroups layers;
-  for (int64_t i = 0; i < m.num_layers(); ++i) layers += DecoderLayerParams(m, i);
+  for (int64_t i = 0; i < m.num_layers(); ++i)
+    layers += DecoderLayerParams(m, i);
   const int64_t vocab = EmbeddingParams(m, m.vocab_size());
-  const int64_t embeddings = m.untie_embeddings_and_output_weights() ? 2 * vocab : vocab;
+  const int64_t embeddings =
+      m.untie_embeddings_and_output_weights() ? 2 * vocab : vocab;
   const int64_t final_norm = kNormWeights * m.hidden_size();
   ParamSummary s;
   s.total = layers.total() + embeddings + final_norm;

@@ -17,11 +17,11 @@ namespace moesim::models {
 
 // Parameters of one module, by how Megatron shards them across ranks.
 struct ParamGroups {
-  int64_t tp = 0;             // split over tensor-parallel ranks
-  int64_t replicated = 0;     // a full copy on every TP rank: norms, MLA
-                              // down-projections, router, shared-expert gate
-  int64_t experts = 0;        // routed experts (all E), split over EP x ETP
-  int64_t active_experts = 0; // the top-k experts a token uses
+  int64_t tp = 0;              // split over tensor-parallel ranks
+  int64_t replicated = 0;      // a full copy on every TP rank: norms, MLA
+                               // down-projections, router, shared-expert gate
+  int64_t experts = 0;         // routed experts (all E), split over EP x ETP
+  int64_t active_experts = 0;  // the top-k experts a token uses
 
   int64_t total() const { return tp + replicated + experts; }
   int64_t active() const { return tp + replicated + active_experts; }
@@ -47,8 +47,8 @@ ParamGroups MtpLayerParams(const Model& model);
 int64_t EmbeddingParams(const Model& model, int64_t vocab);
 
 struct ParamSummary {
-  int64_t total = 0;           // unpadded vocab, untied counted twice, no MTP
-  int64_t active = 0;          // per token: top-k routed experts only
+  int64_t total = 0;   // unpadded vocab, untied counted twice, no MTP
+  int64_t active = 0;  // per token: top-k routed experts only
   int64_t total_with_mtp = 0;
   int64_t active_with_mtp = 0;
 };

@@ -59,7 +59,8 @@ class Expander {
       if (!count) return std::unexpected(count.error());
       for (int64_t i = 0; i < *count; ++i) {
         out += item;
-        if (out.size() > kMaxExpandedSymbols) return Error("expands to too many symbols");
+        if (out.size() > kMaxExpandedSymbols)
+          return Error("expands to too many symbols");
       }
     }
     if (nested) return Error("missing ')'");
@@ -68,12 +69,15 @@ class Expander {
 
   // Parses an optional "*n" after an item; returns n (1 when absent).
   util::Result<int64_t> Repeat() {
-    while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+    while (pos_ < s_.size() &&
+           std::isspace(static_cast<unsigned char>(s_[pos_])))
+      ++pos_;
     if (pos_ >= s_.size() || s_[pos_] != '*') return 1;
     ++pos_;
     int64_t n = 0;
     size_t digits = 0;
-    while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+    while (pos_ < s_.size() &&
+           std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
       n = n * 10 + (s_[pos_] - '0');
       ++pos_;
       if (++digits > 7) return Error("repeat count too large");
@@ -83,9 +87,9 @@ class Expander {
   }
 
   std::unexpected<util::Error> Error(const std::string& rule) const {
-    return std::unexpected(util::Error{std::string(kField) + rule + " at position " +
-                                       std::to_string(pos_ + 1) + " of \"" + std::string(s_) +
-                                       "\""});
+    return std::unexpected(util::Error{
+        std::string(kField) + rule + " at position " +
+        std::to_string(pos_ + 1) + " of \"" + std::string(s_) + "\""});
   }
 
   std::string_view s_;
@@ -94,19 +98,22 @@ class Expander {
 
 }  // namespace
 
-util::Result<PipelinePlan> UniformPipeline(int64_t num_layers, int64_t mtp_layers, int pp,
+util::Result<PipelinePlan> UniformPipeline(int64_t num_layers,
+                                           int64_t mtp_layers, int pp,
                                            int vpp) {
   const int64_t stages = int64_t{pp} * vpp;
   if (num_layers % stages != 0) {
-    return util::Fail(std::string(kField) + "num_layers " + std::to_string(num_layers) +
-                      " is not divisible by pipeline_model_parallel_size x "
-                      "virtual_pipeline_model_parallel_size = " +
-                      std::to_string(stages) + "; give an explicit layout (--pp-layout)");
+    return util::Fail(
+        std::string(kField) + "num_layers " + std::to_string(num_layers) +
+        " is not divisible by pipeline_model_parallel_size x "
+        "virtual_pipeline_model_parallel_size = " +
+        std::to_string(stages) + "; give an explicit layout (--pp-layout)");
   }
   PipelinePlan plan{pp, vpp, std::vector<VirtualStage>(stages)};
   const int64_t per_stage = num_layers / stages;
   for (int64_t s = 0; s < stages; ++s) {
-    for (int64_t i = 0; i < per_stage; ++i) plan.stages[s].layers.push_back(s * per_stage + i);
+    for (int64_t i = 0; i < per_stage; ++i)
+      plan.stages[s].layers.push_back(s * per_stage + i);
   }
   plan.stages.front().embedding = true;
   plan.stages.back().mtp_layers = mtp_layers;
@@ -114,8 +121,10 @@ util::Result<PipelinePlan> UniformPipeline(int64_t num_layers, int64_t mtp_layer
   return plan;
 }
 
-util::Result<PipelinePlan> ParsePipelineLayout(std::string_view layout, int64_t num_layers,
-                                               int64_t mtp_layers, int pp, int vpp) {
+util::Result<PipelinePlan> ParsePipelineLayout(std::string_view layout,
+                                               int64_t num_layers,
+                                               int64_t mtp_layers, int pp,
+                                               int vpp) {
   auto flat = Expander(layout).Run();
   if (!flat) return std::unexpected(flat.error());
   PipelinePlan plan{pp, vpp, {VirtualStage{}}};
@@ -124,35 +133,52 @@ util::Result<PipelinePlan> ParsePipelineLayout(std::string_view layout, int64_t 
   for (char c : *flat) {
     VirtualStage& stage = plan.stages.back();
     switch (c) {
-      case '|': plan.stages.emplace_back(); break;
-      case 'E': stage.embedding = true; break;
-      case 't': stage.layers.push_back(next_layer++); break;
-      case 'm': ++stage.mtp_layers; ++mtp; break;
-      case 'L': stage.loss = true; break;
+      case '|':
+        plan.stages.emplace_back();
+        break;
+      case 'E':
+        stage.embedding = true;
+        break;
+      case 't':
+        stage.layers.push_back(next_layer++);
+        break;
+      case 'm':
+        ++stage.mtp_layers;
+        ++mtp;
+        break;
+      case 'L':
+        stage.loss = true;
+        break;
     }
   }
   const int64_t expected = int64_t{pp} * vpp;
   if (static_cast<int64_t>(plan.stages.size()) != expected) {
     return LayoutError("has " + std::to_string(plan.stages.size()) +
                        " stages, expected pipeline_model_parallel_size x "
-                       "virtual_pipeline_model_parallel_size = " + std::to_string(expected));
+                       "virtual_pipeline_model_parallel_size = " +
+                       std::to_string(expected));
   }
   if (next_layer != num_layers) {
-    return LayoutError("places " + std::to_string(next_layer) + " decoder layers (t), the model has " +
+    return LayoutError("places " + std::to_string(next_layer) +
+                       " decoder layers (t), the model has " +
                        std::to_string(num_layers));
   }
   if (mtp != mtp_layers) {
-    return LayoutError("places " + std::to_string(mtp) + " MTP layers (m), the model has " +
+    return LayoutError("places " + std::to_string(mtp) +
+                       " MTP layers (m), the model has " +
                        std::to_string(mtp_layers));
   }
   for (size_t s = 0; s < plan.stages.size(); ++s) {
-    if (plan.stages[s].embedding && s != 0) return LayoutError("E must be in the first stage");
+    if (plan.stages[s].embedding && s != 0)
+      return LayoutError("E must be in the first stage");
     if (plan.stages[s].loss && s + 1 != plan.stages.size()) {
       return LayoutError("L must be in the last stage");
     }
   }
-  if (!plan.stages.front().embedding) return LayoutError("the first stage must hold E");
-  if (!plan.stages.back().loss) return LayoutError("the last stage must hold L");
+  if (!plan.stages.front().embedding)
+    return LayoutError("the first stage must hold E");
+  if (!plan.stages.back().loss)
+    return LayoutError("the last stage must hold L");
   return plan;
 }
 

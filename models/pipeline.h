@@ -28,22 +28,26 @@ struct VirtualStage {
 struct PipelinePlan {
   int pp = 1;
   int vpp = 1;
-  std::vector<VirtualStage> stages;  // pp * vpp entries, index = chunk * pp + rank
+  std::vector<VirtualStage>
+      stages;  // pp * vpp entries, index = chunk * pp + rank
 
-  const VirtualStage& Stage(int rank, int chunk) const { return stages[chunk * pp + rank]; }
+  const VirtualStage& Stage(int rank, int chunk) const {
+    return stages[chunk * pp + rank];
+  }
 };
 
 // Even split. Error (naming pipeline_model_parallel_layout) when num_layers is
 // not divisible by pp * vpp.
-[[nodiscard]] util::Result<PipelinePlan> UniformPipeline(int64_t num_layers, int64_t mtp_layers,
+[[nodiscard]] util::Result<PipelinePlan> UniformPipeline(int64_t num_layers,
+                                                         int64_t mtp_layers,
                                                          int pp, int vpp);
 
 // Parses a Megatron layout string. Errors name the rule broken: wrong number
 // of stages for pp * vpp, layer count differing from num_layers, MTP count
 // differing from mtp_layers, E not first, L not last, unknown symbols.
-[[nodiscard]] util::Result<PipelinePlan> ParsePipelineLayout(std::string_view layout,
-                                                             int64_t num_layers,
-                                                             int64_t mtp_layers, int pp, int vpp);
+[[nodiscard]] util::Result<PipelinePlan> ParsePipelineLayout(
+    std::string_view layout, int64_t num_layers, int64_t mtp_layers, int pp,
+    int vpp);
 
 }  // namespace moesim::models
 

@@ -16,7 +16,7 @@ struct Parallelism {
   int cp = 1;
   int dp = 1;
   int pp = 1;
-  int vpp = 1;   // model chunks per pipeline rank (1 = not interleaved)
+  int vpp = 1;  // model chunks per pipeline rank (1 = not interleaved)
   int ep = 1;
   int etp = 1;
   int edp = 1;
@@ -66,8 +66,8 @@ struct CudaGraph {
   bool moe_router = false;
   bool moe_preprocess = false;
   bool any() const {
-    return full_iteration || local_transformer_layer || attn || mlp || moe || moe_router ||
-           moe_preprocess;
+    return full_iteration || local_transformer_layer || attn || mlp || moe ||
+           moe_router || moe_preprocess;
   }
 };
 
@@ -76,7 +76,9 @@ struct TrainingOptions {
   int64_t micro_batch_size = 1;
   int64_t global_batch_size = 1;
   // Micro-batches per step per pipeline: global / (micro * dp).
-  int64_t num_microbatches() const { return global_batch_size / micro_batch_size / dp_for_gbs; }
+  int64_t num_microbatches() const {
+    return global_batch_size / micro_batch_size / dp_for_gbs;
+  }
   int64_t dp_for_gbs = 1;  // data-parallel size that divides the global batch
   Precision precision = Precision::kBf16;
   Recompute recompute;
@@ -91,8 +93,9 @@ struct TrainingOptions {
   int exp_avg_bytes = 4;     // Adam moments, each
   int main_param_bytes = 4;  // fp32 master weights
   bool fp8_param_gather = false;
-  double optimizer_offload_fraction = 0;  // share of optimizer state on the host
-  bool cpu_offloading = false;            // activation offload (--cpu-offloading)
+  double optimizer_offload_fraction =
+      0;                        // share of optimizer state on the host
+  bool cpu_offloading = false;  // activation offload (--cpu-offloading)
 };
 
 }  // namespace moesim::models

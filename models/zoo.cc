@@ -16,19 +16,22 @@ namespace {
 
 constexpr std::string_view kZooDir = "models/zoo";
 
-util::Result<Model> ParseModelText(std::string_view text, std::string_view file) {
+util::Result<Model> ParseModelText(std::string_view text,
+                                   std::string_view file) {
   Model model;
   if (auto parsed = util::ParseTextProto(text, file, model); !parsed) {
     return std::unexpected(parsed.error());
   }
-  if (auto valid = ValidateModel(model, file); !valid) return std::unexpected(valid.error());
+  if (auto valid = ValidateModel(model, file); !valid)
+    return std::unexpected(valid.error());
   return model;
 }
 
-util::Result<void> Positive(int64_t value, std::string_view origin, std::string_view field) {
+util::Result<void> Positive(int64_t value, std::string_view origin,
+                            std::string_view field) {
   if (value > 0) return {};
-  return util::Fail(std::string(origin) + ": " + std::string(field) + ": must be > 0, got " +
-                    std::to_string(value));
+  return util::Fail(std::string(origin) + ": " + std::string(field) +
+                    ": must be > 0, got " + std::to_string(value));
 }
 
 }  // namespace
@@ -38,47 +41,58 @@ std::vector<std::string> ZooNames() {
 }
 
 util::Result<Model> LoadModel(std::string_view name_or_path) {
-  if (const util::EmbeddedFile* file = util::FindEmbedded(EmbeddedFiles(), kZooDir, name_or_path)) {
+  if (const util::EmbeddedFile* file =
+          util::FindEmbedded(EmbeddedFiles(), kZooDir, name_or_path)) {
     return ParseModelText(file->content, file->path);
   }
   std::string path(name_or_path);
-  bool looks_like_path = path.find('/') != std::string::npos || path.ends_with(".json") ||
+  bool looks_like_path = path.find('/') != std::string::npos ||
+                         path.ends_with(".json") ||
                          path.ends_with(".textproto");
   if (!looks_like_path) {
-    return util::Fail("model: unknown model '" + path + "'; the zoo has: " + util::EmbeddedNames(EmbeddedFiles(), kZooDir) +
+    return util::Fail("model: unknown model '" + path + "'; the zoo has: " +
+                      util::EmbeddedNames(EmbeddedFiles(), kZooDir) +
                       " (or pass a .textproto or HF config.json path)");
   }
   auto text = util::ReadFile(path);
   if (!text) return std::unexpected(text.error());
   if (path.ends_with(".json")) {
     std::filesystem::path p(path);
-    std::string name = p.has_parent_path() ? p.parent_path().filename().string() : "";
+    std::string name =
+        p.has_parent_path() ? p.parent_path().filename().string() : "";
     if (name.empty() || name == ".") name = p.stem().string();
     auto model = ParseHfConfig(*text, path, name);
     if (!model) return model;
-    if (auto valid = ValidateModel(*model, path); !valid) return std::unexpected(valid.error());
+    if (auto valid = ValidateModel(*model, path); !valid)
+      return std::unexpected(valid.error());
     return model;
   }
   return ParseModelText(*text, path);
 }
 
 util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
-  for (auto [value, field] : {std::pair{m.num_layers(), "num_layers"},
-                              std::pair{m.hidden_size(), "hidden_size"},
-                              std::pair{m.num_attention_heads(), "num_attention_heads"},
-                              std::pair{m.vocab_size(), "vocab_size"}}) {
+  for (auto [value, field] :
+       {std::pair{m.num_layers(), "num_layers"},
+        std::pair{m.hidden_size(), "hidden_size"},
+        std::pair{m.num_attention_heads(), "num_attention_heads"},
+        std::pair{m.vocab_size(), "vocab_size"}}) {
     if (auto r = Positive(value, origin, field); !r) return r;
   }
   auto fail = [&](std::string_view field, const std::string& rule) {
-    return util::Fail(std::string(origin) + ": " + std::string(field) + ": " + rule);
+    return util::Fail(std::string(origin) + ": " + std::string(field) + ": " +
+                      rule);
   };
-  if (m.activation() != "swiglu" && m.activation() != "quick_geglu" && m.activation() != "gelu") {
-    return fail("activation", "must be swiglu, quick_geglu or gelu, got '" + m.activation() + "'");
+  if (m.activation() != "swiglu" && m.activation() != "quick_geglu" &&
+      m.activation() != "gelu") {
+    return fail("activation", "must be swiglu, quick_geglu or gelu, got '" +
+                                  m.activation() + "'");
   }
-  if (m.num_query_groups() < 0 || (m.num_query_groups() > 0 &&
-                                    m.num_attention_heads() % m.num_query_groups() != 0)) {
-    return fail("num_query_groups", "must divide num_attention_heads (" +
-                                        std::to_string(m.num_attention_heads()) + ")");
+  if (m.num_query_groups() < 0 ||
+      (m.num_query_groups() > 0 &&
+       m.num_attention_heads() % m.num_query_groups() != 0)) {
+    return fail("num_query_groups",
+                "must divide num_attention_heads (" +
+                    std::to_string(m.num_attention_heads()) + ")");
   }
   if (m.multi_latent_attention()) {
     for (auto [value, field] : {std::pair{m.kv_lora_rank(), "kv_lora_rank"},
@@ -86,35 +100,44 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
                                 std::pair{m.v_head_dim(), "v_head_dim"}}) {
       if (auto r = Positive(value, origin, field); !r) return r;
     }
-  } else if (m.kv_channels() == 0 && m.hidden_size() % m.num_attention_heads() != 0) {
-    return fail("kv_channels", "must be set when num_attention_heads does not divide hidden_size");
+  } else if (m.kv_channels() == 0 &&
+             m.hidden_size() % m.num_attention_heads() != 0) {
+    return fail(
+        "kv_channels",
+        "must be set when num_attention_heads does not divide hidden_size");
   }
   if (m.num_moe_experts() > 0) {
-    if (auto r = Positive(m.moe_router_topk(), origin, "moe_router_topk"); !r) return r;
+    if (auto r = Positive(m.moe_router_topk(), origin, "moe_router_topk"); !r)
+      return r;
     if (m.moe_router_topk() > m.num_moe_experts()) {
       return fail("moe_router_topk", "must not exceed num_moe_experts (" +
-                                         std::to_string(m.num_moe_experts()) + ")");
+                                         std::to_string(m.num_moe_experts()) +
+                                         ")");
     }
     if (m.moe_ffn_hidden_size() <= 0 && m.ffn_hidden_size() <= 0) {
       return fail("moe_ffn_hidden_size", "must be > 0");
     }
-    if (m.moe_layer_freq_size() > 0 && m.moe_layer_freq_size() != m.num_layers()) {
-      return fail("moe_layer_freq", "has " + std::to_string(m.moe_layer_freq_size()) +
-                                        " entries, expected num_layers = " +
-                                        std::to_string(m.num_layers()));
+    if (m.moe_layer_freq_size() > 0 &&
+        m.moe_layer_freq_size() != m.num_layers()) {
+      return fail("moe_layer_freq",
+                  "has " + std::to_string(m.moe_layer_freq_size()) +
+                      " entries, expected num_layers = " +
+                      std::to_string(m.num_layers()));
     }
     for (int32_t flag : m.moe_layer_freq()) {
-      if (flag != 0 && flag != 1) return fail("moe_layer_freq", "entries must be 0 or 1");
+      if (flag != 0 && flag != 1)
+        return fail("moe_layer_freq", "entries must be 0 or 1");
     }
   } else if (m.ffn_hidden_size() <= 0) {
     return fail("ffn_hidden_size", "must be > 0 for a dense model");
   }
   if (m.linear_attention_freq() > 0) {
-    for (auto [value, field] : {std::pair{m.linear_num_key_heads(), "linear_num_key_heads"},
-                                std::pair{m.linear_key_head_dim(), "linear_key_head_dim"},
-                                std::pair{m.linear_num_value_heads(), "linear_num_value_heads"},
-                                std::pair{m.linear_value_head_dim(), "linear_value_head_dim"},
-                                std::pair{m.linear_conv_kernel_dim(), "linear_conv_kernel_dim"}}) {
+    for (auto [value, field] :
+         {std::pair{m.linear_num_key_heads(), "linear_num_key_heads"},
+          std::pair{m.linear_key_head_dim(), "linear_key_head_dim"},
+          std::pair{m.linear_num_value_heads(), "linear_num_value_heads"},
+          std::pair{m.linear_value_head_dim(), "linear_value_head_dim"},
+          std::pair{m.linear_conv_kernel_dim(), "linear_conv_kernel_dim"}}) {
       if (auto r = Positive(value, origin, field); !r) return r;
     }
   }
@@ -129,7 +152,8 @@ Model WithNumLayers(const Model& model, int64_t num_layers) {
   if (model.moe_layer_freq_size() > 0) {
     out.clear_moe_layer_freq();
     for (int64_t i = 0; i < num_layers; ++i) {
-      out.add_moe_layer_freq(i < model.moe_layer_freq_size() ? model.moe_layer_freq(i) : 1);
+      out.add_moe_layer_freq(
+          i < model.moe_layer_freq_size() ? model.moe_layer_freq(i) : 1);
     }
   }
   return out;

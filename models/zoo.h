@@ -28,7 +28,8 @@ std::vector<std::string> ZooNames();
 // Checks that the fields every computation needs are present and consistent,
 // e.g. "deepseek-v3.textproto: hidden_size: must be > 0". `origin` names the
 // file in the message.
-[[nodiscard]] util::Result<void> ValidateModel(const Model& model, std::string_view origin);
+[[nodiscard]] util::Result<void> ValidateModel(const Model& model,
+                                               std::string_view origin);
 
 // Returns `model` with its depth set to `num_layers` (a trimmed model): the
 // MoE layer pattern keeps its leading dense layers and is cut or extended with

@@ -78,7 +78,8 @@ const FlagInfo* FindFlag(std::string_view name) {
 }
 
 util::Error FlagError(std::string_view flag, std::string_view rule) {
-  return util::Error{std::string(kPrefix) + std::string(flag) + ": " + std::string(rule)};
+  return util::Error{std::string(kPrefix) + std::string(flag) + ": " +
+                     std::string(rule)};
 }
 
 std::string Join(const std::vector<std::string>& items, std::string_view sep) {
@@ -127,7 +128,8 @@ Result<std::vector<std::string>> Tokenize(std::string_view text) {
   }
   if (quote != 0) {
     return std::unexpected(util::Error{std::string(kPrefix) + "unterminated " +
-                                       (quote == '"' ? "double" : "single") + " quote"});
+                                       (quote == '"' ? "double" : "single") +
+                                       " quote"});
   }
   if (in_token) tokens.push_back(std::move(current));
   return tokens;
@@ -141,7 +143,8 @@ struct Arg {
 };
 
 // Groups tokens into flags; words before the first flag are reported.
-std::vector<Arg> Group(const std::vector<std::string>& tokens, std::vector<std::string>& warnings) {
+std::vector<Arg> Group(const std::vector<std::string>& tokens,
+                       std::vector<std::string>& warnings) {
   std::vector<Arg> args;
   std::vector<std::string> leading;
   for (const std::string& token : tokens) {
@@ -162,8 +165,9 @@ std::vector<Arg> Group(const std::vector<std::string>& tokens, std::vector<std::
     }
   }
   if (!leading.empty()) {
-    warnings.push_back(std::string(kPrefix) + "ignored words before the first flag: " +
-                       Join(leading, " "));
+    warnings.push_back(
+        std::string(kPrefix) +
+        "ignored words before the first flag: " + Join(leading, " "));
   }
   return args;
 }
@@ -179,33 +183,38 @@ class Given {
         if (n == 1 && arg.inline_value) {
           const std::string& v = arg.values[0];
           if (v != "true" && v != "false" && v != "1" && v != "0") {
-            return std::unexpected(FlagError(arg.flag, "'" + v + "' is not true or false"));
+            return std::unexpected(
+                FlagError(arg.flag, "'" + v + "' is not true or false"));
           }
           bools_[arg.flag] = v == "true" || v == "1";
           return {};
         }
         if (n > 0) {
-          return std::unexpected(
-              FlagError(arg.flag, "takes no value, got '" + Join(arg.values, " ") + "'"));
+          return std::unexpected(FlagError(
+              arg.flag, "takes no value, got '" + Join(arg.values, " ") + "'"));
         }
         bools_[arg.flag] = true;
         return {};
       case Kind::kInt:
       case Kind::kDouble:
       case Kind::kString:
-        if (n == 0) return std::unexpected(FlagError(arg.flag, "needs a value"));
+        if (n == 0)
+          return std::unexpected(FlagError(arg.flag, "needs a value"));
         if (n > 1) {
-          return std::unexpected(
-              FlagError(arg.flag, "takes one value, got '" + Join(arg.values, " ") + "'"));
+          return std::unexpected(FlagError(
+              arg.flag,
+              "takes one value, got '" + Join(arg.values, " ") + "'"));
         }
         values_[arg.flag] = {arg.values[0]};
         return {};
       case Kind::kList: {
         std::vector<std::string> items;
         for (const std::string& v : arg.values) {
-          for (std::string& item : util::SplitList(v, ",")) items.push_back(std::move(item));
+          for (std::string& item : util::SplitList(v, ","))
+            items.push_back(std::move(item));
         }
-        if (items.empty()) return std::unexpected(FlagError(arg.flag, "needs a value"));
+        if (items.empty())
+          return std::unexpected(FlagError(arg.flag, "needs a value"));
         values_[arg.flag] = std::move(items);
         return {};
       }
@@ -214,7 +223,8 @@ class Given {
   }
 
   bool Has(std::string_view flag) const {
-    return values_.contains(std::string(flag)) || bools_.contains(std::string(flag));
+    return values_.contains(std::string(flag)) ||
+           bools_.contains(std::string(flag));
   }
   // Value of a bool flag; nullopt when absent.
   std::optional<bool> Bool(std::string_view flag) const {
@@ -236,34 +246,41 @@ class Given {
     auto text = String(flag);
     if (!text) return std::optional<int>();
     int64_t value = 0;
-    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-    if (ec != std::errc() || end != text->data() + text->size() || value > INT32_MAX ||
-        value < INT32_MIN) {
-      return std::unexpected(FlagError(flag, "'" + *text + "' is not an integer"));
+    auto [end, ec] =
+        std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() ||
+        value > INT32_MAX || value < INT32_MIN) {
+      return std::unexpected(
+          FlagError(flag, "'" + *text + "' is not an integer"));
     }
     if (value < min) {
-      return std::unexpected(
-          FlagError(flag, "must be >= " + std::to_string(min) + ", got " + *text));
+      return std::unexpected(FlagError(
+          flag, "must be >= " + std::to_string(min) + ", got " + *text));
     }
     return std::optional<int>(static_cast<int>(value));
   }
   // Floating-point flag in [lo, hi]; nullopt when absent.
-  Result<std::optional<double>> Double(std::string_view flag, double lo, double hi) const {
+  Result<std::optional<double>> Double(std::string_view flag, double lo,
+                                       double hi) const {
     auto text = String(flag);
     if (!text) return std::optional<double>();
     double value = 0;
-    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    auto [end, ec] =
+        std::from_chars(text->data(), text->data() + text->size(), value);
     if (ec != std::errc() || end != text->data() + text->size()) {
-      return std::unexpected(FlagError(flag, "'" + *text + "' is not a number"));
+      return std::unexpected(
+          FlagError(flag, "'" + *text + "' is not a number"));
     }
     if (value < lo || value > hi) {
-      return std::unexpected(FlagError(flag, "'" + *text + "' is out of range"));
+      return std::unexpected(
+          FlagError(flag, "'" + *text + "' is out of range"));
     }
     return std::optional<double>(value);
   }
   // String flag that must be one of `choices`; nullopt when absent.
-  Result<std::optional<std::string>> Choice(std::string_view flag,
-                                            std::initializer_list<std::string_view> choices) const {
+  Result<std::optional<std::string>> Choice(
+      std::string_view flag,
+      std::initializer_list<std::string_view> choices) const {
     auto text = String(flag);
     if (!text) return std::optional<std::string>();
     std::string list;
@@ -272,7 +289,8 @@ class Given {
       list += list.empty() ? "" : ", ";
       list += c;
     }
-    return std::unexpected(FlagError(flag, "unknown '" + *text + "' (" + list + ")"));
+    return std::unexpected(
+        FlagError(flag, "unknown '" + *text + "' (" + list + ")"));
   }
 
  private:
@@ -286,10 +304,14 @@ Result<void> ApplyLayout(const Given& g, Scenario& spec) {
       {"--tensor-model-parallel-size", &Layout::set_tensor_model_parallel_size},
       {"--context-parallel-size", &Layout::set_context_parallel_size},
       {"--expert-model-parallel-size", &Layout::set_expert_model_parallel_size},
-      {"--expert-tensor-parallel-size", &Layout::set_expert_tensor_parallel_size},
-      {"--pipeline-model-parallel-size", &Layout::set_pipeline_model_parallel_size},
-      {"--virtual-pipeline-model-parallel-size", &Layout::set_virtual_pipeline_model_parallel_size},
-      {"--num-virtual-stages-per-pipeline-rank", &Layout::set_virtual_pipeline_model_parallel_size},
+      {"--expert-tensor-parallel-size",
+       &Layout::set_expert_tensor_parallel_size},
+      {"--pipeline-model-parallel-size",
+       &Layout::set_pipeline_model_parallel_size},
+      {"--virtual-pipeline-model-parallel-size",
+       &Layout::set_virtual_pipeline_model_parallel_size},
+      {"--num-virtual-stages-per-pipeline-rank",
+       &Layout::set_virtual_pipeline_model_parallel_size},
       {"--num-layers-per-virtual-pipeline-stage",
        &Layout::set_num_layers_per_virtual_pipeline_stage},
       {"--micro-batch-size", &Layout::set_micro_batch_size},
@@ -304,8 +326,9 @@ Result<void> ApplyLayout(const Given& g, Scenario& spec) {
     // The two VPP spellings exclude each other (Megatron asserts the same).
     if (g.Has("--virtual-pipeline-model-parallel-size") ||
         g.Has("--num-virtual-stages-per-pipeline-rank")) {
-      return std::unexpected(FlagError("--num-layers-per-virtual-pipeline-stage",
-                                       "cannot be combined with a virtual pipeline size"));
+      return std::unexpected(
+          FlagError("--num-layers-per-virtual-pipeline-stage",
+                    "cannot be combined with a virtual pipeline size"));
     }
     l.clear_virtual_pipeline_model_parallel_size();
   } else if (g.Has("--virtual-pipeline-model-parallel-size") ||
@@ -348,10 +371,12 @@ Result<void> ApplyRecompute(const Given& g, Scenario& spec) {
 }
 
 // --bf16, --fp8-format/--fp8-recipe, --fp4-format/--fp4-recipe -> precision.
-Result<void> ApplyPrecision(const Given& g, Scenario& spec, std::vector<std::string>& warnings) {
+Result<void> ApplyPrecision(const Given& g, Scenario& spec,
+                            std::vector<std::string>& warnings) {
   auto fp8 = g.Choice("--fp8-format", {"e4m3", "hybrid"});
   if (!fp8) return std::unexpected(fp8.error());
-  auto recipe = g.Choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"});
+  auto recipe =
+      g.Choice("--fp8-recipe", {"delayed", "tensorwise", "blockwise", "mxfp8"});
   if (!recipe) return std::unexpected(recipe.error());
   auto fp4 = g.Choice("--fp4-format", {"e2m1"});
   if (!fp4) return std::unexpected(fp4.error());
@@ -359,7 +384,8 @@ Result<void> ApplyPrecision(const Given& g, Scenario& spec, std::vector<std::str
   if (!fp4_recipe) return std::unexpected(fp4_recipe.error());
 
   if (*fp4 && *fp8) {
-    return std::unexpected(FlagError("--fp4-format", "cannot be combined with --fp8-format"));
+    return std::unexpected(
+        FlagError("--fp4-format", "cannot be combined with --fp8-format"));
   }
   if (*fp4) {
     spec.set_precision("nvfp4");
@@ -374,25 +400,30 @@ Result<void> ApplyPrecision(const Given& g, Scenario& spec, std::vector<std::str
     spec.set_precision("bf16");
   }
   if (*recipe && !*fp8) {
-    warnings.push_back(std::string(kPrefix) + "--fp8-recipe has no effect without --fp8-format");
+    warnings.push_back(std::string(kPrefix) +
+                       "--fp8-recipe has no effect without --fp8-format");
   }
   if (*fp4_recipe && !*fp4) {
-    warnings.push_back(std::string(kPrefix) + "--fp4-recipe has no effect without --fp4-format");
+    warnings.push_back(std::string(kPrefix) +
+                       "--fp4-recipe has no effect without --fp4-format");
   }
   return {};
 }
 
-Result<void> ApplyDispatcher(const Given& g, Scenario& spec, std::vector<std::string>& warnings) {
+Result<void> ApplyDispatcher(const Given& g, Scenario& spec,
+                             std::vector<std::string>& warnings) {
   auto type = g.Choice("--moe-token-dispatcher-type", {"alltoall", "flex"});
   if (!type) return std::unexpected(type.error());
-  auto backend = g.Choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep"});
+  auto backend =
+      g.Choice("--moe-flex-dispatcher-backend", {"deepep", "hybridep"});
   if (!backend) return std::unexpected(backend.error());
   const bool deepep = g.Bool("--moe-enable-deepep").value_or(false);
   if (*type == "alltoall") {
     spec.set_dispatcher("alltoall");
     if (*backend || deepep) {
-      warnings.push_back(std::string(kPrefix) +
-                         "flex backend ignored with --moe-token-dispatcher-type alltoall");
+      warnings.push_back(
+          std::string(kPrefix) +
+          "flex backend ignored with --moe-token-dispatcher-type alltoall");
     }
   } else if (*type == "flex" || *backend || deepep) {
     // Megatron's flex backend default is deepep; Megatron-Bridge switches to
@@ -402,7 +433,8 @@ Result<void> ApplyDispatcher(const Given& g, Scenario& spec, std::vector<std::st
   return {};
 }
 
-Result<void> ApplyOptimizer(const Given& g, Scenario& spec, std::vector<std::string>& warnings) {
+Result<void> ApplyOptimizer(const Given& g, Scenario& spec,
+                            std::vector<std::string>& warnings) {
   auto fraction = g.Double("--optimizer-offload-fraction", 0, 1);
   if (!fraction) return std::unexpected(fraction.error());
   if (g.Bool("--optimizer-cpu-offload").value_or(false)) {
@@ -410,10 +442,13 @@ Result<void> ApplyOptimizer(const Given& g, Scenario& spec, std::vector<std::str
     spec.set_optimizer_offload_fraction(fraction->value_or(1.0));
   } else if (*fraction) {
     warnings.push_back(std::string(kPrefix) +
-                       "--optimizer-offload-fraction has no effect without --optimizer-cpu-offload");
+                       "--optimizer-offload-fraction has no effect without "
+                       "--optimizer-cpu-offload");
   }
-  if (auto v = g.Bool("--use-distributed-optimizer")) spec.set_use_distributed_optimizer(*v);
-  if (auto v = g.Bool("--use-precision-aware-optimizer")) spec.set_use_precision_aware_optimizer(*v);
+  if (auto v = g.Bool("--use-distributed-optimizer"))
+    spec.set_use_distributed_optimizer(*v);
+  if (auto v = g.Bool("--use-precision-aware-optimizer"))
+    spec.set_use_precision_aware_optimizer(*v);
   if (auto v = g.String("--main-grads-dtype")) spec.set_main_grads_dtype(*v);
   if (auto v = g.String("--exp-avg-dtype")) spec.set_exp_avg_dtype(*v);
   if (auto v = g.Bool("--fp8-param-gather")) spec.set_fp8_param_gather(*v);
@@ -421,16 +456,21 @@ Result<void> ApplyOptimizer(const Given& g, Scenario& spec, std::vector<std::str
 }
 
 // --cuda-graph-impl {transformer_engine, local, none} + --cuda-graph-scope.
-Result<void> ApplyCudaGraph(const Given& g, Scenario& spec, std::vector<std::string>& warnings) {
-  auto impl = g.Choice("--cuda-graph-impl", {"transformer_engine", "local", "none"});
+Result<void> ApplyCudaGraph(const Given& g, Scenario& spec,
+                            std::vector<std::string>& warnings) {
+  auto impl =
+      g.Choice("--cuda-graph-impl", {"transformer_engine", "local", "none"});
   if (!impl) return std::unexpected(impl.error());
   std::optional<std::string> kind = *impl;
   if (!kind && g.Bool("--enable-cuda-graph").value_or(false)) kind = "local";
-  if (!kind && g.Bool("--external-cuda-graph").value_or(false)) kind = "transformer_engine";
+  if (!kind && g.Bool("--external-cuda-graph").value_or(false))
+    kind = "transformer_engine";
   const std::vector<std::string>* scopes = g.List("--cuda-graph-scope");
   if (!kind) {
     if (scopes) {
-      warnings.push_back(std::string(kPrefix) + "--cuda-graph-scope has no effect without --cuda-graph-impl");
+      warnings.push_back(
+          std::string(kPrefix) +
+          "--cuda-graph-scope has no effect without --cuda-graph-impl");
     }
     return {};
   }
@@ -439,7 +479,8 @@ Result<void> ApplyCudaGraph(const Given& g, Scenario& spec, std::vector<std::str
     return {};
   }
   const bool full_iteration =
-      scopes && std::find(scopes->begin(), scopes->end(), "full_iteration") != scopes->end();
+      scopes && std::find(scopes->begin(), scopes->end(), "full_iteration") !=
+                    scopes->end();
   if (*kind == "local") {
     if (full_iteration && scopes->size() == 1) {
       spec.set_cuda_graph("full_iteration");
@@ -447,21 +488,24 @@ Result<void> ApplyCudaGraph(const Given& g, Scenario& spec, std::vector<std::str
       spec.set_cuda_graph("local:transformer_layer");
     } else {
       return std::unexpected(FlagError(
-          "--cuda-graph-scope", "with --cuda-graph-impl local, only full_iteration (or no scope "
-                                "for whole layers) is modelled; got '" + Join(*scopes, " ") + "'"));
+          "--cuda-graph-scope",
+          "with --cuda-graph-impl local, only full_iteration (or no scope "
+          "for whole layers) is modelled; got '" +
+              Join(*scopes, " ") + "'"));
     }
     return {};
   }
   if (full_iteration) {
-    return std::unexpected(FlagError("--cuda-graph-scope",
-                                     "full_iteration needs --cuda-graph-impl local"));
+    return std::unexpected(FlagError(
+        "--cuda-graph-scope", "full_iteration needs --cuda-graph-impl local"));
   }
   if (!scopes) {
     // No scope: TE graphs whole transformer layers.
     spec.set_cuda_graph("te:attn;mlp;moe");
-    warnings.push_back(std::string(kPrefix) +
-                       "--cuda-graph-impl transformer_engine without --cuda-graph-scope: "
-                       "graphing whole layers (te:attn;mlp;moe)");
+    warnings.push_back(
+        std::string(kPrefix) +
+        "--cuda-graph-impl transformer_engine without --cuda-graph-scope: "
+        "graphing whole layers (te:attn;mlp;moe)");
     return {};
   }
   spec.set_cuda_graph("te:" + Join(*scopes, ";"));
@@ -472,7 +516,8 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   if (auto v = g.Bool("--overlap-moe-expert-parallel-comm")) {
     spec.set_overlap_moe_expert_parallel_comm(*v);
   }
-  if (auto v = g.Bool("--moe-shared-expert-overlap")) spec.set_moe_shared_expert_overlap(*v);
+  if (auto v = g.Bool("--moe-shared-expert-overlap"))
+    spec.set_moe_shared_expert_overlap(*v);
   if (auto v = g.Bool("--cpu-offloading")) spec.set_cpu_offloading(*v);
   if (g.Bool("--moe-router-force-load-balancing").value_or(false)) {
     spec.set_routing("force_balanced");
@@ -481,7 +526,8 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   if (!factor) return std::unexpected(factor.error());
   if (*factor) {
     if (**factor <= 0) {
-      return std::unexpected(FlagError("--moe-expert-capacity-factor", "must be > 0"));
+      return std::unexpected(
+          FlagError("--moe-expert-capacity-factor", "must be > 0"));
     }
     spec.set_moe_expert_capacity_factor(**factor);
     spec.set_routing("tokendrop");
@@ -491,7 +537,8 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
 
 }  // namespace
 
-Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args, Scenario& spec) {
+Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
+                                                   Scenario& spec) {
   auto tokens = Tokenize(args);
   if (!tokens) return std::unexpected(tokens.error());
   std::vector<std::string> warnings;
@@ -500,23 +547,31 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args, Scenar
   for (Arg& arg : Group(*tokens, warnings)) {
     const FlagInfo* info = FindFlag(arg.flag);
     if (info == nullptr) {
-      if (std::find(not_modelled.begin(), not_modelled.end(), arg.flag) == not_modelled.end()) {
+      if (std::find(not_modelled.begin(), not_modelled.end(), arg.flag) ==
+          not_modelled.end()) {
         not_modelled.push_back(arg.flag);
       }
       continue;
     }
-    if (auto ok = given.Add(*info, std::move(arg)); !ok) return std::unexpected(ok.error());
+    if (auto ok = given.Add(*info, std::move(arg)); !ok)
+      return std::unexpected(ok.error());
   }
-  if (auto ok = ApplyLayout(given, spec); !ok) return std::unexpected(ok.error());
-  if (auto ok = ApplyRecompute(given, spec); !ok) return std::unexpected(ok.error());
-  if (auto ok = ApplyPrecision(given, spec, warnings); !ok) return std::unexpected(ok.error());
-  if (auto ok = ApplyDispatcher(given, spec, warnings); !ok) return std::unexpected(ok.error());
-  if (auto ok = ApplyOptimizer(given, spec, warnings); !ok) return std::unexpected(ok.error());
-  if (auto ok = ApplyCudaGraph(given, spec, warnings); !ok) return std::unexpected(ok.error());
+  if (auto ok = ApplyLayout(given, spec); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = ApplyRecompute(given, spec); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = ApplyPrecision(given, spec, warnings); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = ApplyDispatcher(given, spec, warnings); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = ApplyOptimizer(given, spec, warnings); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = ApplyCudaGraph(given, spec, warnings); !ok)
+    return std::unexpected(ok.error());
   if (auto ok = ApplyMoe(given, spec); !ok) return std::unexpected(ok.error());
   if (!not_modelled.empty()) {
-    warnings.insert(warnings.begin(),
-                    std::string(kPrefix) + "not modelled: " + Join(not_modelled, ", "));
+    warnings.insert(warnings.begin(), std::string(kPrefix) + "not modelled: " +
+                                          Join(not_modelled, ", "));
   }
   return warnings;
 }

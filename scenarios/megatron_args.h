@@ -34,8 +34,8 @@ namespace moesim::scenarios {
 // notes on flags that had no effect. Errors (spec is then partly updated):
 // a flag that needs a value but has none, a bad number or choice, an
 // unterminated quote; each reads "--megatron-args: <flag>: <rule>".
-[[nodiscard]] util::Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
-                                                                       Scenario& spec);
+[[nodiscard]] util::Result<std::vector<std::string>> ApplyMegatronArgs(
+    std::string_view args, Scenario& spec);
 
 }  // namespace moesim::scenarios
 

@@ -74,7 +74,8 @@ enum class Arch { kUnknown, kHopper, kBlackwell };
 Arch ArchOf(const topology::System& system) {
   const std::string& gpu = system.gpu().calibration();
   if (gpu == "h100" || gpu == "h200") return Arch::kHopper;
-  if (gpu == "b200" || gpu == "b300" || gpu == "gb200" || gpu == "gb300") return Arch::kBlackwell;
+  if (gpu == "b200" || gpu == "b300" || gpu == "gb200" || gpu == "gb300")
+    return Arch::kBlackwell;
   return Arch::kUnknown;
 }
 
@@ -95,7 +96,8 @@ std::string ModelName(const models::Model& m) {
   return m.name().empty() ? std::string("the model") : m.name();
 }
 
-std::string SizesProduct(std::initializer_list<std::pair<std::string_view, int>> sizes) {
+std::string SizesProduct(
+    std::initializer_list<std::pair<std::string_view, int>> sizes) {
   std::string names, values;
   int64_t product = 1;
   for (auto [name, value] : sizes) {
@@ -110,163 +112,38 @@ std::string SizesProduct(std::initializer_list<std::pair<std::string_view, int>>
   return names + " = " + values + " = " + std::to_string(product);
 }
 
-// ---- Option parsing --------------------------------------------------------
-
-Result<models::Precision> ParsePrecision(std::string_view s, const FieldNamer& at) {
-  static constexpr std::pair<std::string_view, models::Precision> kNames[] = {
-      {"bf16", models::Precision::kBf16},
-      {"fp8-cs", models::Precision::kFp8CurrentScaling},
-      {"fp8-delayed", models::Precision::kFp8Delayed},
-      {"fp8-block", models::Precision::kFp8Blockwise},
-      {"mxfp8", models::Precision::kMxfp8},
-      {"nvfp4", models::Precision::kNvfp4},
-  };
-  for (auto [name, value] : kNames) {
-    if (name == s) return value;
-  }
-  return std::unexpected(at.Error(
-      "precision",
-      "unknown '" + std::string(s) + "' (bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, nvfp4)"));
-}
-
-Result<models::Dispatcher> ParseDispatcher(std::string_view s, const FieldNamer& at) {
-  if (s == "alltoall") return models::Dispatcher::kAllToAll;
-  if (s == "deepep") return models::Dispatcher::kDeepEp;
-  if (s == "hybridep") return models::Dispatcher::kHybridEp;
-  return std::unexpected(
-      at.Error("dispatcher", "unknown '" + std::string(s) + "' (alltoall, deepep, hybridep)"));
-}
-
-Result<models::Routing> ParseRouting(std::string_view s, const FieldNamer& at) {
-  if (s == "force_balanced") return models::Routing::kForceBalanced;
-  if (s == "dropless_natural") return models::Routing::kDroplessNatural;
-  if (s == "tokendrop") return models::Routing::kTokenDrop;
-  return std::unexpected(at.Error(
-      "routing", "unknown '" + std::string(s) + "' (force_balanced, dropless_natural, tokendrop)"));
-}
-
-// none | full_iteration | te:<scope;scope> | local:transformer_layer.
-Result<models::CudaGraph> ParseCudaGraph(std::string_view s, const FieldNamer& at) {
-  models::CudaGraph graph;
-  if (s == "none") return graph;
-  if (s == "full_iteration") {
-    graph.full_iteration = true;
-    return graph;
-  }
-  if (s == "local:transformer_layer") {
-    graph.local_transformer_layer = true;
-    return graph;
-  }
-  if (s.starts_with("te:")) {
-    std::vector<std::string> scopes = util::SplitList(s.substr(3), ",;");
-    if (scopes.empty()) {
-      return std::unexpected(at.Error(
-          "cuda_graph", "te: needs at least one scope (attn, mlp, moe, moe_router, moe_preprocess)"));
-    }
-    for (const std::string& scope : scopes) {
-      if (scope == "attn") {
-        graph.attn = true;
-      } else if (scope == "mlp") {
-        graph.mlp = true;
-      } else if (scope == "moe") {
-        graph.moe = true;
-      } else if (scope == "moe_router") {
-        graph.moe_router = true;
-      } else if (scope == "moe_preprocess") {
-        graph.moe_preprocess = true;
-      } else {
-        return std::unexpected(at.Error("cuda_graph",
-                                        "unknown TE scope '" + scope +
-                                            "' (attn, mlp, moe, moe_router, moe_preprocess)"));
-      }
-    }
-    return graph;
-  }
-  return std::unexpected(at.Error("cuda_graph", "unknown '" + std::string(s) +
-                                                    "' (none, full_iteration, te:<scope;scope>, "
-                                                    "local:transformer_layer)"));
-}
-
-Result<models::Recompute> ParseRecompute(const Recompute& spec, const FieldNamer& at) {
-  models::Recompute out;
-  const std::string& granularity = spec.granularity();
-  if (granularity != "" && granularity != "selective" && granularity != "full") {
-    return std::unexpected(
-        at.Error(kGranularity, "unknown '" + granularity + "' (selective, full, or empty for none)"));
-  }
-  for (const std::string& name : spec.modules()) {
-    std::string module = CanonicalRecomputeModule(name);
-    if (module == "core_attn") out.core_attn = true;
-    else if (module == "mla_up_proj") out.mla_up_proj = true;
-    else if (module == "layernorm") out.layernorm = true;
-    else if (module == "moe_act") out.moe_act = true;
-    else if (module == "mlp") out.mlp = true;
-    else if (module == "moe") out.moe = true;
-    else if (module == "shared_experts") out.shared_experts = true;
-    else {
-      return std::unexpected(at.Error(
-          kModules, "unknown module '" + name +
-                        "' (core_attn, mla_up_proj, layernorm, moe_act, mlp, moe, shared_experts; "
-                        "aliases up_proj, norm)"));
-    }
-  }
-  if (granularity == "full") {
-    // "full overrides the selective lists" (seeds_notes.md §5): keep the
-    // selective flags off so nothing downstream double counts.
-    out = models::Recompute{};
-    out.full = true;
-    if (spec.method() == "block") {
-      out.full_block = true;
-    } else if (spec.method() != "uniform") {
-      return std::unexpected(
-          at.Error("recompute.method", spec.method().empty()
-                                           ? "full recompute needs method uniform or block"
-                                           : "unknown '" + spec.method() + "' (uniform, block)"));
-    }
-    if (spec.num_layers() < 1) {
-      return std::unexpected(at.Error("recompute.num_layers",
-                                      "full recompute needs num_layers >= 1, got " +
-                                          std::to_string(spec.num_layers())));
-    }
-    out.full_num_layers = spec.num_layers();
-  }
-  return out;
-}
-
-// Bytes per element of an optimizer dtype; 0 when unknown.
-int DtypeBytes(std::string_view dtype) {
-  if (dtype == "fp32" || dtype == "float32") return 4;
-  if (dtype == "bf16" || dtype == "bfloat16" || dtype == "fp16" || dtype == "float16") return 2;
-  if (dtype == "fp8") return 1;
-  return 0;
-}
-
 // ---- Rules -----------------------------------------------------------------
 
 Result<void> CheckMeshes(const ResolvedScenario& r, const FieldNamer& at) {
   const Layout& l = r.spec.layout();
   const int gpus = r.spec.num_gpus();
-  const int attention = l.tensor_model_parallel_size() * l.context_parallel_size() *
+  const int attention = l.tensor_model_parallel_size() *
+                        l.context_parallel_size() *
                         l.pipeline_model_parallel_size();
   if (gpus % attention != 0) {
     return std::unexpected(at.Error(
-        "num_gpus", std::to_string(gpus) + " GPUs are not divisible by " +
-                        SizesProduct({{"tensor_model_parallel_size", l.tensor_model_parallel_size()},
-                                      {"context_parallel_size", l.context_parallel_size()},
-                                      {"pipeline_model_parallel_size",
-                                       l.pipeline_model_parallel_size()}}) +
-                        " (attention mesh TPxCPxDPxPP)"));
+        "num_gpus",
+        std::to_string(gpus) + " GPUs are not divisible by " +
+            SizesProduct(
+                {{"tensor_model_parallel_size", l.tensor_model_parallel_size()},
+                 {"context_parallel_size", l.context_parallel_size()},
+                 {"pipeline_model_parallel_size",
+                  l.pipeline_model_parallel_size()}}) +
+            " (attention mesh TPxCPxDPxPP)"));
   }
-  const int moe = l.expert_tensor_parallel_size() * l.expert_model_parallel_size() *
+  const int moe = l.expert_tensor_parallel_size() *
+                  l.expert_model_parallel_size() *
                   l.pipeline_model_parallel_size();
   if (gpus % moe != 0) {
     return std::unexpected(at.Error(
-        "num_gpus",
-        std::to_string(gpus) + " GPUs are not divisible by " +
-            SizesProduct({{"expert_tensor_parallel_size", l.expert_tensor_parallel_size()},
-                          {"expert_model_parallel_size", l.expert_model_parallel_size()},
-                          {"pipeline_model_parallel_size", l.pipeline_model_parallel_size()}}) +
-            " (MoE mesh ETPxEPxEDPxPP)"));
+        "num_gpus", std::to_string(gpus) + " GPUs are not divisible by " +
+                        SizesProduct({{"expert_tensor_parallel_size",
+                                       l.expert_tensor_parallel_size()},
+                                      {"expert_model_parallel_size",
+                                       l.expert_model_parallel_size()},
+                                      {"pipeline_model_parallel_size",
+                                       l.pipeline_model_parallel_size()}}) +
+                        " (MoE mesh ETPxEPxEDPxPP)"));
   }
   return {};
 }
@@ -274,20 +151,28 @@ Result<void> CheckMeshes(const ResolvedScenario& r, const FieldNamer& at) {
 Result<void> CheckModelSplit(const ResolvedScenario& r, const FieldNamer& at) {
   const models::Model& m = r.model;
   const int tp = r.parallel.tp, ep = r.parallel.ep, etp = r.parallel.etp;
-  const std::string tp_text = "tensor_model_parallel_size " + std::to_string(tp);
+  const std::string tp_text =
+      "tensor_model_parallel_size " + std::to_string(tp);
   auto divides = [&](int64_t value, std::string_view what) -> Result<void> {
     if (value > 0 && value % tp != 0) {
-      return std::unexpected(at.Error(kTp, std::string(what) + " " + std::to_string(value) +
-                                               " is not divisible by " + tp_text));
+      return std::unexpected(
+          at.Error(kTp, std::string(what) + " " + std::to_string(value) +
+                            " is not divisible by " + tp_text));
     }
     return {};
   };
-  if (auto ok = divides(m.num_attention_heads(), "num_attention_heads"); !ok) return ok;
-  if (auto ok = divides(m.num_query_groups(), "num_query_groups"); !ok) return ok;
-  if (auto ok = divides(m.linear_num_key_heads(), "linear_num_key_heads"); !ok) return ok;
-  if (auto ok = divides(m.linear_num_value_heads(), "linear_num_value_heads"); !ok) return ok;
+  if (auto ok = divides(m.num_attention_heads(), "num_attention_heads"); !ok)
+    return ok;
+  if (auto ok = divides(m.num_query_groups(), "num_query_groups"); !ok)
+    return ok;
+  if (auto ok = divides(m.linear_num_key_heads(), "linear_num_key_heads"); !ok)
+    return ok;
+  if (auto ok = divides(m.linear_num_value_heads(), "linear_num_value_heads");
+      !ok)
+    return ok;
   if (NumDenseLayers(m) > 0) {
-    if (auto ok = divides(m.ffn_hidden_size(), "ffn_hidden_size"); !ok) return ok;
+    if (auto ok = divides(m.ffn_hidden_size(), "ffn_hidden_size"); !ok)
+      return ok;
   }
   if (auto ok = divides(m.moe_shared_expert_intermediate_size(),
                         "moe_shared_expert_intermediate_size");
@@ -296,61 +181,68 @@ Result<void> CheckModelSplit(const ResolvedScenario& r, const FieldNamer& at) {
   }
   if (!IsMoe(m)) {
     if (ep > 1) {
-      return std::unexpected(at.Error(kEp, "expert_model_parallel_size " + std::to_string(ep) +
-                                               " needs an MoE model; " + ModelName(m) +
-                                               " is dense"));
+      return std::unexpected(at.Error(
+          kEp, "expert_model_parallel_size " + std::to_string(ep) +
+                   " needs an MoE model; " + ModelName(m) + " is dense"));
     }
     if (etp > 1) {
-      return std::unexpected(at.Error(kEtp, "expert_tensor_parallel_size " +
-                                                std::to_string(etp) + " needs an MoE model; " +
-                                                ModelName(m) + " is dense"));
+      return std::unexpected(at.Error(
+          kEtp, "expert_tensor_parallel_size " + std::to_string(etp) +
+                    " needs an MoE model; " + ModelName(m) + " is dense"));
     }
     return {};
   }
   if (m.num_moe_experts() % ep != 0) {
-    return std::unexpected(at.Error(kEp, "num_moe_experts " + std::to_string(m.num_moe_experts()) +
-                                             " is not divisible by expert_model_parallel_size " +
-                                             std::to_string(ep)));
+    return std::unexpected(
+        at.Error(kEp, "num_moe_experts " + std::to_string(m.num_moe_experts()) +
+                          " is not divisible by expert_model_parallel_size " +
+                          std::to_string(ep)));
   }
   if (m.moe_ffn_hidden_size() % etp != 0) {
-    return std::unexpected(
-        at.Error(kEtp, "moe_ffn_hidden_size " + std::to_string(m.moe_ffn_hidden_size()) +
-                           " is not divisible by expert_tensor_parallel_size " +
-                           std::to_string(etp)));
+    return std::unexpected(at.Error(
+        kEtp, "moe_ffn_hidden_size " + std::to_string(m.moe_ffn_hidden_size()) +
+                  " is not divisible by expert_tensor_parallel_size " +
+                  std::to_string(etp)));
   }
   return {};
 }
 
-Result<void> CheckSequenceAndBatch(const ResolvedScenario& r, const FieldNamer& at) {
+Result<void> CheckSequenceAndBatch(const ResolvedScenario& r,
+                                   const FieldNamer& at) {
   const models::Parallelism& p = r.parallel;
   const int64_t seq = r.training.seq_length;
   if (p.cp > 1 && seq % (2 * p.cp) != 0) {
-    return std::unexpected(at.Error(kCp, "seq_length " + std::to_string(seq) +
-                                             " is not divisible by 2*context_parallel_size = " +
-                                             std::to_string(2 * p.cp)));
+    return std::unexpected(
+        at.Error(kCp, "seq_length " + std::to_string(seq) +
+                          " is not divisible by 2*context_parallel_size = " +
+                          std::to_string(2 * p.cp)));
   }
   if (p.sequence_parallel && (seq / p.cp) % p.tp != 0) {
     return std::unexpected(at.Error(
         kTp, "with sequence parallel, seq_length/context_parallel_size = " +
-                 std::to_string(seq / p.cp) + " is not divisible by tensor_model_parallel_size " +
+                 std::to_string(seq / p.cp) +
+                 " is not divisible by tensor_model_parallel_size " +
                  std::to_string(p.tp)));
   }
-  const int64_t mbs = r.training.micro_batch_size, gbs = r.training.global_batch_size;
+  const int64_t mbs = r.training.micro_batch_size,
+                gbs = r.training.global_batch_size;
   if (gbs % (mbs * p.dp) != 0) {
-    return std::unexpected(at.Error(
-        kGbs, "global_batch_size " + std::to_string(gbs) +
-                  " is not divisible by micro_batch_size*DP = " + std::to_string(mbs) + "*" +
-                  std::to_string(p.dp) + " = " + std::to_string(mbs * p.dp)));
+    return std::unexpected(
+        at.Error(kGbs, "global_batch_size " + std::to_string(gbs) +
+                           " is not divisible by micro_batch_size*DP = " +
+                           std::to_string(mbs) + "*" + std::to_string(p.dp) +
+                           " = " + std::to_string(mbs * p.dp)));
   }
   if (p.vpp > 1 && p.pp == 1) {
-    return std::unexpected(at.Error(kVpp, "virtual_pipeline_model_parallel_size " +
-                                              std::to_string(p.vpp) +
-                                              " needs pipeline_model_parallel_size > 1"));
+    return std::unexpected(at.Error(
+        kVpp, "virtual_pipeline_model_parallel_size " + std::to_string(p.vpp) +
+                  " needs pipeline_model_parallel_size > 1"));
   }
   // Without a layout string the decoder layers split evenly over PP x VPP
   // (the pipeline helper enforces it too; this names the knob to change).
   const int64_t layers = r.model.num_layers();
-  if (r.spec.layout().pipeline_model_parallel_layout().empty() && layers % (p.pp * p.vpp) != 0) {
+  if (r.spec.layout().pipeline_model_parallel_layout().empty() &&
+      layers % (p.pp * p.vpp) != 0) {
     return std::unexpected(at.Error(
         p.vpp > 1 ? kVpp : kPp,
         "num_layers " + std::to_string(layers) + " is not divisible by " +
@@ -368,17 +260,21 @@ Result<void> CheckRecompute(const ResolvedScenario& r, const FieldNamer& at) {
   const std::string name = ModelName(m);
   if (rc.mla_up_proj && !m.multi_latent_attention()) {
     return std::unexpected(at.Error(
-        kModules, "mla_up_proj needs multi-latent attention; " + name + " has none"));
+        kModules,
+        "mla_up_proj needs multi-latent attention; " + name + " has none"));
   }
   if (rc.moe_act && !IsMoe(m)) {
-    return std::unexpected(at.Error(kModules, "moe_act needs an MoE model; " + name + " is dense"));
+    return std::unexpected(at.Error(
+        kModules, "moe_act needs an MoE model; " + name + " is dense"));
   }
   if (rc.moe && !IsMoe(m)) {
-    return std::unexpected(at.Error(kModules, "moe needs an MoE model; " + name + " is dense"));
+    return std::unexpected(
+        at.Error(kModules, "moe needs an MoE model; " + name + " is dense"));
   }
   if (rc.shared_experts && m.moe_shared_expert_intermediate_size() <= 0) {
     return std::unexpected(at.Error(
-        kModules, "shared_experts needs a model with shared experts; " + name + " has none"));
+        kModules, "shared_experts needs a model with shared experts; " + name +
+                      " has none"));
   }
   if (rc.mlp && NumDenseLayers(m) == 0) {
     return std::unexpected(at.Error(
@@ -387,60 +283,72 @@ Result<void> CheckRecompute(const ResolvedScenario& r, const FieldNamer& at) {
   }
   if (r.training.precision == models::Precision::kFp8Delayed) {
     if (rc.layernorm) {
-      return std::unexpected(
-          at.Error(kModules, "layernorm recompute is not supported with fp8-delayed"));
+      return std::unexpected(at.Error(
+          kModules, "layernorm recompute is not supported with fp8-delayed"));
     }
     if (rc.moe_act) {
-      return std::unexpected(
-          at.Error(kModules, "moe_act recompute is not supported with fp8-delayed"));
+      return std::unexpected(at.Error(
+          kModules, "moe_act recompute is not supported with fp8-delayed"));
     }
   }
   if (rc.shared_experts && r.spec.moe_shared_expert_overlap()) {
-    return std::unexpected(at.Error(
-        kModules, "shared_experts recompute is incompatible with moe_shared_expert_overlap"));
+    return std::unexpected(at.Error(kModules,
+                                    "shared_experts recompute is incompatible "
+                                    "with moe_shared_expert_overlap"));
   }
   return {};
 }
 
-Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r, const FieldNamer& at) {
+Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
+                                      const FieldNamer& at) {
   const models::TrainingOptions& t = r.training;
   const Arch arch = ArchOf(r.system);
-  const std::string gpu = "system " + r.system.name() + " has gpu.calibration '" +
+  const std::string gpu = "system " + r.system.name() +
+                          " has gpu.calibration '" +
                           r.system.gpu().calibration() + "'";
   // Transformer Engine support matrix
   // (https://nvidia.github.io/TransformerEngine/support_matrix.html): MXFP8
   // and NVFP4 need Blackwell (SM 10.x); per-tensor and blockwise FP8 run on
   // Hopper and Blackwell.
-  if ((t.precision == models::Precision::kMxfp8 || t.precision == models::Precision::kNvfp4) &&
+  if ((t.precision == models::Precision::kMxfp8 ||
+       t.precision == models::Precision::kNvfp4) &&
       arch != Arch::kBlackwell) {
-    return std::unexpected(at.Error("precision", r.spec.precision() +
-                                                     " needs a Blackwell GPU (b200, b300, gb200, "
-                                                     "gb300); " + gpu));
+    return std::unexpected(
+        at.Error("precision", r.spec.precision() +
+                                  " needs a Blackwell GPU (b200, b300, gb200, "
+                                  "gb300); " +
+                                  gpu));
   }
   if (models::IsLowPrecision(t.precision) && arch == Arch::kUnknown) {
     return std::unexpected(at.Error(
-        "precision", r.spec.precision() + " needs a Hopper or Blackwell GPU; " + gpu));
+        "precision",
+        r.spec.precision() + " needs a Hopper or Blackwell GPU; " + gpu));
   }
   if (t.fp8_param_gather && !models::IsLowPrecision(t.precision)) {
     return std::unexpected(
-        at.Error("fp8_param_gather", "needs an FP8 or FP4 precision, not " + r.spec.precision()));
+        at.Error("fp8_param_gather",
+                 "needs an FP8 or FP4 precision, not " + r.spec.precision()));
   }
   const bool moe = IsMoe(r.model);
   if (t.dispatcher != models::Dispatcher::kAllToAll) {
     if (!moe) {
-      return std::unexpected(at.Error("dispatcher", r.spec.dispatcher() + " needs an MoE model; " +
-                                                        ModelName(r.model) + " is dense"));
+      return std::unexpected(
+          at.Error("dispatcher", r.spec.dispatcher() + " needs an MoE model; " +
+                                     ModelName(r.model) + " is dense"));
     }
     if (r.parallel.ep <= 1) {
       return std::unexpected(at.Error(
-          "dispatcher", r.spec.dispatcher() + " needs expert_model_parallel_size > 1"));
+          "dispatcher",
+          r.spec.dispatcher() + " needs expert_model_parallel_size > 1"));
     }
   }
   if (r.spec.moe_expert_capacity_factor() < 0) {
-    return std::unexpected(at.Error("moe_expert_capacity_factor",
-                                    "must be > 0, got " + Num(r.spec.moe_expert_capacity_factor())));
+    return std::unexpected(at.Error(
+        "moe_expert_capacity_factor",
+        "must be > 0, got " + Num(r.spec.moe_expert_capacity_factor())));
   }
-  if (t.routing == models::Routing::kTokenDrop && r.spec.moe_expert_capacity_factor() <= 0) {
+  if (t.routing == models::Routing::kTokenDrop &&
+      r.spec.moe_expert_capacity_factor() <= 0) {
     return std::unexpected(
         at.Error("routing", "tokendrop needs moe_expert_capacity_factor > 0"));
   }
@@ -451,70 +359,86 @@ Result<void> CheckOptimizer(const ResolvedScenario& r, const FieldNamer& at) {
   const Scenario& s = r.spec;
   const double fraction = s.optimizer_offload_fraction();
   if (fraction < 0 || fraction > 1) {
-    return std::unexpected(
-        at.Error("optimizer_offload_fraction", "must be in [0, 1], got " + Num(fraction)));
+    return std::unexpected(at.Error("optimizer_offload_fraction",
+                                    "must be in [0, 1], got " + Num(fraction)));
   }
   if (fraction > 0 && !s.use_distributed_optimizer()) {
-    return std::unexpected(at.Error("optimizer_offload_fraction",
-                                    "optimizer CPU offload needs use_distributed_optimizer"));
+    return std::unexpected(
+        at.Error("optimizer_offload_fraction",
+                 "optimizer CPU offload needs use_distributed_optimizer"));
   }
-  const bool low_precision_state = s.main_grads_dtype() != "fp32" &&
-                                       s.main_grads_dtype() != "float32";
-  const bool low_precision_moments = s.exp_avg_dtype() != "fp32" && s.exp_avg_dtype() != "float32";
+  const bool low_precision_state =
+      s.main_grads_dtype() != "fp32" && s.main_grads_dtype() != "float32";
+  const bool low_precision_moments =
+      s.exp_avg_dtype() != "fp32" && s.exp_avg_dtype() != "float32";
   if (!s.use_precision_aware_optimizer()) {
     if (low_precision_state) {
       return std::unexpected(at.Error(
-          "main_grads_dtype", s.main_grads_dtype() + " needs use_precision_aware_optimizer"));
+          "main_grads_dtype",
+          s.main_grads_dtype() + " needs use_precision_aware_optimizer"));
     }
     if (low_precision_moments) {
       return std::unexpected(
-          at.Error("exp_avg_dtype", s.exp_avg_dtype() + " needs use_precision_aware_optimizer"));
+          at.Error("exp_avg_dtype",
+                   s.exp_avg_dtype() + " needs use_precision_aware_optimizer"));
     }
   } else if (!s.use_distributed_optimizer()) {
-    return std::unexpected(at.Error("use_precision_aware_optimizer",
-                                    "the precision-aware optimizer needs use_distributed_optimizer"));
+    return std::unexpected(at.Error(
+        "use_precision_aware_optimizer",
+        "the precision-aware optimizer needs use_distributed_optimizer"));
   }
   return {};
 }
 
-Result<void> CheckCudaGraphAndOffload(const ResolvedScenario& r, const FieldNamer& at) {
+Result<void> CheckCudaGraphAndOffload(const ResolvedScenario& r,
+                                      const FieldNamer& at) {
   const models::CudaGraph& g = r.training.cuda_graph;
   const models::Recompute& rc = r.training.recompute;
   if (g.moe && g.moe_router) {
-    return std::unexpected(
-        at.Error("cuda_graph", "TE scopes moe and moe_router are mutually exclusive"));
+    return std::unexpected(at.Error(
+        "cuda_graph", "TE scopes moe and moe_router are mutually exclusive"));
   }
   if (g.moe_preprocess && !g.moe_router) {
-    return std::unexpected(at.Error("cuda_graph", "TE scope moe_preprocess needs moe_router"));
+    return std::unexpected(
+        at.Error("cuda_graph", "TE scope moe_preprocess needs moe_router"));
   }
   if ((g.moe || g.moe_router) && !IsMoe(r.model)) {
-    return std::unexpected(at.Error("cuda_graph", "TE scopes moe and moe_router need an MoE model; " +
-                                                      ModelName(r.model) + " is dense"));
+    return std::unexpected(at.Error(
+        "cuda_graph", "TE scopes moe and moe_router need an MoE model; " +
+                          ModelName(r.model) + " is dense"));
   }
   if (rc.full && g.any() && !g.full_iteration) {
-    return std::unexpected(
-        at.Error(kGranularity, "full recompute is only supported with full iteration CUDA graph"));
+    return std::unexpected(at.Error(
+        kGranularity,
+        "full recompute is only supported with full iteration CUDA graph"));
   }
   if (rc.moe && g.moe_router) {
-    return std::unexpected(
-        at.Error(kModules, "moe recompute is not supported with the moe_router CUDA-graph scope"));
+    return std::unexpected(at.Error(
+        kModules,
+        "moe recompute is not supported with the moe_router CUDA-graph scope"));
   }
   if (r.spec.cpu_offloading()) {
     if (g.any()) {
-      return std::unexpected(at.Error(
-          "cpu_offloading", "CPU activation offloading is incompatible with CUDA graphs (cuda_graph " +
-                                r.spec.cuda_graph() + ")"));
+      return std::unexpected(
+          at.Error("cpu_offloading",
+                   "CPU activation offloading is incompatible with CUDA graphs "
+                   "(cuda_graph " +
+                       r.spec.cuda_graph() + ")"));
     }
     if (r.parallel.pp > 1) {
-      return std::unexpected(at.Error("cpu_offloading",
-                                      "CPU activation offloading needs pipeline_model_parallel_size "
-                                      "1, got " + std::to_string(r.parallel.pp)));
+      return std::unexpected(at.Error(
+          "cpu_offloading",
+          "CPU activation offloading needs pipeline_model_parallel_size "
+          "1, got " +
+              std::to_string(r.parallel.pp)));
     }
-    const bool any_recompute = rc.full || rc.core_attn || rc.mla_up_proj || rc.layernorm ||
-                               rc.moe_act || rc.mlp || rc.moe || rc.shared_experts;
+    const bool any_recompute = rc.full || rc.core_attn || rc.mla_up_proj ||
+                               rc.layernorm || rc.moe_act || rc.mlp || rc.moe ||
+                               rc.shared_experts;
     if (any_recompute) {
       return std::unexpected(
-          at.Error("cpu_offloading", "CPU activation offloading is incompatible with recompute"));
+          at.Error("cpu_offloading",
+                   "CPU activation offloading is incompatible with recompute"));
     }
   }
   return {};
@@ -528,16 +452,23 @@ Result<void> CheckEpOverlap(const ResolvedScenario& r, const FieldNamer& at) {
   auto fail = [&](std::string rule) {
     return std::unexpected(at.Error(kField, "EP overlap " + rule));
   };
-  if (!IsMoe(r.model)) return fail("needs an MoE model; " + ModelName(r.model) + " is dense");
+  if (!IsMoe(r.model))
+    return fail("needs an MoE model; " + ModelName(r.model) + " is dense");
   if (r.parallel.ep <= 1) return fail("needs expert_model_parallel_size > 1");
   if (r.parallel.pp > 1 && r.parallel.vpp <= 1) {
-    return fail("needs virtual_pipeline_model_parallel_size > 1 when pipeline_model_parallel_size > 1");
+    return fail(
+        "needs virtual_pipeline_model_parallel_size > 1 when "
+        "pipeline_model_parallel_size > 1");
   }
-  if (r.training.recompute.full) return fail("is incompatible with full recompute");
-  if (r.training.recompute.moe) return fail("is incompatible with moe recompute");
-  if (r.spec.moe_shared_expert_overlap()) return fail("needs moe_shared_expert_overlap off");
+  if (r.training.recompute.full)
+    return fail("is incompatible with full recompute");
+  if (r.training.recompute.moe)
+    return fail("is incompatible with moe recompute");
+  if (r.spec.moe_shared_expert_overlap())
+    return fail("needs moe_shared_expert_overlap off");
   if (r.model.mtp_num_layers() > 1) {
-    return fail("needs mtp_num_layers <= 1, got " + std::to_string(r.model.mtp_num_layers()));
+    return fail("needs mtp_num_layers <= 1, got " +
+                std::to_string(r.model.mtp_num_layers()));
   }
   return {};
 }
@@ -549,24 +480,30 @@ std::string FieldNamer::Where(std::string_view path) const {
   std::string where(origin_);
   if (!text_.empty()) {
     size_t dot = path.rfind('.');
-    std::string_view leaf = dot == std::string_view::npos ? path : path.substr(dot + 1);
-    if (int line = util::FieldLine(text_, leaf); line > 0) where += ":" + std::to_string(line);
+    std::string_view leaf =
+        dot == std::string_view::npos ? path : path.substr(dot + 1);
+    if (int line = util::FieldLine(text_, leaf); line > 0)
+      where += ":" + std::to_string(line);
   }
   return where + ": " + std::string(path);
 }
 
-util::Error FieldNamer::Error(std::string_view path, std::string_view rule) const {
+util::Error FieldNamer::Error(std::string_view path,
+                              std::string_view rule) const {
   return util::Error{Where(path) + ": " + std::string(rule)};
 }
 
-util::Error FieldNamer::Wrap(std::string_view path, std::string_view message) const {
+util::Error FieldNamer::Wrap(std::string_view path,
+                             std::string_view message) const {
   // Errors are one line; some parsers append a source excerpt and a caret
   // on further lines (protobuf's JSON parser does), which are dropped.
   message = message.substr(0, message.find('\n'));
   size_t dot = path.rfind('.');
-  std::string_view leaf = dot == std::string_view::npos ? path : path.substr(dot + 1);
+  std::string_view leaf =
+      dot == std::string_view::npos ? path : path.substr(dot + 1);
   for (std::string_view name : {path, leaf}) {
-    if (message.starts_with(name) && message.substr(name.size()).starts_with(": ")) {
+    if (message.starts_with(name) &&
+        message.substr(name.size()).starts_with(": ")) {
       message.remove_prefix(name.size() + 2);
       break;
     }
@@ -579,7 +516,9 @@ std::string FlagName(std::string_view path) {
     if (field == path) return std::string(flag);
   }
   size_t dot = path.rfind('.');
-  std::string flag = "--" + std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+  std::string flag =
+      "--" +
+      std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
   std::replace(flag.begin() + 2, flag.end(), '_', '-');
   return flag;
 }
@@ -587,72 +526,36 @@ std::string FlagName(std::string_view path) {
 std::string CanonicalRecomputeModule(std::string_view name) {
   if (name == "up_proj") return "mla_up_proj";
   if (name == "norm") return "layernorm";
-  for (std::string_view known :
-       {"core_attn", "mla_up_proj", "layernorm", "moe_act", "mlp", "moe", "shared_experts"}) {
+  for (std::string_view known : {"core_attn", "mla_up_proj", "layernorm",
+                                 "moe_act", "mlp", "moe", "shared_experts"}) {
     if (name == known) return std::string(known);
   }
   return "";
 }
 
-Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
-                          models::TrainingOptions& out) {
-  auto precision = ParsePrecision(spec.precision(), at);
-  if (!precision) return std::unexpected(precision.error());
-  out.precision = *precision;
-  auto dispatcher = ParseDispatcher(spec.dispatcher(), at);
-  if (!dispatcher) return std::unexpected(dispatcher.error());
-  out.dispatcher = *dispatcher;
-  auto routing = ParseRouting(spec.routing(), at);
-  if (!routing) return std::unexpected(routing.error());
-  out.routing = *routing;
-  auto graph = ParseCudaGraph(spec.cuda_graph(), at);
-  if (!graph) return std::unexpected(graph.error());
-  out.cuda_graph = *graph;
-  auto recompute = ParseRecompute(spec.recompute(), at);
-  if (!recompute) return std::unexpected(recompute.error());
-  out.recompute = *recompute;
-
-  const int grad_bytes = DtypeBytes(spec.main_grads_dtype());
-  if (grad_bytes != 4 && grad_bytes != 2) {
-    return std::unexpected(at.Error("main_grads_dtype",
-                                    "unknown '" + spec.main_grads_dtype() + "' (fp32, bf16)"));
-  }
-  const int moment_bytes = DtypeBytes(spec.exp_avg_dtype());
-  if (moment_bytes == 0) {
-    return std::unexpected(at.Error(
-        "exp_avg_dtype", "unknown '" + spec.exp_avg_dtype() + "' (fp32, bf16, fp16, fp8)"));
-  }
-  out.main_grad_bytes = grad_bytes;
-  out.exp_avg_bytes = moment_bytes;
-  out.main_param_bytes = 4;
-  out.moe_expert_capacity_factor = spec.moe_expert_capacity_factor();
-  out.ep_overlap = spec.overlap_moe_expert_parallel_comm();
-  out.distributed_optimizer = spec.use_distributed_optimizer();
-  out.fp8_param_gather = spec.fp8_param_gather();
-  out.optimizer_offload_fraction = spec.optimizer_offload_fraction();
-  out.cpu_offloading = spec.cpu_offloading();
-  return {};
-}
-
 Result<void> CheckRules(const ResolvedScenario& r, const FieldNamer& at,
                         std::vector<std::string>& warnings) {
-  for (auto check : {CheckMeshes, CheckModelSplit, CheckSequenceAndBatch, CheckRecompute,
-                     CheckPrecisionAndRouting, CheckOptimizer, CheckCudaGraphAndOffload,
-                     CheckEpOverlap}) {
+  for (auto check : {CheckMeshes, CheckModelSplit, CheckSequenceAndBatch,
+                     CheckRecompute, CheckPrecisionAndRouting, CheckOptimizer,
+                     CheckCudaGraphAndOffload, CheckEpOverlap}) {
     if (auto ok = check(r, at); !ok) return ok;
   }
   const models::Recompute& rc = r.training.recompute;
-  if (!rc.full && (!r.spec.recompute().method().empty() || r.spec.recompute().num_layers() != 0)) {
-    warnings.push_back(at.Where("recompute.method") +
-                       ": method and num_layers only apply to full recompute; ignored");
+  if (!rc.full && (!r.spec.recompute().method().empty() ||
+                   r.spec.recompute().num_layers() != 0)) {
+    warnings.push_back(
+        at.Where("recompute.method") +
+        ": method and num_layers only apply to full recompute; ignored");
   }
   if (rc.full && r.spec.recompute().modules_size() > 0) {
-    warnings.push_back(at.Where(kModules) + ": full recompute overrides the selective modules " +
+    warnings.push_back(at.Where(kModules) +
+                       ": full recompute overrides the selective modules " +
                        Join({r.spec.recompute().modules().begin(),
                              r.spec.recompute().modules().end()},
                             ", "));
   }
-  if (r.spec.moe_expert_capacity_factor() > 0 && r.training.routing != models::Routing::kTokenDrop) {
+  if (r.spec.moe_expert_capacity_factor() > 0 &&
+      r.training.routing != models::Routing::kTokenDrop) {
     warnings.push_back(at.Where("moe_expert_capacity_factor") +
                        ": only used with routing tokendrop; ignored");
   }

@@ -30,7 +30,8 @@ inline constexpr std::string_view kFlagsOrigin = "flags";
 // must outlive it.
 class FieldNamer {
  public:
-  FieldNamer(std::string_view origin, std::string_view text) : origin_(origin), text_(text) {}
+  FieldNamer(std::string_view origin, std::string_view text)
+      : origin_(origin), text_(text) {}
 
   // "<file>:<line>: <path>", "<file>: <path>" or "flags: <flag>". `path` is
   // the dotted field path in Scenario, e.g. "layout.context_parallel_size".
@@ -63,14 +64,16 @@ std::string CanonicalRecomputeModule(std::string_view name);
 // Parses precision, dispatcher, routing, cuda_graph, recompute and the
 // optimizer dtypes of `spec` (defaults already filled) into `out`.
 // Errors name the field and list the accepted values.
-[[nodiscard]] util::Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
+[[nodiscard]] util::Result<void> ParseOptions(const Scenario& spec,
+                                              const FieldNamer& at,
                                               models::TrainingOptions& out);
 
 // Checks every layout and feature-compatibility rule on a scenario whose
 // defaults are filled, model and system loaded, and parallel / training
 // filled (everything but the pipeline plan). Appends non-fatal notes to
 // `warnings`. Returns the first rule broken.
-[[nodiscard]] util::Result<void> CheckRules(const ResolvedScenario& r, const FieldNamer& at,
+[[nodiscard]] util::Result<void> CheckRules(const ResolvedScenario& r,
+                                            const FieldNamer& at,
                                             std::vector<std::string>& warnings);
 
 }  // namespace moesim::scenarios::internal

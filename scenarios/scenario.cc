@@ -28,29 +28,36 @@ Result<void> CheckSet(const Scenario& s, const FieldNamer& at) {
       {"layout.expert_model_parallel_size", l.expert_model_parallel_size()},
       {"layout.expert_tensor_parallel_size", l.expert_tensor_parallel_size()},
       {"layout.pipeline_model_parallel_size", l.pipeline_model_parallel_size()},
-      {"layout.virtual_pipeline_model_parallel_size", l.virtual_pipeline_model_parallel_size()},
-      {"layout.num_layers_per_virtual_pipeline_stage", l.num_layers_per_virtual_pipeline_stage()},
+      {"layout.virtual_pipeline_model_parallel_size",
+       l.virtual_pipeline_model_parallel_size()},
+      {"layout.num_layers_per_virtual_pipeline_stage",
+       l.num_layers_per_virtual_pipeline_stage()},
       {"layout.micro_batch_size", l.micro_batch_size()},
       {"layout.global_batch_size", l.global_batch_size()},
       {"recompute.num_layers", s.recompute().num_layers()},
   };
   for (auto [path, value] : sizes) {
-    if (value < 0) return std::unexpected(at.Error(path, "must be >= 1, got " + std::to_string(value)));
+    if (value < 0)
+      return std::unexpected(
+          at.Error(path, "must be >= 1, got " + std::to_string(value)));
   }
   if (s.has_mtp_num_layers() && s.mtp_num_layers() < 0) {
     return std::unexpected(
-        at.Error("mtp_num_layers", "must be >= 0, got " + std::to_string(s.mtp_num_layers())));
+        at.Error("mtp_num_layers",
+                 "must be >= 0, got " + std::to_string(s.mtp_num_layers())));
   }
   return {};
 }
 
 Result<void> CheckRequired(const Scenario& s, const FieldNamer& at) {
   if (s.model().empty()) return std::unexpected(at.Error("model", "required"));
-  if (s.system().empty()) return std::unexpected(at.Error("system", "required"));
-  if (s.num_gpus() == 0) return std::unexpected(at.Error("num_gpus", "required"));
+  if (s.system().empty())
+    return std::unexpected(at.Error("system", "required"));
+  if (s.num_gpus() == 0)
+    return std::unexpected(at.Error("num_gpus", "required"));
   if (s.num_gpus() < 0) {
-    return std::unexpected(
-        at.Error("num_gpus", "must be >= 1, got " + std::to_string(s.num_gpus())));
+    return std::unexpected(at.Error(
+        "num_gpus", "must be >= 1, got " + std::to_string(s.num_gpus())));
   }
   return {};
 }
@@ -60,7 +67,8 @@ Result<void> CheckRequired(const Scenario& s, const FieldNamer& at) {
 Result<models::Model> LoadOverriddenModel(Scenario& s, const FieldNamer& at) {
   auto model = models::LoadModel(s.model());
   if (!model) return std::unexpected(at.Wrap("model", model.error().message));
-  if (s.num_layers() > 0) *model = models::WithNumLayers(*model, s.num_layers());
+  if (s.num_layers() > 0)
+    *model = models::WithNumLayers(*model, s.num_layers());
   if (s.has_mtp_num_layers()) model->set_mtp_num_layers(s.mtp_num_layers());
   s.set_num_layers(static_cast<int32_t>(model->num_layers()));
   s.set_mtp_num_layers(static_cast<int32_t>(model->mtp_num_layers()));
@@ -72,13 +80,14 @@ class Defaults {
  public:
   explicit Defaults(std::vector<std::string>& used) : used_(used) {}
 
-  void Int(std::string_view name, int value, void (Layout::*set)(int32_t), int32_t current,
-           Layout& layout) {
+  void Int(std::string_view name, int value, void (Layout::*set)(int32_t),
+           int32_t current, Layout& layout) {
     if (current != 0) return;
     (layout.*set)(value);
     Note(name, std::to_string(value));
   }
-  void String(std::string_view name, std::string_view value, std::string* field) {
+  void String(std::string_view name, std::string_view value,
+              std::string* field) {
     if (!field->empty()) return;
     *field = value;
     Note(name, value);
@@ -93,53 +102,67 @@ class Defaults {
 
 // Fills every unset field with the Megatron-Bridge recipe default.
 // REQUIRES: CheckSet passed and s.num_layers() is the model's depth.
-Result<void> FillDefaults(Scenario& s, const models::Model& model, const FieldNamer& at,
-                          std::vector<std::string>& used, std::vector<std::string>& warnings) {
+Result<void> FillDefaults(Scenario& s, const models::Model& model,
+                          const FieldNamer& at, std::vector<std::string>& used,
+                          std::vector<std::string>& warnings) {
   Defaults d(used);
   Layout& l = *s.mutable_layout();
-  d.Int("tensor_model_parallel_size", 1, &Layout::set_tensor_model_parallel_size,
-        l.tensor_model_parallel_size(), l);
-  d.Int("context_parallel_size", 1, &Layout::set_context_parallel_size, l.context_parallel_size(),
+  d.Int("tensor_model_parallel_size", 1,
+        &Layout::set_tensor_model_parallel_size, l.tensor_model_parallel_size(),
         l);
-  d.Int("expert_model_parallel_size", 1, &Layout::set_expert_model_parallel_size,
-        l.expert_model_parallel_size(), l);
-  d.Int("expert_tensor_parallel_size", 1, &Layout::set_expert_tensor_parallel_size,
+  d.Int("context_parallel_size", 1, &Layout::set_context_parallel_size,
+        l.context_parallel_size(), l);
+  d.Int("expert_model_parallel_size", 1,
+        &Layout::set_expert_model_parallel_size, l.expert_model_parallel_size(),
+        l);
+  d.Int("expert_tensor_parallel_size", 1,
+        &Layout::set_expert_tensor_parallel_size,
         l.expert_tensor_parallel_size(), l);
-  d.Int("pipeline_model_parallel_size", 1, &Layout::set_pipeline_model_parallel_size,
+  d.Int("pipeline_model_parallel_size", 1,
+        &Layout::set_pipeline_model_parallel_size,
         l.pipeline_model_parallel_size(), l);
-  if (int per_stage = l.num_layers_per_virtual_pipeline_stage(); per_stage > 0) {
-    constexpr std::string_view kPerStage = "layout.num_layers_per_virtual_pipeline_stage";
+  if (int per_stage = l.num_layers_per_virtual_pipeline_stage();
+      per_stage > 0) {
+    constexpr std::string_view kPerStage =
+        "layout.num_layers_per_virtual_pipeline_stage";
     if (l.virtual_pipeline_model_parallel_size() > 0) {
       return std::unexpected(at.Error(
-          kPerStage, "set either this or virtual_pipeline_model_parallel_size, not both"));
+          kPerStage,
+          "set either this or virtual_pipeline_model_parallel_size, not both"));
     }
     const int64_t chunk = int64_t{l.pipeline_model_parallel_size()} * per_stage;
     if (s.num_layers() % chunk != 0) {
       return std::unexpected(at.Error(
           kPerStage, "num_layers " + std::to_string(s.num_layers()) +
                          " is not divisible by pipeline_model_parallel_size*" +
-                         "num_layers_per_virtual_pipeline_stage = " + std::to_string(chunk)));
+                         "num_layers_per_virtual_pipeline_stage = " +
+                         std::to_string(chunk)));
     }
-    l.set_virtual_pipeline_model_parallel_size(static_cast<int32_t>(s.num_layers() / chunk));
+    l.set_virtual_pipeline_model_parallel_size(
+        static_cast<int32_t>(s.num_layers() / chunk));
   }
-  d.Int("virtual_pipeline_model_parallel_size", 1, &Layout::set_virtual_pipeline_model_parallel_size,
+  d.Int("virtual_pipeline_model_parallel_size", 1,
+        &Layout::set_virtual_pipeline_model_parallel_size,
         l.virtual_pipeline_model_parallel_size(), l);
-  d.Int("micro_batch_size", 1, &Layout::set_micro_batch_size, l.micro_batch_size(), l);
+  d.Int("micro_batch_size", 1, &Layout::set_micro_batch_size,
+        l.micro_batch_size(), l);
   // One micro-batch per data-parallel rank. DP is only meaningful when the
   // attention mesh divides the GPUs; CheckRules reports it when it does not.
-  const int attention =
-      l.tensor_model_parallel_size() * l.context_parallel_size() * l.pipeline_model_parallel_size();
+  const int attention = l.tensor_model_parallel_size() *
+                        l.context_parallel_size() *
+                        l.pipeline_model_parallel_size();
   const int dp = s.num_gpus() % attention == 0 ? s.num_gpus() / attention : 1;
-  d.Int("global_batch_size", l.micro_batch_size() * dp, &Layout::set_global_batch_size,
-        l.global_batch_size(), l);
+  d.Int("global_batch_size", l.micro_batch_size() * dp,
+        &Layout::set_global_batch_size, l.global_batch_size(), l);
   if (!l.has_sequence_parallel()) {
     l.set_sequence_parallel(l.tensor_model_parallel_size() > 1);
     d.Note("sequence_parallel", l.sequence_parallel() ? "true" : "false");
   } else if (l.sequence_parallel() && l.tensor_model_parallel_size() == 1) {
     // Megatron turns sequence parallelism off when TP is 1.
     l.set_sequence_parallel(false);
-    warnings.push_back(at.Where("layout.sequence_parallel") +
-                       ": no effect with tensor_model_parallel_size 1; turned off");
+    warnings.push_back(
+        at.Where("layout.sequence_parallel") +
+        ": no effect with tensor_model_parallel_size 1; turned off");
   }
   if (s.seq_length() == 0) {
     s.set_seq_length(kDefaultSeqLength);
@@ -168,14 +191,17 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model, const FieldNa
   }
   // Optimizer dtypes: the model's Megatron-Bridge recipe, else fp32.
   const models::RecipeDefaults& recipe = model.recipe();
-  if (!s.use_precision_aware_optimizer() && recipe.use_precision_aware_optimizer()) {
+  if (!s.use_precision_aware_optimizer() &&
+      recipe.use_precision_aware_optimizer()) {
     s.set_use_precision_aware_optimizer(true);
     d.Note("use_precision_aware_optimizer", "true");
   }
-  d.String("main_grads_dtype",
-           recipe.main_grads_dtype().empty() ? "fp32" : recipe.main_grads_dtype(),
-           s.mutable_main_grads_dtype());
-  d.String("exp_avg_dtype", recipe.exp_avg_dtype().empty() ? "fp32" : recipe.exp_avg_dtype(),
+  d.String(
+      "main_grads_dtype",
+      recipe.main_grads_dtype().empty() ? "fp32" : recipe.main_grads_dtype(),
+      s.mutable_main_grads_dtype());
+  d.String("exp_avg_dtype",
+           recipe.exp_avg_dtype().empty() ? "fp32" : recipe.exp_avg_dtype(),
            s.mutable_exp_avg_dtype());
   return {};
 }
@@ -198,19 +224,24 @@ models::Parallelism ParallelismOf(const Scenario& s) {
   return p;
 }
 
-Result<models::PipelinePlan> PlanPipeline(const ResolvedScenario& r, const FieldNamer& at) {
+Result<models::PipelinePlan> PlanPipeline(const ResolvedScenario& r,
+                                          const FieldNamer& at) {
   const std::string& layout = r.spec.layout().pipeline_model_parallel_layout();
   const int64_t layers = r.model.num_layers(), mtp = r.model.mtp_num_layers();
   if (!layout.empty()) {
-    auto plan = models::ParsePipelineLayout(layout, layers, mtp, r.parallel.pp, r.parallel.vpp);
+    auto plan = models::ParsePipelineLayout(layout, layers, mtp, r.parallel.pp,
+                                            r.parallel.vpp);
     if (!plan) {
-      return std::unexpected(at.Wrap("layout.pipeline_model_parallel_layout", plan.error().message));
+      return std::unexpected(at.Wrap("layout.pipeline_model_parallel_layout",
+                                     plan.error().message));
     }
     return plan;
   }
-  auto plan = models::UniformPipeline(layers, mtp, r.parallel.pp, r.parallel.vpp);
+  auto plan =
+      models::UniformPipeline(layers, mtp, r.parallel.pp, r.parallel.vpp);
   if (!plan) {
-    return std::unexpected(at.Wrap("layout.pipeline_model_parallel_size", plan.error().message));
+    return std::unexpected(
+        at.Wrap("layout.pipeline_model_parallel_size", plan.error().message));
   }
   return plan;
 }
@@ -219,7 +250,8 @@ Result<models::PipelinePlan> PlanPipeline(const ResolvedScenario& r, const Field
 
 Result<Scenario> ParseScenario(std::string_view text, std::string_view file) {
   Scenario scenario;
-  if (auto ok = util::ParseTextProto(text, file, scenario); !ok) return std::unexpected(ok.error());
+  if (auto ok = util::ParseTextProto(text, file, scenario); !ok)
+    return std::unexpected(ok.error());
   return scenario;
 }
 
@@ -242,10 +274,12 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   if (!model) return std::unexpected(model.error());
   r.model = std::move(*model);
   auto system = topology::LoadSystem(s.system());
-  if (!system) return std::unexpected(at.Wrap("system", system.error().message));
+  if (!system)
+    return std::unexpected(at.Wrap("system", system.error().message));
   r.system = std::move(*system);
 
-  if (auto ok = FillDefaults(s, r.model, at, r.defaults_used, r.warnings); !ok) {
+  if (auto ok = FillDefaults(s, r.model, at, r.defaults_used, r.warnings);
+      !ok) {
     return std::unexpected(ok.error());
   }
   r.parallel = ParallelismOf(s);
@@ -254,8 +288,10 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   t.micro_batch_size = s.layout().micro_batch_size();
   t.global_batch_size = s.layout().global_batch_size();
   t.dp_for_gbs = r.parallel.dp;
-  if (auto ok = internal::ParseOptions(s, at, t); !ok) return std::unexpected(ok.error());
-  if (auto ok = internal::CheckRules(r, at, r.warnings); !ok) return std::unexpected(ok.error());
+  if (auto ok = internal::ParseOptions(s, at, t); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = internal::CheckRules(r, at, r.warnings); !ok)
+    return std::unexpected(ok.error());
 
   auto plan = PlanPipeline(r, at);
   if (!plan) return std::unexpected(plan.error());

@@ -1,10 +1,9 @@
 // moesim: the command line. Every util::Error and every flag-parsing error
 // becomes one line on stderr and exit code 2; a valid scenario that does not
 // fit in memory is a verdict printed on stdout with exit code 0.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "tools/memory_report.h"
 #include "tools/scenario_flags.h"
@@ -27,7 +26,8 @@ int main(int argc, char** argv) {
   moesim::tools::ScenarioFlags memory_flags;
   bool memory_json = false;
   CLI::App* memory = app.add_subcommand(
-      "memory", "Parameters, model FLOPs and per-GPU memory per pipeline stage");
+      "memory",
+      "Parameters, model FLOPs and per-GPU memory per pipeline stage");
   moesim::tools::AddScenarioFlags(*memory, memory_flags);
   memory->add_flag("--json", memory_json, "Print JSON instead of tables");
 
@@ -45,9 +45,11 @@ int main(int argc, char** argv) {
   if (memory->parsed()) {
     auto scenario = moesim::tools::ResolveFlags(memory_flags);
     if (!scenario) return Fail(scenario.error().message);
-    const moesim::tools::MemoryReport report = moesim::tools::BuildMemoryReport(*scenario);
-    std::cout << (memory_json ? moesim::tools::FormatMemoryJson(*scenario, report)
-                              : moesim::tools::FormatMemoryText(*scenario, report));
+    const moesim::tools::MemoryReport report =
+        moesim::tools::BuildMemoryReport(*scenario);
+    std::cout << (memory_json
+                      ? moesim::tools::FormatMemoryJson(*scenario, report)
+                      : moesim::tools::FormatMemoryText(*scenario, report));
     return 0;
   }
   return Fail("no command given; try --help");

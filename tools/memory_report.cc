@@ -37,14 +37,16 @@ std::string JsonGiB(double bytes) { return Format("%.3f", bytes / kGiB); }
 
 std::string JsonList(const std::vector<std::string>& items) {
   std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + JsonString(items[i]);
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? ", " : "") + JsonString(items[i]);
   return out + "]";
 }
 
 std::string JsonBytesMap(const std::vector<models::NamedBytes>& items) {
   std::string out = "{";
   for (size_t i = 0; i < items.size(); ++i) {
-    out += (i ? ", " : "") + JsonString(items[i].name) + ": " + JsonGiB(items[i].bytes);
+    out += (i ? ", " : "") + JsonString(items[i].name) + ": " +
+           JsonGiB(items[i].bytes);
   }
   return out + "}";
 }
@@ -56,8 +58,8 @@ std::string Gib(double bytes) { return Format("%.1f", bytes / kGiB); }
 MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& s) {
   MemoryReport r;
   r.params = models::CountParams(s.model);
-  const double per_sequence =
-      models::ModelFlopsPerSequence(s.model, s.training.seq_length, s.parallel.tp);
+  const double per_sequence = models::ModelFlopsPerSequence(
+      s.model, s.training.seq_length, s.parallel.tp);
   r.model_flops_per_step = per_sequence * s.training.global_batch_size;
   r.model_flops_per_token = per_sequence / s.training.seq_length;
   r.memory = models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
@@ -65,42 +67,52 @@ MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& s) {
   return r;
 }
 
-std::string FormatMemoryText(const scenarios::ResolvedScenario& s, const MemoryReport& r) {
+std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
+                             const MemoryReport& r) {
   const models::Parallelism& p = s.parallel;
   std::string out;
   out += Format("model %s on %d x %s (%s, %.1f GiB)\n", s.model.name().c_str(),
-                p.num_gpus(), s.system.name().c_str(), s.system.gpu().name().c_str(),
-                s.system.gpu().memory_gib());
-  out += Format("layout TP%d CP%d DP%d PP%d VPP%d | EP%d ETP%d EDP%d | seq %lld MBS %lld GBS %lld"
-                " (%lld micro-batches)\n",
-                p.tp, p.cp, p.dp, p.pp, p.vpp, p.ep, p.etp, p.edp,
-                static_cast<long long>(s.training.seq_length),
-                static_cast<long long>(s.training.micro_batch_size),
-                static_cast<long long>(s.training.global_batch_size),
-                static_cast<long long>(s.training.num_microbatches()));
+                p.num_gpus(), s.system.name().c_str(),
+                s.system.gpu().name().c_str(), s.system.gpu().memory_gib());
+  out += Format(
+      "layout TP%d CP%d DP%d PP%d VPP%d | EP%d ETP%d EDP%d | seq %lld MBS %lld "
+      "GBS %lld"
+      " (%lld micro-batches)\n",
+      p.tp, p.cp, p.dp, p.pp, p.vpp, p.ep, p.etp, p.edp,
+      static_cast<long long>(s.training.seq_length),
+      static_cast<long long>(s.training.micro_batch_size),
+      static_cast<long long>(s.training.global_batch_size),
+      static_cast<long long>(s.training.num_microbatches()));
   out += Format("params %.2fB total, %.2fB active (%.2fB / %.2fB with MTP)\n",
-                r.params.total / 1e9, r.params.active / 1e9, r.params.total_with_mtp / 1e9,
-                r.params.active_with_mtp / 1e9);
-  out += Format("model FLOPs %.4g per step, %.2f GFLOP per token (Megatron-Bridge count)\n\n",
-                r.model_flops_per_step, r.model_flops_per_token / 1e9);
-  out += "GiB per GPU   params    weights  fp8-copy  grads  optimizer  activ. (mb)  transient"
-         "  buffers  peak   capacity  verdict\n";
+                r.params.total / 1e9, r.params.active / 1e9,
+                r.params.total_with_mtp / 1e9, r.params.active_with_mtp / 1e9);
+  out += Format(
+      "model FLOPs %.4g per step, %.2f GFLOP per token (Megatron-Bridge "
+      "count)\n\n",
+      r.model_flops_per_step, r.model_flops_per_token / 1e9);
+  out +=
+      "GiB per GPU   params    weights  fp8-copy  grads  optimizer  activ. "
+      "(mb)  transient"
+      "  buffers  peak   capacity  verdict\n";
   const double capacity = r.memory.capacity_bytes;
   for (const models::StageMemory& st : r.memory.stages) {
     const double margin = capacity - st.peak_bytes;
-    out += Format("pp%-3d       %7.2fB  %7s  %8s  %5s  %9s  %6s (%3lld)  %9s  %7s  %5s  %8s  %s\n",
-                  st.pp_rank, st.params / 1e9, Gib(st.params_bytes).c_str(),
-                  Gib(st.fp8_weight_bytes).c_str(), Gib(st.grads_bytes).c_str(),
-                  Gib(st.optimizer_bytes).c_str(), Gib(st.activations_bytes).c_str(),
-                  static_cast<long long>(st.peak_in_flight), Gib(st.transient_bytes).c_str(),
-                  Gib(st.buffers_bytes).c_str(), Gib(st.peak_bytes).c_str(),
-                  Gib(capacity).c_str(),
-                  margin >= 0 ? Format("fits (%.1f free)", margin / kGiB).c_str()
-                              : Format("OOM (%.1f over)", -margin / kGiB).c_str());
+    out += Format(
+        "pp%-3d       %7.2fB  %7s  %8s  %5s  %9s  %6s (%3lld)  %9s  %7s  %5s  "
+        "%8s  %s\n",
+        st.pp_rank, st.params / 1e9, Gib(st.params_bytes).c_str(),
+        Gib(st.fp8_weight_bytes).c_str(), Gib(st.grads_bytes).c_str(),
+        Gib(st.optimizer_bytes).c_str(), Gib(st.activations_bytes).c_str(),
+        static_cast<long long>(st.peak_in_flight),
+        Gib(st.transient_bytes).c_str(), Gib(st.buffers_bytes).c_str(),
+        Gib(st.peak_bytes).c_str(), Gib(capacity).c_str(),
+        margin >= 0 ? Format("fits (%.1f free)", margin / kGiB).c_str()
+                    : Format("OOM (%.1f over)", -margin / kGiB).c_str());
   }
   const models::StageMemory& busiest = r.memory.stages[r.memory.busiest_rank];
-  out += Format("\nactivations of pp%d by module (GiB, %lld stored forwards):",
-                busiest.pp_rank, static_cast<long long>(busiest.peak_in_flight));
+  out +=
+      Format("\nactivations of pp%d by module (GiB, %lld stored forwards):",
+             busiest.pp_rank, static_cast<long long>(busiest.peak_in_flight));
   for (const models::NamedBytes& a : busiest.activations) {
     out += Format(" %s %s", a.name.c_str(), Gib(a.bytes).c_str());
   }
@@ -112,11 +124,14 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s, const MemoryR
     out += Format("\noptimizer state in host memory: %s GiB per GPU",
                   Gib(busiest.optimizer_host_bytes).c_str());
   }
-  out += Format("\n\npeak %s GiB on pp%d of %s GiB: %s\n", Gib(r.memory.peak_bytes).c_str(),
-                r.memory.busiest_rank, Gib(capacity).c_str(),
-                r.memory.fits ? Format("fits, %.1f GiB free", r.memory.margin_bytes / kGiB).c_str()
-                              : Format("OUT OF MEMORY by %.1f GiB",
-                                       -r.memory.margin_bytes / kGiB).c_str());
+  out += Format(
+      "\n\npeak %s GiB on pp%d of %s GiB: %s\n",
+      Gib(r.memory.peak_bytes).c_str(), r.memory.busiest_rank,
+      Gib(capacity).c_str(),
+      r.memory.fits
+          ? Format("fits, %.1f GiB free", r.memory.margin_bytes / kGiB).c_str()
+          : Format("OUT OF MEMORY by %.1f GiB", -r.memory.margin_bytes / kGiB)
+                .c_str());
   if (!s.defaults_used.empty()) {
     out += "defaults (Megatron-Bridge recipe):";
     for (const std::string& d : s.defaults_used) out += " " + d;
@@ -126,17 +141,22 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s, const MemoryR
   return out;
 }
 
-std::string FormatMemoryJson(const scenarios::ResolvedScenario& s, const MemoryReport& r) {
+std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
+                             const MemoryReport& r) {
   std::string out = "{\n";
   out += "  \"model\": " + JsonString(s.model.name()) + ",\n";
   out += "  \"system\": " + JsonString(s.system.name()) + ",\n";
   out += Format("  \"num_gpus\": %d,\n", s.parallel.num_gpus());
-  out += Format("  \"params_total\": %lld,\n", static_cast<long long>(r.params.total));
-  out += Format("  \"params_active\": %lld,\n", static_cast<long long>(r.params.active));
+  out += Format("  \"params_total\": %lld,\n",
+                static_cast<long long>(r.params.total));
+  out += Format("  \"params_active\": %lld,\n",
+                static_cast<long long>(r.params.active));
   out += Format("  \"params_total_with_mtp\": %lld,\n",
                 static_cast<long long>(r.params.total_with_mtp));
-  out += "  \"model_flops_per_step\": " + JsonNumber(r.model_flops_per_step) + ",\n";
-  out += "  \"model_flops_per_token\": " + JsonNumber(r.model_flops_per_token) + ",\n";
+  out += "  \"model_flops_per_step\": " + JsonNumber(r.model_flops_per_step) +
+         ",\n";
+  out += "  \"model_flops_per_token\": " + JsonNumber(r.model_flops_per_token) +
+         ",\n";
   out += "  \"stages\": [\n";
   for (size_t i = 0; i < r.memory.stages.size(); ++i) {
     const models::StageMemory& st = r.memory.stages[i];
@@ -148,7 +168,8 @@ std::string FormatMemoryJson(const scenarios::ResolvedScenario& s, const MemoryR
            ", \"optimizer_gib\": " + JsonGiB(st.optimizer_bytes) +
            ", \"optimizer_host_gib\": " + JsonGiB(st.optimizer_host_bytes) +
            ", \"activations_gib\": " + JsonGiB(st.activations_bytes) +
-           Format(", \"in_flight_microbatches\": %lld", static_cast<long long>(st.peak_in_flight)) +
+           Format(", \"in_flight_microbatches\": %lld",
+                  static_cast<long long>(st.peak_in_flight)) +
            ", \"activations_by_module_gib\": " + JsonBytesMap(st.activations) +
            ", \"transient_gib\": " + JsonGiB(st.transient_bytes) +
            ", \"buffers_gib\": " + JsonGiB(st.buffers_bytes) +
@@ -161,7 +182,8 @@ std::string FormatMemoryJson(const scenarios::ResolvedScenario& s, const MemoryR
   out += Format("  \"busiest_pp_rank\": %d,\n", r.memory.busiest_rank);
   out += "  \"peak_memory_gib\": " + JsonGiB(r.memory.peak_bytes) + ",\n";
   out += "  \"capacity_gib\": " + JsonGiB(r.memory.capacity_bytes) + ",\n";
-  out += std::string("  \"fits\": ") + (r.memory.fits ? "true" : "false") + ",\n";
+  out +=
+      std::string("  \"fits\": ") + (r.memory.fits ? "true" : "false") + ",\n";
   out += "  \"margin_gib\": " + JsonGiB(r.memory.margin_bytes) + ",\n";
   out += "  \"defaults_used\": " + JsonList(s.defaults_used) + ",\n";
   out += "  \"warnings\": " + JsonList(s.warnings) + "\n";

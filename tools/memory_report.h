@@ -13,7 +13,8 @@ namespace moesim::tools {
 
 struct MemoryReport {
   models::ParamSummary params;
-  double model_flops_per_step = 0;   // Megatron-Bridge's count, whole global batch
+  double model_flops_per_step =
+      0;  // Megatron-Bridge's count, whole global batch
   double model_flops_per_token = 0;
   models::MemoryEstimate memory;
 };

@@ -17,46 +17,60 @@ util::Error FlagError(std::string_view flag, std::string_view rule) {
 }
 
 // An integer flag, when given, must be >= min.
-Result<void> AtLeast(const std::optional<int>& value, std::string_view flag, int min) {
+Result<void> AtLeast(const std::optional<int>& value, std::string_view flag,
+                     int min) {
   if (value && *value < min) {
-    return std::unexpected(FlagError(
-        flag, "must be >= " + std::to_string(min) + ", got " + std::to_string(*value)));
+    return std::unexpected(FlagError(flag, "must be >= " + std::to_string(min) +
+                                               ", got " +
+                                               std::to_string(*value)));
   }
   return {};
 }
 
 Result<void> CheckRanges(const ScenarioFlags& f) {
   const std::pair<const std::optional<int>*, std::string_view> kPositive[] = {
-      {&f.gpus, "--gpus"}, {&f.seq, "--seq"}, {&f.mbs, "--mbs"}, {&f.gbs, "--gbs"},
-      {&f.tp, "--tp"},     {&f.cp, "--cp"},   {&f.ep, "--ep"},   {&f.etp, "--etp"},
-      {&f.pp, "--pp"},     {&f.vpp, "--vpp"}, {&f.num_layers, "--num-layers"},
+      {&f.gpus, "--gpus"},
+      {&f.seq, "--seq"},
+      {&f.mbs, "--mbs"},
+      {&f.gbs, "--gbs"},
+      {&f.tp, "--tp"},
+      {&f.cp, "--cp"},
+      {&f.ep, "--ep"},
+      {&f.etp, "--etp"},
+      {&f.pp, "--pp"},
+      {&f.vpp, "--vpp"},
+      {&f.num_layers, "--num-layers"},
   };
   for (auto [value, flag] : kPositive) {
     if (auto ok = AtLeast(*value, flag, 1); !ok) return ok;
   }
   if (f.ep_overlap && *f.ep_overlap != 0 && *f.ep_overlap != 1) {
     return std::unexpected(
-        FlagError("--ep-overlap", "must be 0 or 1, got " + std::to_string(*f.ep_overlap)));
+        FlagError("--ep-overlap",
+                  "must be 0 or 1, got " + std::to_string(*f.ep_overlap)));
   }
   if (f.cpu_offload && !(*f.cpu_offload >= 0 && *f.cpu_offload <= 1)) {
     return std::unexpected(FlagError(
-        "--cpu-offload", "must be in [0, 1] (a fraction of the optimizer state), got " +
-                             std::to_string(*f.cpu_offload)));
+        "--cpu-offload",
+        "must be in [0, 1] (a fraction of the optimizer state), got " +
+            std::to_string(*f.cpu_offload)));
   }
   return {};
 }
 
 // --recompute: "none", "full", or modules separated by ',' or ';'.
-Result<void> ApplyRecompute(const std::string& value, scenarios::Scenario& spec) {
+Result<void> ApplyRecompute(const std::string& value,
+                            scenarios::Scenario& spec) {
   scenarios::Recompute& rc = *spec.mutable_recompute();
   std::vector<std::string> items = util::SplitList(value, ",;");
   if (items.empty()) {
-    return std::unexpected(FlagError("--recompute", "needs none, full or a list of modules"));
+    return std::unexpected(
+        FlagError("--recompute", "needs none, full or a list of modules"));
   }
   const bool special = items[0] == "none" || items[0] == "full";
   if (special && items.size() > 1) {
-    return std::unexpected(
-        FlagError("--recompute", "'" + items[0] + "' cannot be combined with modules"));
+    return std::unexpected(FlagError(
+        "--recompute", "'" + items[0] + "' cannot be combined with modules"));
   }
   if (items[0] == "none") {
     rc.Clear();
@@ -72,8 +86,8 @@ Result<void> ApplyRecompute(const std::string& value, scenarios::Scenario& spec)
   }
   for (const std::string& item : items) {
     if (item == "none" || item == "full") {
-      return std::unexpected(
-          FlagError("--recompute", "'" + item + "' cannot be combined with modules"));
+      return std::unexpected(FlagError(
+          "--recompute", "'" + item + "' cannot be combined with modules"));
     }
   }
   rc.Clear();
@@ -85,7 +99,8 @@ Result<void> ApplyRecompute(const std::string& value, scenarios::Scenario& spec)
 // Applies the individual flags on top of `spec`; true when any was given.
 Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
   bool any = false;
-  auto set_string = [&](const std::optional<std::string>& value, std::string* field) {
+  auto set_string = [&](const std::optional<std::string>& value,
+                        std::string* field) {
     if (!value) return;
     *field = *value;
     any = true;
@@ -118,13 +133,15 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
     l.set_virtual_pipeline_model_parallel_size(v);
     l.clear_num_layers_per_virtual_pipeline_stage();
   });
-  set_int(f.ep_overlap, [&](int v) { spec.set_overlap_moe_expert_parallel_comm(v == 1); });
+  set_int(f.ep_overlap,
+          [&](int v) { spec.set_overlap_moe_expert_parallel_comm(v == 1); });
   if (f.cpu_offload) {
     spec.set_optimizer_offload_fraction(*f.cpu_offload);
     any = true;
   }
   if (f.recompute) {
-    if (auto ok = ApplyRecompute(*f.recompute, spec); !ok) return std::unexpected(ok.error());
+    if (auto ok = ApplyRecompute(*f.recompute, spec); !ok)
+      return std::unexpected(ok.error());
     any = true;
   }
   return any;
@@ -135,8 +152,10 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
 void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
   app.add_option("scenario", flags.scenario_file,
                  "Scenario .textproto (optional; flags override its fields)");
-  app.add_option("--model", flags.model, "Zoo model name, model .textproto or HF config.json");
-  app.add_option("--system", flags.system, "Shipped system name (dgx-h100, ...) or .textproto");
+  app.add_option("--model", flags.model,
+                 "Zoo model name, model .textproto or HF config.json");
+  app.add_option("--system", flags.system,
+                 "Shipped system name (dgx-h100, ...) or .textproto");
   app.add_option("--gpus", flags.gpus, "Number of GPUs");
   app.add_option("--seq", flags.seq, "Sequence length (default 4096)");
   app.add_option("--mbs", flags.mbs, "Micro-batch size (default 1)");
@@ -146,23 +165,32 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
   app.add_option("--ep", flags.ep, "Expert-parallel size");
   app.add_option("--etp", flags.etp, "Expert tensor-parallel size");
   app.add_option("--pp", flags.pp, "Pipeline-parallel size");
-  app.add_option("--vpp", flags.vpp, "Virtual pipeline stages per pipeline rank");
+  app.add_option("--vpp", flags.vpp,
+                 "Virtual pipeline stages per pipeline rank");
   app.add_option("--pp-layout", flags.pp_layout,
                  "Megatron pipeline layout string, e.g. \"Et|(tt|)*30mL\"");
-  app.add_option("--num-layers", flags.num_layers, "Override the model's decoder depth");
+  app.add_option("--num-layers", flags.num_layers,
+                 "Override the model's decoder depth");
   app.add_option("--precision", flags.precision,
                  "bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, nvfp4");
-  app.add_option("--dispatcher", flags.dispatcher, "alltoall, deepep, hybridep");
-  app.add_option("--routing", flags.routing, "force_balanced, dropless_natural, tokendrop");
+  app.add_option("--dispatcher", flags.dispatcher,
+                 "alltoall, deepep, hybridep");
+  app.add_option("--routing", flags.routing,
+                 "force_balanced, dropless_natural, tokendrop");
   app.add_option("--recompute", flags.recompute,
-                 "none, full, or MCore modules separated by ',' or ';' (core_attn, mla_up_proj, "
+                 "none, full, or MCore modules separated by ',' or ';' "
+                 "(core_attn, mla_up_proj, "
                  "layernorm, moe_act, mlp, moe, shared_experts)");
-  app.add_option("--cuda-graph", flags.cuda_graph,
-                 "none, full_iteration, te:<scope;scope>, local:transformer_layer");
-  app.add_option("--cpu-offload", flags.cpu_offload, "Optimizer CPU offload fraction, 0..1");
-  app.add_option("--ep-overlap", flags.ep_overlap, "1 = overlap_moe_expert_parallel_comm");
+  app.add_option(
+      "--cuda-graph", flags.cuda_graph,
+      "none, full_iteration, te:<scope;scope>, local:transformer_layer");
+  app.add_option("--cpu-offload", flags.cpu_offload,
+                 "Optimizer CPU offload fraction, 0..1");
+  app.add_option("--ep-overlap", flags.ep_overlap,
+                 "1 = overlap_moe_expert_parallel_comm");
   app.add_option("--megatron-args", flags.megatron_args,
-                 "Megatron-LM / Megatron-Bridge argument string (applied before the flags)");
+                 "Megatron-LM / Megatron-Bridge argument string (applied "
+                 "before the flags)");
 }
 
 Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
@@ -181,7 +209,8 @@ Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
   std::vector<std::string> warnings;
   if (flags.megatron_args) {
     auto applied = scenarios::ApplyMegatronArgs(*flags.megatron_args, spec);
-    if (!applied) return std::unexpected(util::Error{"flags: " + applied.error().message});
+    if (!applied)
+      return std::unexpected(util::Error{"flags: " + applied.error().message});
     warnings = std::move(*applied);
   }
   auto any_flag = ApplyFlags(flags, spec);
@@ -190,10 +219,12 @@ Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
   // A file alone is cited file:line; anything set on the command line makes
   // the origin "flags" and errors name the flag.
   const bool file_only = has_file && !flags.megatron_args && !*any_flag;
-  auto resolved = file_only ? scenarios::Resolve(spec, flags.scenario_file, text)
-                            : scenarios::Resolve(spec, "flags");
+  auto resolved = file_only
+                      ? scenarios::Resolve(spec, flags.scenario_file, text)
+                      : scenarios::Resolve(spec, "flags");
   if (!resolved) return resolved;
-  resolved->warnings.insert(resolved->warnings.begin(), warnings.begin(), warnings.end());
+  resolved->warnings.insert(resolved->warnings.begin(), warnings.begin(),
+                            warnings.end());
   return resolved;
 }
 

@@ -15,14 +15,17 @@ constexpr std::string_view kSystemsDir = "topology/systems";
 
 util::Result<void> Validate(const System& s, std::string_view origin) {
   auto fail = [&](std::string_view field, std::string_view rule) {
-    return util::Fail(std::string(origin) + ": " + std::string(field) + ": " + std::string(rule));
+    return util::Fail(std::string(origin) + ": " + std::string(field) + ": " +
+                      std::string(rule));
   };
   if (s.name().empty()) return fail("name", "must be set");
   if (!s.has_gpu()) return fail("gpu", "must be set");
   if (s.gpu().memory_gib() <= 0) return fail("gpu.memory_gib", "must be > 0");
-  if (s.gpu().bf16_dense_tflops() <= 0) return fail("gpu.bf16_dense_tflops", "must be > 0");
+  if (s.gpu().bf16_dense_tflops() <= 0)
+    return fail("gpu.bf16_dense_tflops", "must be > 0");
   if (s.gpus_per_node() <= 0) return fail("gpus_per_node", "must be > 0");
-  if (s.nvlink_domain_gpus() <= 0) return fail("nvlink_domain_gpus", "must be > 0");
+  if (s.nvlink_domain_gpus() <= 0)
+    return fail("nvlink_domain_gpus", "must be > 0");
   if (s.nvlink_domain_gpus() % s.gpus_per_node() != 0) {
     return fail("nvlink_domain_gpus", "must be a multiple of gpus_per_node");
   }
@@ -31,7 +34,8 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
 
 util::Result<System> Parse(std::string_view text, std::string_view file) {
   System system;
-  if (auto r = util::ParseTextProto(text, file, system); !r) return std::unexpected(r.error());
+  if (auto r = util::ParseTextProto(text, file, system); !r)
+    return std::unexpected(r.error());
   if (auto r = Validate(system, file); !r) return std::unexpected(r.error());
   return system;
 }
@@ -39,11 +43,13 @@ util::Result<System> Parse(std::string_view text, std::string_view file) {
 }  // namespace
 
 std::vector<std::string> SystemNames() {
-  return util::SplitList(util::EmbeddedNames(EmbeddedFiles(), kSystemsDir), ",");
+  return util::SplitList(util::EmbeddedNames(EmbeddedFiles(), kSystemsDir),
+                         ",");
 }
 
 util::Result<System> LoadSystem(std::string_view name_or_path) {
-  if (const util::EmbeddedFile* f = util::FindEmbedded(EmbeddedFiles(), kSystemsDir, name_or_path)) {
+  if (const util::EmbeddedFile* f =
+          util::FindEmbedded(EmbeddedFiles(), kSystemsDir, name_or_path)) {
     return Parse(f->content, f->path);
   }
   std::string path(name_or_path);
@@ -59,8 +65,8 @@ util::Result<System> LoadSystem(std::string_view name_or_path) {
 
 util::Result<std::string> SystemForGpu(std::string_view gpu) {
   static constexpr std::pair<std::string_view, std::string_view> kSystems[] = {
-      {"h100", "dgx-h100"},   {"h200", "hgx-h200"},       {"b200", "dgx-b200"},
-      {"b300", "dgx-b300"},   {"gb200", "gb200-nvl72"},   {"gb300", "gb300-nvl72"},
+      {"h100", "dgx-h100"}, {"h200", "hgx-h200"},     {"b200", "dgx-b200"},
+      {"b300", "dgx-b300"}, {"gb200", "gb200-nvl72"}, {"gb300", "gb300-nvl72"},
   };
   for (auto [name, system] : kSystems) {
     if (name == gpu) return std::string(system);

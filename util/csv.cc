@@ -26,9 +26,9 @@ Result<CsvTable> CsvTable::Parse(std::string_view text, std::string_view file) {
       if (table.header_.empty()) {
         table.header_ = std::move(record);
       } else if (record.size() != table.header_.size()) {
-        return Fail(std::string(file) + ":" + std::to_string(record_line) + ": expected " +
-                    std::to_string(table.header_.size()) + " fields, found " +
-                    std::to_string(record.size()));
+        return Fail(std::string(file) + ":" + std::to_string(record_line) +
+                    ": expected " + std::to_string(table.header_.size()) +
+                    " fields, found " + std::to_string(record.size()));
       } else {
         table.rows_.push_back(std::move(record));
         table.lines_.push_back(record_line);
@@ -68,11 +68,14 @@ Result<CsvTable> CsvTable::Parse(std::string_view text, std::string_view file) {
       field_started = true;
     }
   }
-  if (quoted) return Fail(std::string(file) + ":" + std::to_string(record_line) + ": unterminated quote");
+  if (quoted)
+    return Fail(std::string(file) + ":" + std::to_string(record_line) +
+                ": unterminated quote");
   if (field_started || !record.empty()) {
     if (auto r = end_record(); !r) return std::unexpected(r.error());
   }
-  if (table.header_.empty()) return Fail(std::string(file) + ": empty CSV, a header is required");
+  if (table.header_.empty())
+    return Fail(std::string(file) + ": empty CSV, a header is required");
   return table;
 }
 
@@ -95,7 +98,8 @@ const std::string& CsvTable::Get(size_t row, std::string_view name) const {
   return rows_[row][column];
 }
 
-std::vector<std::string> SplitList(std::string_view text, std::string_view separators) {
+std::vector<std::string> SplitList(std::string_view text,
+                                   std::string_view separators) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= text.size()) {
@@ -104,7 +108,8 @@ std::vector<std::string> SplitList(std::string_view text, std::string_view separ
     std::string_view piece = text.substr(start, end - start);
     size_t b = piece.find_first_not_of(" \t");
     size_t e = piece.find_last_not_of(" \t");
-    if (b != std::string_view::npos) out.emplace_back(piece.substr(b, e - b + 1));
+    if (b != std::string_view::npos)
+      out.emplace_back(piece.substr(b, e - b + 1));
     start = end + 1;
   }
   return out;

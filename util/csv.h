@@ -15,7 +15,8 @@ class CsvTable {
  public:
   // Parses `text`; `file` names the source in errors. Every row must have as
   // many fields as the header: "<file>:<line>: expected N fields, found M".
-  [[nodiscard]] static Result<CsvTable> Parse(std::string_view text, std::string_view file);
+  [[nodiscard]] static Result<CsvTable> Parse(std::string_view text,
+                                              std::string_view file);
   [[nodiscard]] static Result<CsvTable> Load(const std::string& path);
 
   const std::vector<std::string>& header() const { return header_; }
@@ -34,7 +35,8 @@ class CsvTable {
 };
 
 // Splits `text` at any of `separators`, trimming blanks; empty pieces dropped.
-std::vector<std::string> SplitList(std::string_view text, std::string_view separators = ",;");
+std::vector<std::string> SplitList(std::string_view text,
+                                   std::string_view separators = ",;");
 
 }  // namespace moesim::util
 

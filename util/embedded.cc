@@ -9,24 +9,27 @@ constexpr std::string_view kSuffix = ".textproto";
 
 // Stem of `path` when it is "<dir>/<stem>.textproto", else empty.
 std::string_view Stem(std::string_view path, std::string_view dir) {
-  if (!path.starts_with(dir) || path.size() <= dir.size() + 1 + kSuffix.size() ||
+  if (!path.starts_with(dir) ||
+      path.size() <= dir.size() + 1 + kSuffix.size() ||
       path[dir.size()] != '/' || !path.ends_with(kSuffix)) {
     return {};
   }
-  return path.substr(dir.size() + 1, path.size() - dir.size() - 1 - kSuffix.size());
+  return path.substr(dir.size() + 1,
+                     path.size() - dir.size() - 1 - kSuffix.size());
 }
 
 }  // namespace
 
-const EmbeddedFile* FindEmbedded(const std::vector<EmbeddedFile>& files, std::string_view dir,
-                                 std::string_view name) {
+const EmbeddedFile* FindEmbedded(const std::vector<EmbeddedFile>& files,
+                                 std::string_view dir, std::string_view name) {
   for (const EmbeddedFile& file : files) {
     if (!name.empty() && Stem(file.path, dir) == name) return &file;
   }
   return nullptr;
 }
 
-std::string EmbeddedNames(const std::vector<EmbeddedFile>& files, std::string_view dir) {
+std::string EmbeddedNames(const std::vector<EmbeddedFile>& files,
+                          std::string_view dir) {
   std::vector<std::string> names;
   for (const EmbeddedFile& file : files) {
     std::string_view stem = Stem(file.path, dir);

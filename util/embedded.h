@@ -9,16 +9,18 @@
 namespace moesim::util {
 
 struct EmbeddedFile {
-  std::string_view path;  // relative to the source root, e.g. "models/zoo/x.textproto"
+  std::string_view
+      path;  // relative to the source root, e.g. "models/zoo/x.textproto"
   std::string_view content;
 };
 
 // The file "<dir>/<name>.textproto" among `files`, or nullptr.
-const EmbeddedFile* FindEmbedded(const std::vector<EmbeddedFile>& files, std::string_view dir,
-                                 std::string_view name);
+const EmbeddedFile* FindEmbedded(const std::vector<EmbeddedFile>& files,
+                                 std::string_view dir, std::string_view name);
 
 // Names (file stems) of the "<dir>/*.textproto" files, sorted, comma-joined.
-std::string EmbeddedNames(const std::vector<EmbeddedFile>& files, std::string_view dir);
+std::string EmbeddedNames(const std::vector<EmbeddedFile>& files,
+                          std::string_view dir);
 
 }  // namespace moesim::util
 

@@ -1,10 +1,10 @@
 #include "util/textproto.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
+
+#include <fstream>
+#include <sstream>
 
 namespace moesim::util {
 namespace {
@@ -16,7 +16,8 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
     if (!has_error_) {
       has_error_ = true;
       // The parser counts lines and columns from zero.
-      text_ = std::to_string(line + 1) + ":" + std::to_string(column + 1) + ": " + message;
+      text_ = std::to_string(line + 1) + ":" + std::to_string(column + 1) +
+              ": " + message;
     }
   }
   void AddWarning(int, int, const std::string&) override {}
@@ -37,7 +38,8 @@ Result<void> ParseTextProto(std::string_view text, std::string_view file,
   FirstErrorCollector errors;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(std::string(text), &message)) {
-    std::string detail = errors.has_error() ? errors.text() : "0:0: malformed text format";
+    std::string detail =
+        errors.has_error() ? errors.text() : "0:0: malformed text format";
     return Fail(std::string(file) + ":" + detail);
   }
   return {};
@@ -59,10 +61,13 @@ int FieldLine(std::string_view text, std::string_view field) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view row = text.substr(start, end - start);
     size_t first = row.find_first_not_of(" \t");
-    if (first != std::string_view::npos && row.substr(first).starts_with(field)) {
+    if (first != std::string_view::npos &&
+        row.substr(first).starts_with(field)) {
       std::string_view rest = row.substr(first + field.size());
       size_t next = rest.find_first_not_of(" \t");
-      if (next != std::string_view::npos && (rest[next] == ':' || rest[next] == '{')) return line;
+      if (next != std::string_view::npos &&
+          (rest[next] == ':' || rest[next] == '{'))
+        return line;
     }
     if (end == text.size()) break;
     start = end + 1;

@@ -2,10 +2,10 @@
 #ifndef MOESIM_UTIL_TEXTPROTO_H_
 #define MOESIM_UTIL_TEXTPROTO_H_
 
+#include <google/protobuf/message.h>
+
 #include <string>
 #include <string_view>
-
-#include <google/protobuf/message.h>
 
 #include "util/error.h"
 
@@ -13,7 +13,8 @@ namespace moesim::util {
 
 // Parses `text` into `message` (cleared first). `file` only names the source
 // in error messages: "<file>:<line>:<col>: <parser message>".
-[[nodiscard]] Result<void> ParseTextProto(std::string_view text, std::string_view file,
+[[nodiscard]] Result<void> ParseTextProto(std::string_view text,
+                                          std::string_view file,
                                           google::protobuf::Message& message);
 
 // Reads a whole file. Error: "<path>: cannot read file".

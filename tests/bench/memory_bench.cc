@@ -10,8 +10,8 @@
 
 namespace {
 
-void BM_MemoryAccounting(benchmark::State& state, std::string model, int gpus, int pp, int vpp,
-                         int ep, int cp, std::string layout) {
+void BM_MemoryAccounting(benchmark::State& state, std::string model, int gpus,
+                         int pp, int vpp, int ep, int cp, std::string layout) {
   moesim::scenarios::Scenario spec;
   spec.set_model(model);
   spec.set_system("dgx-h100");
@@ -30,24 +30,28 @@ void BM_MemoryAccounting(benchmark::State& state, std::string model, int gpus, i
       break;
     }
     auto params = moesim::models::CountParams(s->model);
-    double flops = moesim::models::ModelFlopsPerSequence(s->model, s->training.seq_length, 1);
-    auto memory = moesim::models::EstimateMemory(s->model, s->pipeline, s->parallel, s->training,
-                                                 80 * moesim::models::kGiB);
+    double flops = moesim::models::ModelFlopsPerSequence(
+        s->model, s->training.seq_length, 1);
+    auto memory =
+        moesim::models::EstimateMemory(s->model, s->pipeline, s->parallel,
+                                       s->training, 80 * moesim::models::kGiB);
     benchmark::DoNotOptimize(params);
     benchmark::DoNotOptimize(flops);
     benchmark::DoNotOptimize(memory);
   }
 }
 
-BENCHMARK_CAPTURE(BM_MemoryAccounting, deepseek_v3_128k_256gpu, "deepseek-v3", 256, 8, 4, 32, 32,
-                  "Et|(tt|)*30mL")
+BENCHMARK_CAPTURE(BM_MemoryAccounting, deepseek_v3_128k_256gpu, "deepseek-v3",
+                  256, 8, 4, 32, 32, "Et|(tt|)*30mL")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_MemoryAccounting, kimi_k2_1024gpu, "kimi-k2", 1024, 1, 1, 64, 1, "")
+BENCHMARK_CAPTURE(BM_MemoryAccounting, kimi_k2_1024gpu, "kimi-k2", 1024, 1, 1,
+                  64, 1, "")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_MemoryAccounting, qwen3_235b_256gpu, "qwen3-235b-a22b", 256, 2, 1, 32, 1, "")
+BENCHMARK_CAPTURE(BM_MemoryAccounting, qwen3_235b_256gpu, "qwen3-235b-a22b",
+                  256, 2, 1, 32, 1, "")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_MemoryAccounting, llama31_405b_16384gpu, "llama3.1-405b", 16384, 2, 1, 1,
-                  1, "")
+BENCHMARK_CAPTURE(BM_MemoryAccounting, llama31_405b_16384gpu, "llama3.1-405b",
+                  16384, 2, 1, 1, 1, "")
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -4,12 +4,12 @@
 // the rows listed in kKnownDifferences with the reason they differ.
 #include "models/flops.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "models/zoo.h"
 #include "util/csv.h"
@@ -23,13 +23,16 @@ const std::map<std::string, std::string>& KnownDifferences() {
   // SwiGLU (quick_geglu) as a non-gated MLP (2 projections): 27.2 GF/token at
   // s=4096 (30.8 at 8192); today's flop_utils.py gives 32.6.
   static const std::string kOldGptOss =
-      "older Bridge FLOPs: GPT-OSS experts counted non-gated, sliding window ignored";
+      "older Bridge FLOPs: GPT-OSS experts counted non-gated, sliding window "
+      "ignored";
   // Functional-test cards ran GPT-OSS with a 32768-entry tokenizer: the logits
   // term 6*h*V drops from 3.47 to 0.57 GF/token (29.71 and 20.00 logged).
-  static const std::string kFuncVocab = "functional-test card used a 32768-token vocabulary";
+  static const std::string kFuncVocab =
+      "functional-test card used a 32768-token vocabulary";
   // Tokens/s printed rounded (docs/performance-summary.md 26.04.01 table):
   // the ratio carries the rounding.
-  static const std::string kRounded = "tokens/s printed rounded; ratio off by the rounding";
+  static const std::string kRounded =
+      "tokens/s printed rounded; ratio off by the rounding";
   static const std::map<std::string, std::string> known = {
       {"ps2511-gpt-oss-120b-b200-64g-bf16", kOldGptOss},
       {"ps2602-gpt-oss-120b-b200-64g-bf16", kOldGptOss},
@@ -56,16 +59,19 @@ const std::map<std::string, std::string>& KnownDifferences() {
   return known;
 }
 
-int ColumnInt(const util::CsvTable& t, size_t row, const char* column, int fallback) {
+int ColumnInt(const util::CsvTable& t, size_t row, const char* column,
+              int fallback) {
   const std::string& v = t.Get(row, column);
   return v.empty() ? fallback : std::stoi(v);
 }
 
 TEST(ModelFlops, MatchesBridgeLoggedFlopsPerToken) {
-  auto runs = util::CsvTable::Load(MOESIM_SOURCE_DIR "/calibration/runs/runs.csv");
+  auto runs =
+      util::CsvTable::Load(MOESIM_SOURCE_DIR "/calibration/runs/runs.csv");
   ASSERT_TRUE(runs) << runs.error().message;
   int checked = 0, matched = 0;
-  std::printf("%-52s %9s %9s %7s  %s\n", "run", "logged", "moesim", "err%", "note");
+  std::printf("%-52s %9s %9s %7s  %s\n", "run", "logged", "moesim", "err%",
+              "note");
   for (size_t r = 0; r < runs->num_rows(); ++r) {
     const std::string& tflops = runs->Get(r, "measured_tflops_per_gpu");
     const std::string& tokens = runs->Get(r, "measured_tokens_per_sec_per_gpu");
@@ -74,7 +80,8 @@ TEST(ModelFlops, MatchesBridgeLoggedFlopsPerToken) {
     SCOPED_TRACE(id);
     auto model = LoadModel(runs->Get(r, "model"));
     ASSERT_TRUE(model) << model.error().message;
-    model->set_mtp_num_layers(ColumnInt(*runs, r, "mtp_layers", model->mtp_num_layers()));
+    model->set_mtp_num_layers(
+        ColumnInt(*runs, r, "mtp_layers", model->mtp_num_layers()));
     const int seq = ColumnInt(*runs, r, "seq_len", 4096);
     const int tp = ColumnInt(*runs, r, "tp", 1);
     const double logged = std::stod(tflops) * 1e12 / std::stod(tokens) / 1e9;
@@ -82,7 +89,8 @@ TEST(ModelFlops, MatchesBridgeLoggedFlopsPerToken) {
     const double error = (ours - logged) / logged * 100;
     auto known = KnownDifferences().find(id);
     const bool within = std::abs(error) <= 1.0;
-    std::printf("%-52s %9.2f %9.2f %+7.2f  %s\n", id.c_str(), logged, ours, error,
+    std::printf("%-52s %9.2f %9.2f %+7.2f  %s\n", id.c_str(), logged, ours,
+                error,
                 known != KnownDifferences().end() ? known->second.c_str() : "");
     ++checked;
     if (known == KnownDifferences().end()) {
@@ -90,11 +98,12 @@ TEST(ModelFlops, MatchesBridgeLoggedFlopsPerToken) {
       matched += within;
     } else {
       // A listed row must really differ, or the list is stale.
-      EXPECT_FALSE(within) << "listed as different but matches: " << known->second;
+      EXPECT_FALSE(within) << "listed as different but matches: "
+                           << known->second;
     }
   }
-  std::printf("%d rows checked, %d matched within 1%%, %zu known differences\n", checked,
-              matched, KnownDifferences().size());
+  std::printf("%d rows checked, %d matched within 1%%, %zu known differences\n",
+              checked, matched, KnownDifferences().size());
   EXPECT_GT(checked, 150);  // runs.csv has 159 such rows
 }
 
@@ -104,12 +113,15 @@ TEST(ModelFlops, ReferenceValuesAtFourK) {
   // Qwen3-235B 148.03, Qwen3-30B 23.01 GF/token; GPT-OSS-120B with Bridge's
   // windowed context 32.63 (models.md section 3, last bullet).
   const std::pair<const char*, double> expected[] = {
-      {"deepseek-v3", 259.99}, {"qwen3-235b-a22b", 148.03},
-      {"qwen3-30b-a3b", 23.01}, {"gpt-oss-120b", 32.63}};
+      {"deepseek-v3", 259.99},
+      {"qwen3-235b-a22b", 148.03},
+      {"qwen3-30b-a3b", 23.01},
+      {"gpt-oss-120b", 32.63}};
   for (auto [name, gf] : expected) {
     auto model = LoadModel(name);
     ASSERT_TRUE(model);
-    EXPECT_NEAR(ModelFlopsPerSequence(*model, 4096, 1) / 4096 / 1e9, gf, 0.01) << name;
+    EXPECT_NEAR(ModelFlopsPerSequence(*model, 4096, 1) / 4096 / 1e9, gf, 0.01)
+        << name;
   }
 }
 
@@ -119,7 +131,8 @@ TEST(ModelFlops, VocabularyPaddingFollowsTp) {
   // 6 * 7168 * 1280 * 2 per token.
   auto model = LoadModel("deepseek-v3");
   ASSERT_TRUE(model);
-  const double delta = ModelFlopsPerSequence(*model, 4096, 2) - ModelFlopsPerSequence(*model, 4096, 1);
+  const double delta = ModelFlopsPerSequence(*model, 4096, 2) -
+                       ModelFlopsPerSequence(*model, 4096, 1);
   EXPECT_NEAR(delta / 4096, 6.0 * 7168 * 1280 * 2, 1.0);
 }
 

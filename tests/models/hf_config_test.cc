@@ -34,7 +34,8 @@ std::string ArchitectureDiff(const Model& imported, const Model& zoo,
                              const std::vector<std::string>& also_ignore) {
   MessageDifferencer differ;
   // `recipe` holds Megatron-Bridge recipe settings, which config.json lacks.
-  std::vector<std::string> ignored = {"name", "source", "hf_model_type", "recipe"};
+  std::vector<std::string> ignored = {"name", "source", "hf_model_type",
+                                      "recipe"};
   ignored.insert(ignored.end(), also_ignore.begin(), also_ignore.end());
   for (const std::string& field : ignored) {
     const auto* descriptor = Model::descriptor()->FindFieldByName(field);

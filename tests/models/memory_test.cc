@@ -7,12 +7,12 @@
 //    recompute (mla_up_proj 30.4 GB, layernorm 8.2 GB, moe_act 3.8 GB).
 #include "models/memory.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
 #include "topology/system.h"
@@ -32,14 +32,18 @@ std::map<std::string, std::string> ParseExtra(const std::string& extra) {
 }
 
 std::string Dtype(const std::string& torch_name) {
-  return torch_name == "bfloat16" ? "bf16" : torch_name == "float32" ? "fp32" : torch_name;
+  return torch_name == "bfloat16"  ? "bf16"
+         : torch_name == "float32" ? "fp32"
+                                   : torch_name;
 }
 
 // A runs.csv row as a scenario; empty columns stay unset (recipe defaults).
 scenarios::Scenario ScenarioFromRow(const util::CsvTable& t, size_t r) {
   scenarios::Scenario s;
   auto get = [&](const char* c) -> const std::string& { return t.Get(r, c); };
-  auto num = [&](const char* c) { return get(c).empty() ? 0 : std::stoi(get(c)); };
+  auto num = [&](const char* c) {
+    return get(c).empty() ? 0 : std::stoi(get(c));
+  };
   s.set_model(get("model"));
   s.set_system(*topology::SystemForGpu(get("gpu")));
   s.set_num_gpus(num("num_gpus"));
@@ -58,7 +62,8 @@ scenarios::Scenario ScenarioFromRow(const util::CsvTable& t, size_t r) {
   if (!rc.empty() && rc != "none") {
     s.mutable_recompute()->set_granularity(rc == "full" ? "full" : "selective");
     if (rc != "full") {
-      for (const std::string& m : util::SplitList(rc, ";")) s.mutable_recompute()->add_modules(m);
+      for (const std::string& m : util::SplitList(rc, ";"))
+        s.mutable_recompute()->add_modules(m);
     }
   }
   s.set_precision(get("precision"));
@@ -66,19 +71,25 @@ scenarios::Scenario ScenarioFromRow(const util::CsvTable& t, size_t r) {
   s.set_cuda_graph(get("cuda_graph"));
   s.set_routing(get("routing"));
   s.set_overlap_moe_expert_parallel_comm(get("ep_overlap") == "1");
-  if (!get("cpu_offload").empty()) s.set_optimizer_offload_fraction(std::stod(get("cpu_offload")));
+  if (!get("cpu_offload").empty())
+    s.set_optimizer_offload_fraction(std::stod(get("cpu_offload")));
   if (!get("mtp_layers").empty()) s.set_mtp_num_layers(num("mtp_layers"));
   auto extra = ParseExtra(get("extra"));
-  if (extra.count("main_grads_dtype")) s.set_main_grads_dtype(Dtype(extra["main_grads_dtype"]));
-  if (extra.count("exp_avg_dtype")) s.set_exp_avg_dtype(Dtype(extra["exp_avg_dtype"]));
-  if (extra["precision_aware_optimizer"] == "True") s.set_use_precision_aware_optimizer(true);
+  if (extra.count("main_grads_dtype"))
+    s.set_main_grads_dtype(Dtype(extra["main_grads_dtype"]));
+  if (extra.count("exp_avg_dtype"))
+    s.set_exp_avg_dtype(Dtype(extra["exp_avg_dtype"]));
+  if (extra["precision_aware_optimizer"] == "True")
+    s.set_use_precision_aware_optimizer(true);
   if (extra["fp8_param_gather"] == "True") s.set_fp8_param_gather(true);
-  if (extra["moe_shared_expert_overlap"] == "True") s.set_moe_shared_expert_overlap(true);
+  if (extra["moe_shared_expert_overlap"] == "True")
+    s.set_moe_shared_expert_overlap(true);
   return s;
 }
 
 TEST(EstimateMemory, MeasuredPeaksWithinFifteenPercent) {
-  auto runs = util::CsvTable::Load(MOESIM_SOURCE_DIR "/calibration/runs/runs.csv");
+  auto runs =
+      util::CsvTable::Load(MOESIM_SOURCE_DIR "/calibration/runs/runs.csv");
   ASSERT_TRUE(runs) << runs.error().message;
   int checked = 0;
   std::printf("%-52s %9s %9s %7s\n", "run", "measured", "moesim", "err%");
@@ -89,16 +100,81 @@ TEST(EstimateMemory, MeasuredPeaksWithinFifteenPercent) {
     SCOPED_TRACE(id);
     auto scenario = scenarios::Resolve(ScenarioFromRow(*runs, r), id);
     ASSERT_TRUE(scenario) << scenario.error().message;
-    const MemoryEstimate m = EstimateMemory(scenario->model, scenario->pipeline,
-                                            scenario->parallel, scenario->training,
-                                            scenario->system.gpu().memory_gib() * kGiB);
+    const MemoryEstimate m = EstimateMemory(
+        scenario->model, scenario->pipeline, scenario->parallel,
+        scenario->training, scenario->system.gpu().memory_gib() * kGiB);
     const double ours = m.allocated_peak_bytes / kGiB;
-    const double error = (ours - std::stod(measured)) / std::stod(measured) * 100;
-    std::printf("%-52s %9.2f %9.2f %+7.1f\n", id.c_str(), std::stod(measured), ours, error);
+    const double error =
+        (ours - std::stod(measured)) / std::stod(measured) * 100;
+    std::printf("%-52s %9.2f %9.2f %+7.1f\n", id.c_str(), std::stod(measured),
+                ours, error);
     EXPECT_LE(std::abs(error), 15.0);
     ++checked;
   }
   EXPECT_EQ(checked, 15);  // runs.csv rows with measured_peak_mem_gib
+}
+
+}  // namespace
+}  // namespace moesim::models
+
+namespace moesim::models {
+namespace {
+
+// DeepSeek-V3 at PP4 VPP4 EP64 on 256 H100s, seq 4096, MBS 1, BF16, no
+// recompute: the optimization-workflow card's "199.5 GB/GPU without
+// optimization" (NVIDIA/skills@7149a886d5 nemo-mbridge-perf-moe-optimization-
+// workflow card.yaml; seeds_notes.md section 2). The card gives no layout
+// string; 61 layers + MTP over 16 virtual stages as 3, 14 x 4, 2 + MTP.
+scenarios::ResolvedScenario DeepSeekPaperLayout(
+    std::vector<std::string> recompute) {
+  scenarios::Scenario s;
+  s.set_model("deepseek-v3");
+  s.set_system("dgx-h100");
+  s.set_num_gpus(256);
+  s.set_seq_length(4096);
+  s.mutable_layout()->set_pipeline_model_parallel_size(4);
+  s.mutable_layout()->set_virtual_pipeline_model_parallel_size(4);
+  s.mutable_layout()->set_expert_model_parallel_size(64);
+  s.mutable_layout()->set_pipeline_model_parallel_layout("Ettt|(tttt|)*14ttmL");
+  s.mutable_layout()->set_global_batch_size(4096);
+  if (!recompute.empty()) {
+    s.mutable_recompute()->set_granularity("selective");
+    for (const std::string& m : recompute)
+      s.mutable_recompute()->add_modules(m);
+  }
+  auto r = scenarios::Resolve(s, "test");
+  EXPECT_TRUE(r) << r.error().message;
+  return *r;
+}
+
+double PeakGb(const scenarios::ResolvedScenario& s) {
+  return EstimateMemory(s.model, s.pipeline, s.parallel, s.training, 80 * kGiB)
+             .peak_bytes /
+         1e9;
+}
+
+TEST(EstimateMemory, DeepSeekV3UnoptimizedMatchesTheCard) {
+  const double base = PeakGb(DeepSeekPaperLayout({}));
+  const double mla = base - PeakGb(DeepSeekPaperLayout({"mla_up_proj"}));
+  const double norm = base - PeakGb(DeepSeekPaperLayout({"layernorm"}));
+  const double act = base - PeakGb(DeepSeekPaperLayout({"moe_act"}));
+  std::printf(
+      "DeepSeek-V3 PP4 VPP4 EP64: peak %.1f GB (card 199.5); savings "
+      "mla_up_proj %.1f "
+      "(30.4), layernorm %.1f (8.2), moe_act %.1f (3.8)\n",
+      base, mla, norm, act);
+  // Within 10%: the total and the layernorm saving (input_layernorm of MLA
+  // and pre_mlp_layernorm of each layer, 2 x 2*T*h on the busiest rank).
+  EXPECT_NEAR(base, 199.5, 0.10 * 199.5);
+  EXPECT_NEAR(norm, 8.2, 0.10 * 8.2);
+  // Known differences (issue note): moesim frees Q, K, V after the MLA
+  // up-projection, 2*a*(2*(dn+r)+dv) bytes per token (memory_flops.md b.3),
+  // 18% more than the card's 30.4 GB, and the routed experts' activation
+  // output in bf16, k*f_e*2 bytes per token, 2.4x the card's 3.8 GB (which
+  // matches FP8-stored fc2 inputs at a shorter stash). The card's precision
+  // and sequence are unpublished, so these stay measured, not tuned.
+  EXPECT_GT(mla, 30.4);
+  EXPECT_GT(act, 3.8);
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ TEST(CountParams, MatchesReferenceWithinPointTwoPercent) {
     const ParamSummary p = CountParams(*model);
     EXPECT_NEAR(p.total / 1e9, e.total_b, 0.002 * e.total_b);
     EXPECT_NEAR(p.active / 1e9, e.active_b, 0.002 * e.active_b);
-    const double with_mtp = e.total_with_mtp_b > 0 ? e.total_with_mtp_b : e.total_b;
+    const double with_mtp =
+        e.total_with_mtp_b > 0 ? e.total_with_mtp_b : e.total_b;
     EXPECT_NEAR(p.total_with_mtp / 1e9, with_mtp, 0.002 * with_mtp);
   }
 }

@@ -25,13 +25,16 @@ TEST(ParsePipelineLayout, DeepSeekV3Pp8Vpp4) {
 TEST(ParsePipelineLayout, RejectsWrongCounts) {
   auto stages = ParsePipelineLayout("Et|tL", 2, 0, 4, 1);
   ASSERT_FALSE(stages);
-  EXPECT_NE(stages.error().message.find("has 2 stages, expected"), std::string::npos);
+  EXPECT_NE(stages.error().message.find("has 2 stages, expected"),
+            std::string::npos);
   auto layers = ParsePipelineLayout("Et|tL", 3, 0, 2, 1);
   ASSERT_FALSE(layers);
-  EXPECT_NE(layers.error().message.find("places 2 decoder layers"), std::string::npos);
+  EXPECT_NE(layers.error().message.find("places 2 decoder layers"),
+            std::string::npos);
   auto symbol = ParsePipelineLayout("Ex|tL", 2, 0, 2, 1);
   ASSERT_FALSE(symbol);
-  EXPECT_NE(symbol.error().message.find("unknown symbol 'x'"), std::string::npos);
+  EXPECT_NE(symbol.error().message.find("unknown symbol 'x'"),
+            std::string::npos);
   auto paren = ParsePipelineLayout("E(t|tL", 2, 0, 2, 1);
   ASSERT_FALSE(paren);
   EXPECT_NE(paren.error().message.find("missing ')'"), std::string::npos);
@@ -42,7 +45,8 @@ TEST(ParsePipelineLayout, RejectsWrongCounts) {
 TEST(UniformPipeline, SplitsEvenlyOrExplains) {
   auto plan = UniformPipeline(48, 0, 2, 2);
   ASSERT_TRUE(plan);
-  EXPECT_EQ(plan->Stage(1, 1).layers.front(), 36);  // virtual stage 3 of 4, 12 each
+  EXPECT_EQ(plan->Stage(1, 1).layers.front(),
+            36);  // virtual stage 3 of 4, 12 each
   auto uneven = UniformPipeline(61, 1, 8, 4);
   ASSERT_FALSE(uneven);
   EXPECT_NE(uneven.error().message.find("not divisible"), std::string::npos);

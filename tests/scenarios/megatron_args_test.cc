@@ -1,10 +1,10 @@
 // scenarios::ApplyMegatronArgs: Megatron-LM / Megatron-Bridge argument strings.
 #include "scenarios/megatron_args.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
 
@@ -56,11 +56,13 @@ TEST(MegatronArgsTest, BridgeDeepSeekV3LongContextMapsOntoTheScenario) {
 
   // Unknown flags are reported once each, in order, never dropped silently.
   ASSERT_EQ(warnings->size(), 2u);
-  EXPECT_EQ((*warnings)[0],
-            "--megatron-args: not modelled: --lr, --manual-gc, --manual-gc-interval, "
-            "--tp-comm-overlap");
+  EXPECT_EQ(
+      (*warnings)[0],
+      "--megatron-args: not modelled: --lr, --manual-gc, --manual-gc-interval, "
+      "--tp-comm-overlap");
   EXPECT_EQ((*warnings)[1],
-            "--megatron-args: ignored words before the first flag: python pretrain_gpt.py");
+            "--megatron-args: ignored words before the first flag: python "
+            "pretrain_gpt.py");
 
   // With a model and system it resolves to the seed layout.
   spec.set_model("deepseek-v3");
@@ -81,7 +83,8 @@ TEST(MegatronArgsTest, PrecisionRecipes) {
   };
   const Case cases[] = {
       {"--bf16", "bf16"},
-      {"--fp8-format hybrid", "fp8-delayed"},  // Megatron's default recipe is delayed
+      {"--fp8-format hybrid",
+       "fp8-delayed"},  // Megatron's default recipe is delayed
       {"--fp8-format e4m3 --fp8-recipe delayed", "fp8-delayed"},
       {"--fp8-format hybrid --fp8-recipe tensorwise", "fp8-cs"},
       {"--fp8-format e4m3 --fp8-recipe blockwise", "fp8-block"},
@@ -103,10 +106,14 @@ TEST(MegatronArgsTest, Dispatchers) {
   };
   const Case cases[] = {
       {"--moe-token-dispatcher-type alltoall", "alltoall"},
-      {"--moe-token-dispatcher-type flex", "deepep"},  // MCore's default flex backend
-      {"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep", "hybridep"},
+      {"--moe-token-dispatcher-type flex",
+       "deepep"},  // MCore's default flex backend
+      {"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend "
+       "hybridep",
+       "hybridep"},
       {"--moe-enable-deepep", "deepep"},
-      {"--moe-flex-dispatcher-backend hybridep", "hybridep"},  // Bridge implies flex
+      {"--moe-flex-dispatcher-backend hybridep",
+       "hybridep"},  // Bridge implies flex
   };
   for (const Case& c : cases) {
     Scenario spec;
@@ -122,9 +129,11 @@ TEST(MegatronArgsTest, CudaGraphs) {
     const char* cuda_graph;
   };
   const Case cases[] = {
-      {"--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router moe_preprocess",
+      {"--cuda-graph-impl transformer_engine --cuda-graph-scope attn "
+       "moe_router moe_preprocess",
        "te:attn;moe_router;moe_preprocess"},
-      {"--cuda-graph-impl local --cuda-graph-scope full_iteration", "full_iteration"},
+      {"--cuda-graph-impl local --cuda-graph-scope full_iteration",
+       "full_iteration"},
       {"--cuda-graph-impl local", "local:transformer_layer"},
       {"--cuda-graph-impl none", "none"},
   };
@@ -139,15 +148,20 @@ TEST(MegatronArgsTest, CudaGraphs) {
 TEST(MegatronArgsTest, OptimizerRoutingAndFlags) {
   Scenario spec;
   auto w = ApplyMegatronArgs(
-      "--optimizer-cpu-offload --use-precision-aware-optimizer --main-grads-dtype bf16 "
-      "--exp-avg-dtype bf16 --fp8-param-gather --sequence-parallel --moe-shared-expert-overlap "
-      "--overlap-moe-expert-parallel-comm --cpu-offloading --moe-expert-capacity-factor 1.25 "
-      "--recompute-granularity full --recompute-method block --recompute-num-layers 2 "
+      "--optimizer-cpu-offload --use-precision-aware-optimizer "
+      "--main-grads-dtype bf16 "
+      "--exp-avg-dtype bf16 --fp8-param-gather --sequence-parallel "
+      "--moe-shared-expert-overlap "
+      "--overlap-moe-expert-parallel-comm --cpu-offloading "
+      "--moe-expert-capacity-factor 1.25 "
+      "--recompute-granularity full --recompute-method block "
+      "--recompute-num-layers 2 "
       "--num-layers 8",
       spec);
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_TRUE(w->empty());
-  EXPECT_DOUBLE_EQ(spec.optimizer_offload_fraction(), 1.0);  // Megatron's default fraction
+  EXPECT_DOUBLE_EQ(spec.optimizer_offload_fraction(),
+                   1.0);  // Megatron's default fraction
   EXPECT_TRUE(spec.use_precision_aware_optimizer());
   EXPECT_EQ(spec.main_grads_dtype(), "bf16");
   EXPECT_EQ(spec.exp_avg_dtype(), "bf16");
@@ -170,7 +184,9 @@ TEST(MegatronArgsTest, LayersPerVirtualStageResolvesToVpp) {
   spec.set_system("dgx-h100");
   spec.set_num_gpus(8);
   auto w = ApplyMegatronArgs(
-      "--pipeline_model_parallel_size 2 --num-layers-per-virtual-pipeline-stage 6", spec);
+      "--pipeline_model_parallel_size 2 "
+      "--num-layers-per-virtual-pipeline-stage 6",
+      spec);
   ASSERT_TRUE(w) << w.error().message;
   auto r = Resolve(spec, "flags");
   ASSERT_TRUE(r) << r.error().message;
@@ -191,7 +207,8 @@ TEST(MegatronArgsTest, AbsentFlagsKeepTheScenario) {
 
 TEST(MegatronArgsTest, NoEffectFlagsWarn) {
   Scenario spec;
-  auto w = ApplyMegatronArgs("--optimizer-offload-fraction 0.5 --fp8-recipe blockwise", spec);
+  auto w = ApplyMegatronArgs(
+      "--optimizer-offload-fraction 0.5 --fp8-recipe blockwise", spec);
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_DOUBLE_EQ(spec.optimizer_offload_fraction(), 0);
   EXPECT_EQ(spec.precision(), "");
@@ -207,24 +224,33 @@ TEST(MegatronArgsTest, Errors) {
       {"--tensor-model-parallel-size --pipeline-model-parallel-size 2",
        "--megatron-args: --tensor-model-parallel-size: needs a value"},
       {"--seq-length", "--megatron-args: --seq-length: needs a value"},
-      {"--micro-batch-size two", "--megatron-args: --micro-batch-size: 'two' is not an integer"},
+      {"--micro-batch-size two",
+       "--megatron-args: --micro-batch-size: 'two' is not an integer"},
       {"--global-batch-size 1e3", "'1e3' is not an integer"},
-      {"--tensor-model-parallel-size 0", "--tensor-model-parallel-size: must be >= 1, got 0"},
+      {"--tensor-model-parallel-size 0",
+       "--tensor-model-parallel-size: must be >= 1, got 0"},
       {"--tensor-model-parallel-size 2 4", "takes one value, got '2 4'"},
-      {"--optimizer-offload-fraction 1.5", "--optimizer-offload-fraction: '1.5' is out of range"},
+      {"--optimizer-offload-fraction 1.5",
+       "--optimizer-offload-fraction: '1.5' is out of range"},
       {"--moe-expert-capacity-factor abc", "'abc' is not a number"},
       {"--fp8-format e5m2", "--fp8-format: unknown 'e5m2' (e4m3, hybrid)"},
-      {"--fp8-format e4m3 --fp8-recipe custom", "--fp8-recipe: unknown 'custom'"},
-      {"--moe-token-dispatcher-type allgather", "unknown 'allgather' (alltoall, flex)"},
+      {"--fp8-format e4m3 --fp8-recipe custom",
+       "--fp8-recipe: unknown 'custom'"},
+      {"--moe-token-dispatcher-type allgather",
+       "unknown 'allgather' (alltoall, flex)"},
       {"--recompute-method stripes", "--recompute-method: unknown 'stripes'"},
       {"--sequence-parallel 4", "--sequence-parallel: takes no value, got '4'"},
       {"--use-distributed-optimizer=maybe", "'maybe' is not true or false"},
-      {"--pipeline-model-parallel-layout \"Et|(tt|)*30mL", "unterminated double quote"},
-      {"--cuda-graph-impl local --cuda-graph-scope attn", "only full_iteration"},
+      {"--pipeline-model-parallel-layout \"Et|(tt|)*30mL",
+       "unterminated double quote"},
+      {"--cuda-graph-impl local --cuda-graph-scope attn",
+       "only full_iteration"},
       {"--cuda-graph-impl transformer_engine --cuda-graph-scope full_iteration",
        "full_iteration needs --cuda-graph-impl local"},
-      {"--fp8-format e4m3 --fp4-format e2m1", "cannot be combined with --fp8-format"},
-      {"--virtual-pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 3",
+      {"--fp8-format e4m3 --fp4-format e2m1",
+       "cannot be combined with --fp8-format"},
+      {"--virtual-pipeline-model-parallel-size 2 "
+       "--num-layers-per-virtual-pipeline-stage 3",
        "cannot be combined with a virtual pipeline size"},
   };
   for (const Case& c : cases) {
@@ -233,7 +259,8 @@ TEST(MegatronArgsTest, Errors) {
     ASSERT_FALSE(w) << c.args;
     EXPECT_NE(w.error().message.find(c.error), std::string::npos)
         << c.args << " -> " << w.error().message;
-    EXPECT_TRUE(w.error().message.starts_with("--megatron-args: ")) << w.error().message;
+    EXPECT_TRUE(w.error().message.starts_with("--megatron-args: "))
+        << w.error().message;
   }
 }
 

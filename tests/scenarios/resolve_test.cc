@@ -1,10 +1,10 @@
 // scenarios::Resolve: Megatron-Bridge defaults, parallel folding, and one
 // passing and one failing case per layout rule.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "scenarios/scenario.h"
 #include "util/textproto.h"
@@ -12,7 +12,8 @@
 namespace moesim::scenarios {
 namespace {
 
-constexpr char kDefaultScenario[] = MOESIM_SOURCE_DIR "/scenarios/default.textproto";
+constexpr char kDefaultScenario[] =
+    MOESIM_SOURCE_DIR "/scenarios/default.textproto";
 
 bool Contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
@@ -70,13 +71,15 @@ TEST(ResolveTest, DefaultsUsedListsUnsetFields) {
   auto r = Resolve(spec, "flags");
   ASSERT_TRUE(r) << r.error().message;
   for (const char* expected :
-       {"tensor_model_parallel_size=1", "context_parallel_size=1", "expert_model_parallel_size=1",
-        "expert_tensor_parallel_size=1", "pipeline_model_parallel_size=1",
+       {"tensor_model_parallel_size=1", "context_parallel_size=1",
+        "expert_model_parallel_size=1", "expert_tensor_parallel_size=1",
+        "pipeline_model_parallel_size=1",
         "virtual_pipeline_model_parallel_size=1", "micro_batch_size=1",
         "global_batch_size=8",  // MBS 1 x DP 8
-        "sequence_parallel=false", "seq_length=4096", "precision=bf16", "dispatcher=alltoall",
-        "routing=force_balanced", "cuda_graph=none", "recompute.granularity=none",
-        "use_distributed_optimizer=true", "main_grads_dtype=fp32", "exp_avg_dtype=fp32"}) {
+        "sequence_parallel=false", "seq_length=4096", "precision=bf16",
+        "dispatcher=alltoall", "routing=force_balanced", "cuda_graph=none",
+        "recompute.granularity=none", "use_distributed_optimizer=true",
+        "main_grads_dtype=fp32", "exp_avg_dtype=fp32"}) {
     EXPECT_TRUE(Contains(r->defaults_used, expected)) << expected;
   }
   EXPECT_EQ(r->parallel.dp, 8);
@@ -88,7 +91,8 @@ TEST(ResolveTest, DefaultsUsedListsUnsetFields) {
 }
 
 TEST(ResolveTest, ParallelFoldingComputesDpAndEdp) {
-  // seeds_notes.md §2: 256 GPUs, attention TP4 CP2 DP8 PP4 -> MoE EP64 ETP1 EDP1.
+  // seeds_notes.md §2: 256 GPUs, attention TP4 CP2 DP8 PP4 -> MoE EP64 ETP1
+  // EDP1.
   Scenario spec;
   spec.set_model("qwen3-30b-a3b");
   spec.set_system("dgx-h100");
@@ -143,7 +147,8 @@ TEST(ResolveTest, FileErrorsCiteTheFieldLine) {
   auto r = Resolve(*spec, "x.textproto", text);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message,
-            "x.textproto:5: layout.context_parallel_size: seq_length 4096 is not divisible by "
+            "x.textproto:5: layout.context_parallel_size: seq_length 4096 is "
+            "not divisible by "
             "2*context_parallel_size = 6");
 }
 
@@ -156,7 +161,8 @@ TEST(ResolveTest, FlagErrorsNameTheFlag) {
   auto r = Resolve(spec, "flags");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message,
-            "flags: --cp: seq_length 4096 is not divisible by 2*context_parallel_size = 6");
+            "flags: --cp: seq_length 4096 is not divisible by "
+            "2*context_parallel_size = 6");
 }
 
 TEST(ResolveTest, MissingRequiredFields) {
@@ -177,10 +183,14 @@ struct RuleCase {
   const char* error;
 };
 
-std::ostream& operator<<(std::ostream& os, const RuleCase& c) { return os << c.name; }
+std::ostream& operator<<(std::ostream& os, const RuleCase& c) {
+  return os << c.name;
+}
 
-constexpr char kQwen[] = "model: \"qwen3-30b-a3b\" system: \"dgx-h100\" ";  // 128 experts, 48 layers
-constexpr char kLlama[] = "model: \"llama3-8b\" system: \"dgx-h100\" ";     // dense
+constexpr char kQwen[] =
+    "model: \"qwen3-30b-a3b\" system: \"dgx-h100\" ";  // 128 experts, 48 layers
+constexpr char kLlama[] =
+    "model: \"llama3-8b\" system: \"dgx-h100\" ";  // dense
 constexpr char kMoonlight[] =  // MLA, shared experts, 1 dense layer, 27 layers
     "model: \"moonlight-16b-a3b\" system: \"dgx-h100\" ";
 constexpr char kDsv3[] = "model: \"deepseek-v3\" system: \"dgx-h100\" ";
@@ -192,32 +202,44 @@ std::string D(const std::string& rest) { return kDsv3 + rest; }
 
 const RuleCase kRuleCases[] = {
     // Required fields.
-    {"RequiredModelFail", "system: \"dgx-h100\" num_gpus: 8", "model: required"},
-    {"RequiredSystemFail", "model: \"llama3-8b\" num_gpus: 8", "system: required"},
+    {"RequiredModelFail", "system: \"dgx-h100\" num_gpus: 8",
+     "model: required"},
+    {"RequiredSystemFail", "model: \"llama3-8b\" num_gpus: 8",
+     "system: required"},
     {"RequiredGpusFail", L(""), "num_gpus: required"},
     {"RequiredPass", L("num_gpus: 8"), ""},
-    {"UnknownModelFail", "model: \"gpt-5\" system: \"dgx-h100\" num_gpus: 8", "unknown model 'gpt-5'"},
-    {"UnknownSystemFail", "model: \"llama3-8b\" system: \"tpu\" num_gpus: 8", "unknown system 'tpu'"},
+    {"UnknownModelFail", "model: \"gpt-5\" system: \"dgx-h100\" num_gpus: 8",
+     "unknown model 'gpt-5'"},
+    {"UnknownSystemFail", "model: \"llama3-8b\" system: \"tpu\" num_gpus: 8",
+     "unknown system 'tpu'"},
     // Sizes >= 1.
-    {"NegativeSizeFail", L("num_gpus: 8 layout { tensor_model_parallel_size: -2 }"),
+    {"NegativeSizeFail",
+     L("num_gpus: 8 layout { tensor_model_parallel_size: -2 }"),
      "layout.tensor_model_parallel_size: must be >= 1, got -2"},
     {"NegativeGpusFail", L("num_gpus: -8"), "num_gpus: must be >= 1, got -8"},
     // Attention mesh TP x CP x DP x PP = GPUs.
-    {"AttentionMeshPass", L("num_gpus: 16 layout { tensor_model_parallel_size: 8 }"), ""},
-    {"AttentionMeshFail", L("num_gpus: 12 layout { tensor_model_parallel_size: 8 }"),
+    {"AttentionMeshPass",
+     L("num_gpus: 16 layout { tensor_model_parallel_size: 8 }"), ""},
+    {"AttentionMeshFail",
+     L("num_gpus: 12 layout { tensor_model_parallel_size: 8 }"),
      "(attention mesh TPxCPxDPxPP)"},
     // MoE mesh ETP x EP x EDP x PP = GPUs.
-    {"MoeMeshPass", Q("num_gpus: 16 layout { expert_model_parallel_size: 16 }"), ""},
+    {"MoeMeshPass", Q("num_gpus: 16 layout { expert_model_parallel_size: 16 }"),
+     ""},
     {"MoeMeshFail", Q("num_gpus: 16 layout { expert_model_parallel_size: 32 }"),
      "(MoE mesh ETPxEPxEDPxPP)"},
     // Heads and query groups divisible by TP.
-    {"HeadsPass", Q("num_gpus: 4 layout { tensor_model_parallel_size: 4 }"), ""},
+    {"HeadsPass", Q("num_gpus: 4 layout { tensor_model_parallel_size: 4 }"),
+     ""},
     {"HeadsFail", Q("num_gpus: 64 layout { tensor_model_parallel_size: 64 }"),
-     "num_attention_heads 32 is not divisible by tensor_model_parallel_size 64"},
-    {"QueryGroupsFail", Q("num_gpus: 8 layout { tensor_model_parallel_size: 8 }"),
+     "num_attention_heads 32 is not divisible by tensor_model_parallel_size "
+     "64"},
+    {"QueryGroupsFail",
+     Q("num_gpus: 8 layout { tensor_model_parallel_size: 8 }"),
      "num_query_groups 4 is not divisible by tensor_model_parallel_size 8"},
     // Experts divisible by EP; EP/ETP need an MoE model; moe_ffn by ETP.
-    {"ExpertsPass", Q("num_gpus: 48 layout { expert_model_parallel_size: 4 }"), ""},
+    {"ExpertsPass", Q("num_gpus: 48 layout { expert_model_parallel_size: 4 }"),
+     ""},
     {"ExpertsFail", Q("num_gpus: 48 layout { expert_model_parallel_size: 3 }"),
      "num_moe_experts 128 is not divisible by expert_model_parallel_size 3"},
     {"DenseEpFail", L("num_gpus: 8 layout { expert_model_parallel_size: 2 }"),
@@ -226,174 +248,241 @@ const RuleCase kRuleCases[] = {
      "expert_tensor_parallel_size 2 needs an MoE model"},
     {"EtpPass", Q("num_gpus: 8 layout { expert_tensor_parallel_size: 2 }"), ""},
     {"EtpFail", Q("num_gpus: 5 layout { expert_tensor_parallel_size: 5 }"),
-     "moe_ffn_hidden_size 768 is not divisible by expert_tensor_parallel_size 5"},
+     "moe_ffn_hidden_size 768 is not divisible by expert_tensor_parallel_size "
+     "5"},
     // VPP needs PP; layers split over PP x VPP unless a layout string.
-    {"VppPass", Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
-                  "virtual_pipeline_model_parallel_size: 2 }"), ""},
-    {"VppWithoutPpFail", Q("num_gpus: 8 layout { virtual_pipeline_model_parallel_size: 2 }"),
+    {"VppPass",
+     Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
+       "virtual_pipeline_model_parallel_size: 2 }"),
+     ""},
+    {"VppWithoutPpFail",
+     Q("num_gpus: 8 layout { virtual_pipeline_model_parallel_size: 2 }"),
      "needs pipeline_model_parallel_size > 1"},
-    {"LayerSplitFail", Q("num_gpus: 8 layout { pipeline_model_parallel_size: 4 "
-                         "virtual_pipeline_model_parallel_size: 5 }"),
+    {"LayerSplitFail",
+     Q("num_gpus: 8 layout { pipeline_model_parallel_size: 4 "
+       "virtual_pipeline_model_parallel_size: 5 }"),
      "num_layers 48 is not divisible by pipeline_model_parallel_size*"
      "virtual_pipeline_model_parallel_size = 4*5 = 20"},
-    {"LayoutStringPass", D("num_gpus: 64 layout { pipeline_model_parallel_size: 8 "
-                           "virtual_pipeline_model_parallel_size: 4 expert_model_parallel_size: 8 "
-                           "pipeline_model_parallel_layout: \"Et|(tt|)*30mL\" }"), ""},
-    {"LayoutStringFail", D("num_gpus: 64 layout { pipeline_model_parallel_size: 8 "
-                           "virtual_pipeline_model_parallel_size: 4 expert_model_parallel_size: 8 "
-                           "pipeline_model_parallel_layout: \"Et|(tt|)*29mL\" }"),
+    {"LayoutStringPass",
+     D("num_gpus: 64 layout { pipeline_model_parallel_size: 8 "
+       "virtual_pipeline_model_parallel_size: 4 expert_model_parallel_size: 8 "
+       "pipeline_model_parallel_layout: \"Et|(tt|)*30mL\" }"),
+     ""},
+    {"LayoutStringFail",
+     D("num_gpus: 64 layout { pipeline_model_parallel_size: 8 "
+       "virtual_pipeline_model_parallel_size: 4 expert_model_parallel_size: 8 "
+       "pipeline_model_parallel_layout: \"Et|(tt|)*29mL\" }"),
      "layout.pipeline_model_parallel_layout:"},
-    {"LayersPerVirtualStageFail", Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
-                                    "num_layers_per_virtual_pipeline_stage: 5 }"),
+    {"LayersPerVirtualStageFail",
+     Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
+       "num_layers_per_virtual_pipeline_stage: 5 }"),
      "num_layers 48 is not divisible by pipeline_model_parallel_size*"
      "num_layers_per_virtual_pipeline_stage = 10"},
     {"LayersPerVirtualStageTwiceFail",
      Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
-       "num_layers_per_virtual_pipeline_stage: 6 virtual_pipeline_model_parallel_size: 4 }"),
+       "num_layers_per_virtual_pipeline_stage: 6 "
+       "virtual_pipeline_model_parallel_size: 4 }"),
      "set either this or virtual_pipeline_model_parallel_size"},
     // Sequence: divisible by 2*CP, and by TP per CP shard with SP.
     {"CpPass", Q("num_gpus: 48 layout { context_parallel_size: 4 }"), ""},
     {"CpFail", Q("num_gpus: 48 layout { context_parallel_size: 3 }"),
      "seq_length 4096 is not divisible by 2*context_parallel_size = 6"},
-    {"SequenceParallelFail", L("num_gpus: 8 seq_length: 4100 layout { tensor_model_parallel_size: 8 }"),
-     "with sequence parallel, seq_length/context_parallel_size = 4100 is not divisible by "
+    {"SequenceParallelFail",
+     L("num_gpus: 8 seq_length: 4100 layout { tensor_model_parallel_size: 8 }"),
+     "with sequence parallel, seq_length/context_parallel_size = 4100 is not "
+     "divisible by "
      "tensor_model_parallel_size 8"},
-    {"SequenceParallelOffPass", L("num_gpus: 8 seq_length: 4100 layout { "
-                                  "tensor_model_parallel_size: 8 sequence_parallel: false }"), ""},
+    {"SequenceParallelOffPass",
+     L("num_gpus: 8 seq_length: 4100 layout { "
+       "tensor_model_parallel_size: 8 sequence_parallel: false }"),
+     ""},
     // Global batch divisible by MBS x DP.
     {"GbsPass", Q("num_gpus: 16 layout { global_batch_size: 32 }"), ""},
     {"GbsFail", Q("num_gpus: 16 layout { global_batch_size: 24 }"),
-     "global_batch_size 24 is not divisible by micro_batch_size*DP = 1*16 = 16"},
+     "global_batch_size 24 is not divisible by micro_batch_size*DP = 1*16 = "
+     "16"},
     // Recompute module names and architecture.
-    {"RecomputeAliasPass", D("num_gpus: 8 layout { expert_model_parallel_size: 8 } "
-                             "recompute { modules: [\"up_proj\", \"norm\", \"moe\", \"mlp\"] }"), ""},
+    {"RecomputeAliasPass",
+     D("num_gpus: 8 layout { expert_model_parallel_size: 8 } "
+       "recompute { modules: [\"up_proj\", \"norm\", \"moe\", \"mlp\"] }"),
+     ""},
     {"RecomputeUnknownFail", Q("num_gpus: 8 recompute { modules: \"attn\" }"),
      "recompute.modules: unknown module 'attn'"},
-    {"RecomputeGranularityFail", Q("num_gpus: 8 recompute { granularity: \"partial\" }"),
+    {"RecomputeGranularityFail",
+     Q("num_gpus: 8 recompute { granularity: \"partial\" }"),
      "recompute.granularity: unknown 'partial'"},
-    {"MlaUpProjPass", M("num_gpus: 8 recompute { modules: \"mla_up_proj\" }"), ""},
+    {"MlaUpProjPass", M("num_gpus: 8 recompute { modules: \"mla_up_proj\" }"),
+     ""},
     {"MlaUpProjFail", Q("num_gpus: 8 recompute { modules: \"mla_up_proj\" }"),
      "mla_up_proj needs multi-latent attention"},
     {"MoeActPass", Q("num_gpus: 8 recompute { modules: \"moe_act\" }"), ""},
     {"MoeActDenseFail", L("num_gpus: 8 recompute { modules: \"moe_act\" }"),
      "moe_act needs an MoE model"},
-    {"MoeDenseFail", L("num_gpus: 8 recompute { modules: \"moe\" }"), "moe needs an MoE model"},
-    {"SharedExpertsPass", M("num_gpus: 8 recompute { modules: \"shared_experts\" }"), ""},
-    {"SharedExpertsFail", Q("num_gpus: 8 recompute { modules: \"shared_experts\" }"),
+    {"MoeDenseFail", L("num_gpus: 8 recompute { modules: \"moe\" }"),
+     "moe needs an MoE model"},
+    {"SharedExpertsPass",
+     M("num_gpus: 8 recompute { modules: \"shared_experts\" }"), ""},
+    {"SharedExpertsFail",
+     Q("num_gpus: 8 recompute { modules: \"shared_experts\" }"),
      "shared_experts needs a model with shared experts"},
     {"MlpPass", M("num_gpus: 8 recompute { modules: \"mlp\" }"), ""},
     {"MlpOnMoeOnlyFail", Q("num_gpus: 8 recompute { modules: \"mlp\" }"),
      "mlp recompute has no effect on MoE layers"},
     // Full recompute needs a method and a layer count.
-    {"FullPass", Q("num_gpus: 8 recompute { granularity: \"full\" method: \"block\" num_layers: 2 }"),
+    {"FullPass",
+     Q("num_gpus: 8 recompute { granularity: \"full\" method: \"block\" "
+       "num_layers: 2 }"),
      ""},
-    {"FullNoMethodFail", Q("num_gpus: 8 recompute { granularity: \"full\" num_layers: 1 }"),
+    {"FullNoMethodFail",
+     Q("num_gpus: 8 recompute { granularity: \"full\" num_layers: 1 }"),
      "full recompute needs method uniform or block"},
-    {"FullNoLayersFail", Q("num_gpus: 8 recompute { granularity: \"full\" method: \"uniform\" }"),
+    {"FullNoLayersFail",
+     Q("num_gpus: 8 recompute { granularity: \"full\" method: \"uniform\" }"),
      "full recompute needs num_layers >= 1"},
     // Precision and the GPU generation (TE support matrix).
-    {"PrecisionUnknownFail", Q("num_gpus: 8 precision: \"fp6\""), "precision: unknown 'fp6'"},
+    {"PrecisionUnknownFail", Q("num_gpus: 8 precision: \"fp6\""),
+     "precision: unknown 'fp6'"},
     {"Fp8BlockHopperPass", Q("num_gpus: 8 precision: \"fp8-block\""), ""},
-    {"Mxfp8BlackwellPass", "model: \"qwen3-30b-a3b\" system: \"dgx-b200\" num_gpus: 8 "
-                           "precision: \"mxfp8\"", ""},
+    {"Mxfp8BlackwellPass",
+     "model: \"qwen3-30b-a3b\" system: \"dgx-b200\" num_gpus: 8 "
+     "precision: \"mxfp8\"",
+     ""},
     {"Mxfp8HopperFail", Q("num_gpus: 8 precision: \"mxfp8\""),
      "mxfp8 needs a Blackwell GPU"},
-    {"Nvfp4HopperFail", Q("num_gpus: 8 precision: \"nvfp4\""), "nvfp4 needs a Blackwell GPU"},
+    {"Nvfp4HopperFail", Q("num_gpus: 8 precision: \"nvfp4\""),
+     "nvfp4 needs a Blackwell GPU"},
     {"Fp8ParamGatherFail", Q("num_gpus: 8 fp8_param_gather: true"),
      "fp8_param_gather: needs an FP8 or FP4 precision"},
     // Dispatcher.
-    {"DispatcherPass", Q("num_gpus: 8 dispatcher: \"hybridep\" layout { expert_model_parallel_size: 8 }"),
+    {"DispatcherPass",
+     Q("num_gpus: 8 dispatcher: \"hybridep\" layout { "
+       "expert_model_parallel_size: 8 }"),
      ""},
-    {"DispatcherUnknownFail", Q("num_gpus: 8 dispatcher: \"nccl\""), "dispatcher: unknown 'nccl'"},
+    {"DispatcherUnknownFail", Q("num_gpus: 8 dispatcher: \"nccl\""),
+     "dispatcher: unknown 'nccl'"},
     {"DeepEpNoEpFail", Q("num_gpus: 8 dispatcher: \"deepep\""),
      "deepep needs expert_model_parallel_size > 1"},
-    {"DeepEpDenseFail", L("num_gpus: 8 dispatcher: \"deepep\""), "deepep needs an MoE model"},
+    {"DeepEpDenseFail", L("num_gpus: 8 dispatcher: \"deepep\""),
+     "deepep needs an MoE model"},
     // Routing.
-    {"TokenDropPass", Q("num_gpus: 8 routing: \"tokendrop\" moe_expert_capacity_factor: 1.0"), ""},
+    {"TokenDropPass",
+     Q("num_gpus: 8 routing: \"tokendrop\" moe_expert_capacity_factor: 1.0"),
+     ""},
     {"TokenDropFail", Q("num_gpus: 8 routing: \"tokendrop\""),
      "tokendrop needs moe_expert_capacity_factor > 0"},
-    {"RoutingUnknownFail", Q("num_gpus: 8 routing: \"aux_loss\""), "routing: unknown 'aux_loss'"},
+    {"RoutingUnknownFail", Q("num_gpus: 8 routing: \"aux_loss\""),
+     "routing: unknown 'aux_loss'"},
     // Optimizer offload and the precision-aware optimizer.
     {"OffloadPass", Q("num_gpus: 8 optimizer_offload_fraction: 0.5"), ""},
     {"OffloadRangeFail", Q("num_gpus: 8 optimizer_offload_fraction: 1.5"),
      "optimizer_offload_fraction: must be in [0, 1], got 1.5"},
     {"OffloadNoDistOptFail",
-     Q("num_gpus: 8 optimizer_offload_fraction: 1 use_distributed_optimizer: false"),
+     Q("num_gpus: 8 optimizer_offload_fraction: 1 use_distributed_optimizer: "
+       "false"),
      "optimizer CPU offload needs use_distributed_optimizer"},
     {"MainGradsBf16Pass",
-     Q("num_gpus: 8 use_precision_aware_optimizer: true main_grads_dtype: \"bf16\""), ""},
+     Q("num_gpus: 8 use_precision_aware_optimizer: true main_grads_dtype: "
+       "\"bf16\""),
+     ""},
     {"MainGradsBf16Fail", Q("num_gpus: 8 main_grads_dtype: \"bf16\""),
      "bf16 needs use_precision_aware_optimizer"},
     {"ExpAvgUnknownFail",
-     Q("num_gpus: 8 use_precision_aware_optimizer: true exp_avg_dtype: \"int4\""),
+     Q("num_gpus: 8 use_precision_aware_optimizer: true exp_avg_dtype: "
+       "\"int4\""),
      "exp_avg_dtype: unknown 'int4'"},
     {"PrecisionAwareNoDistOptFail",
-     Q("num_gpus: 8 use_precision_aware_optimizer: true use_distributed_optimizer: false"),
+     Q("num_gpus: 8 use_precision_aware_optimizer: true "
+       "use_distributed_optimizer: false"),
      "the precision-aware optimizer needs use_distributed_optimizer"},
     // CUDA graphs.
-    {"CudaGraphTePass", Q("num_gpus: 8 cuda_graph: \"te:attn;moe_router;moe_preprocess\""), ""},
-    {"CudaGraphLocalPass", Q("num_gpus: 8 cuda_graph: \"local:transformer_layer\""), ""},
-    {"CudaGraphUnknownFail", Q("num_gpus: 8 cuda_graph: \"partial\""), "cuda_graph: unknown 'partial'"},
-    {"CudaGraphEmptyTeFail", Q("num_gpus: 8 cuda_graph: \"te:\""), "te: needs at least one scope"},
+    {"CudaGraphTePass",
+     Q("num_gpus: 8 cuda_graph: \"te:attn;moe_router;moe_preprocess\""), ""},
+    {"CudaGraphLocalPass",
+     Q("num_gpus: 8 cuda_graph: \"local:transformer_layer\""), ""},
+    {"CudaGraphUnknownFail", Q("num_gpus: 8 cuda_graph: \"partial\""),
+     "cuda_graph: unknown 'partial'"},
+    {"CudaGraphEmptyTeFail", Q("num_gpus: 8 cuda_graph: \"te:\""),
+     "te: needs at least one scope"},
     {"CudaGraphScopeFail", Q("num_gpus: 8 cuda_graph: \"te:attn,router\""),
      "unknown TE scope 'router'"},
-    {"CudaGraphMoeAndRouterFail", Q("num_gpus: 8 cuda_graph: \"te:moe;moe_router\""),
+    {"CudaGraphMoeAndRouterFail",
+     Q("num_gpus: 8 cuda_graph: \"te:moe;moe_router\""),
      "TE scopes moe and moe_router are mutually exclusive"},
-    {"CudaGraphPreprocessFail", Q("num_gpus: 8 cuda_graph: \"te:attn;moe_preprocess\""),
+    {"CudaGraphPreprocessFail",
+     Q("num_gpus: 8 cuda_graph: \"te:attn;moe_preprocess\""),
      "TE scope moe_preprocess needs moe_router"},
     {"FullRecomputeFullIterationPass",
-     Q("num_gpus: 8 cuda_graph: \"full_iteration\" recompute { granularity: \"full\" "
-       "method: \"uniform\" num_layers: 1 }"), ""},
+     Q("num_gpus: 8 cuda_graph: \"full_iteration\" recompute { granularity: "
+       "\"full\" "
+       "method: \"uniform\" num_layers: 1 }"),
+     ""},
     {"FullRecomputeTeGraphFail",
      Q("num_gpus: 8 cuda_graph: \"te:attn\" recompute { granularity: \"full\" "
        "method: \"uniform\" num_layers: 1 }"),
      "full recompute is only supported with full iteration CUDA graph"},
     {"MoeRecomputeRouterGraphFail",
-     Q("num_gpus: 8 cuda_graph: \"te:moe_router\" recompute { modules: \"moe\" }"),
+     Q("num_gpus: 8 cuda_graph: \"te:moe_router\" recompute { modules: \"moe\" "
+       "}"),
      "moe recompute is not supported with the moe_router CUDA-graph scope"},
     // CPU activation offloading.
     {"CpuOffloadingPass", Q("num_gpus: 8 cpu_offloading: true"), ""},
-    {"CpuOffloadingGraphFail", Q("num_gpus: 8 cpu_offloading: true cuda_graph: \"te:attn\""),
+    {"CpuOffloadingGraphFail",
+     Q("num_gpus: 8 cpu_offloading: true cuda_graph: \"te:attn\""),
      "CPU activation offloading is incompatible with CUDA graphs"},
     {"CpuOffloadingPpFail",
-     Q("num_gpus: 8 cpu_offloading: true layout { pipeline_model_parallel_size: 2 }"),
+     Q("num_gpus: 8 cpu_offloading: true layout { "
+       "pipeline_model_parallel_size: 2 }"),
      "CPU activation offloading needs pipeline_model_parallel_size 1"},
     {"CpuOffloadingRecomputeFail",
      Q("num_gpus: 8 cpu_offloading: true recompute { modules: \"moe_act\" }"),
      "CPU activation offloading is incompatible with recompute"},
     // FP8 delayed scaling and output-discarding recompute.
-    {"LayernormFp8CsPass", Q("num_gpus: 8 precision: \"fp8-cs\" recompute { modules: \"layernorm\" }"),
+    {"LayernormFp8CsPass",
+     Q("num_gpus: 8 precision: \"fp8-cs\" recompute { modules: \"layernorm\" "
+       "}"),
      ""},
     {"LayernormFp8DelayedFail",
-     Q("num_gpus: 8 precision: \"fp8-delayed\" recompute { modules: \"layernorm\" }"),
+     Q("num_gpus: 8 precision: \"fp8-delayed\" recompute { modules: "
+       "\"layernorm\" }"),
      "layernorm recompute is not supported with fp8-delayed"},
     {"MoeActFp8DelayedFail",
-     Q("num_gpus: 8 precision: \"fp8-delayed\" recompute { modules: \"moe_act\" }"),
+     Q("num_gpus: 8 precision: \"fp8-delayed\" recompute { modules: "
+       "\"moe_act\" }"),
      "moe_act recompute is not supported with fp8-delayed"},
     {"SharedExpertsOverlapFail",
-     M("num_gpus: 8 moe_shared_expert_overlap: true recompute { modules: \"shared_experts\" }"),
+     M("num_gpus: 8 moe_shared_expert_overlap: true recompute { modules: "
+       "\"shared_experts\" }"),
      "shared_experts recompute is incompatible with moe_shared_expert_overlap"},
     // EP overlap.
-    {"EpOverlapPass", Q("num_gpus: 16 overlap_moe_expert_parallel_comm: true layout { "
-                        "expert_model_parallel_size: 8 pipeline_model_parallel_size: 2 "
-                        "virtual_pipeline_model_parallel_size: 2 }"), ""},
-    {"EpOverlapNoEpFail", Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true"),
+    {"EpOverlapPass",
+     Q("num_gpus: 16 overlap_moe_expert_parallel_comm: true layout { "
+       "expert_model_parallel_size: 8 pipeline_model_parallel_size: 2 "
+       "virtual_pipeline_model_parallel_size: 2 }"),
+     ""},
+    {"EpOverlapNoEpFail",
+     Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true"),
      "EP overlap needs expert_model_parallel_size > 1"},
-    {"EpOverlapDenseFail", L("num_gpus: 8 overlap_moe_expert_parallel_comm: true"),
+    {"EpOverlapDenseFail",
+     L("num_gpus: 8 overlap_moe_expert_parallel_comm: true"),
      "EP overlap needs an MoE model"},
-    {"EpOverlapNoVppFail", Q("num_gpus: 16 overlap_moe_expert_parallel_comm: true layout { "
-                             "expert_model_parallel_size: 8 pipeline_model_parallel_size: 2 }"),
-     "needs virtual_pipeline_model_parallel_size > 1 when pipeline_model_parallel_size > 1"},
+    {"EpOverlapNoVppFail",
+     Q("num_gpus: 16 overlap_moe_expert_parallel_comm: true layout { "
+       "expert_model_parallel_size: 8 pipeline_model_parallel_size: 2 }"),
+     "needs virtual_pipeline_model_parallel_size > 1 when "
+     "pipeline_model_parallel_size > 1"},
     {"EpOverlapFullRecomputeFail",
-     Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true layout { expert_model_parallel_size: 8 } "
+     Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true layout { "
+       "expert_model_parallel_size: 8 } "
        "recompute { granularity: \"full\" method: \"uniform\" num_layers: 1 }"),
      "EP overlap is incompatible with full recompute"},
     {"EpOverlapMoeRecomputeFail",
-     Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true layout { expert_model_parallel_size: 8 } "
+     Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true layout { "
+       "expert_model_parallel_size: 8 } "
        "recompute { modules: \"moe\" }"),
      "EP overlap is incompatible with moe recompute"},
     {"EpOverlapSharedOverlapFail",
-     M("num_gpus: 8 overlap_moe_expert_parallel_comm: true moe_shared_expert_overlap: true "
+     M("num_gpus: 8 overlap_moe_expert_parallel_comm: true "
+       "moe_shared_expert_overlap: true "
        "layout { expert_model_parallel_size: 8 }"),
      "EP overlap needs moe_shared_expert_overlap off"},
     {"EpOverlapMtpFail",
@@ -414,9 +503,12 @@ TEST_P(RuleTest, ResolvesOrFailsWithTheRule) {
     return;
   }
   ASSERT_FALSE(r) << "resolved, expected: " << c.error;
-  EXPECT_NE(r.error().message.find(c.error), std::string::npos) << r.error().message;
-  EXPECT_TRUE(r.error().message.starts_with("case.textproto")) << r.error().message;
-  EXPECT_EQ(r.error().message.find('\n'), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find(c.error), std::string::npos)
+      << r.error().message;
+  EXPECT_TRUE(r.error().message.starts_with("case.textproto"))
+      << r.error().message;
+  EXPECT_EQ(r.error().message.find('\n'), std::string::npos)
+      << r.error().message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, RuleTest, testing::ValuesIn(kRuleCases),

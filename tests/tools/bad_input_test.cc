@@ -1,6 +1,7 @@
 // Bad input end to end: every invalid scenario, flag set or input file makes
 // `moesim memory` exit with code 2 and print exactly one line on stderr,
 // "moesim: <message>", naming the origin, the field and the rule.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,8 +11,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -25,29 +24,43 @@ struct BadInput {
   const char* fragment;
 };
 
-std::ostream& operator<<(std::ostream& os, const BadInput& c) { return os << c.name; }
+std::ostream& operator<<(std::ostream& os, const BadInput& c) {
+  return os << c.name;
+}
 
 // A valid base the rows break one thing of.
 std::vector<std::string> Base(const char* model, const char* gpus,
                               std::vector<std::string> more = {}) {
-  std::vector<std::string> args = {"--model", model, "--system", "dgx-h100", "--gpus", gpus};
+  std::vector<std::string> args = {"--model",  model,    "--system",
+                                   "dgx-h100", "--gpus", gpus};
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
 
 const BadInput kBadInputs[] = {
     // Missing required flags.
-    {"MissingGpus", {"--model", "llama3-8b", "--system", "dgx-h100"}, "flags: --gpus: required"},
-    {"MissingModel", {"--system", "dgx-h100", "--gpus", "8"}, "flags: --model: required"},
-    {"MissingSystem", {"--model", "llama3-8b", "--gpus", "8"}, "flags: --system: required"},
+    {"MissingGpus",
+     {"--model", "llama3-8b", "--system", "dgx-h100"},
+     "flags: --gpus: required"},
+    {"MissingModel",
+     {"--system", "dgx-h100", "--gpus", "8"},
+     "flags: --model: required"},
+    {"MissingSystem",
+     {"--model", "llama3-8b", "--gpus", "8"},
+     "flags: --system: required"},
     // Flag values out of range.
-    {"TpZero", Base("llama3-8b", "8", {"--tp", "0"}), "flags: --tp: must be >= 1, got 0"},
-    {"PpZero", Base("llama3-8b", "8", {"--pp", "0"}), "flags: --pp: must be >= 1, got 0"},
-    {"GbsZero", Base("llama3-8b", "8", {"--gbs", "0"}), "flags: --gbs: must be >= 1, got 0"},
-    {"GpusZero", {"--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "0"},
+    {"TpZero", Base("llama3-8b", "8", {"--tp", "0"}),
+     "flags: --tp: must be >= 1, got 0"},
+    {"PpZero", Base("llama3-8b", "8", {"--pp", "0"}),
+     "flags: --pp: must be >= 1, got 0"},
+    {"GbsZero", Base("llama3-8b", "8", {"--gbs", "0"}),
+     "flags: --gbs: must be >= 1, got 0"},
+    {"GpusZero",
+     {"--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "0"},
      "flags: --gpus: must be >= 1, got 0"},
     {"CpuOffloadAboveOne", Base("qwen3-30b-a3b", "8", {"--cpu-offload", "1.5"}),
      "flags: --cpu-offload: must be in [0, 1]"},
+    {"TpNotANumber", Base("llama3-8b", "8", {"--tp", "four"}), "--tp"},
     {"EpOverlapTwo", Base("qwen3-30b-a3b", "8", {"--ep-overlap", "2"}),
      "flags: --ep-overlap: must be 0 or 1, got 2"},
     // Unknown vocabulary.
@@ -57,34 +70,49 @@ const BadInput kBadInputs[] = {
      "flags: --dispatcher: unknown 'nccl'"},
     {"UnknownRouting", Base("qwen3-30b-a3b", "8", {"--routing", "aux_loss"}),
      "flags: --routing: unknown 'aux_loss'"},
-    {"UnknownGraphScope", Base("qwen3-30b-a3b", "8", {"--cuda-graph", "te:attn;router"}),
+    {"UnknownGraphScope",
+     Base("qwen3-30b-a3b", "8", {"--cuda-graph", "te:attn;router"}),
      "flags: --cuda-graph: unknown TE scope 'router'"},
     {"UnknownRecomputeModule", Base("llama3-8b", "8", {"--recompute", "attn"}),
      "flags: --recompute: unknown module 'attn'"},
-    {"RecomputeFullWithModules", Base("llama3-8b", "8", {"--recompute", "full,mlp"}),
+    {"RecomputeFullWithModules",
+     Base("llama3-8b", "8", {"--recompute", "full,mlp"}),
      "flags: --recompute: 'full' cannot be combined with modules"},
-    {"UnknownModel", {"--model", "gpt-5", "--system", "dgx-h100", "--gpus", "8"},
+    {"UnknownModel",
+     {"--model", "gpt-5", "--system", "dgx-h100", "--gpus", "8"},
      "flags: --model: unknown model 'gpt-5'"},
-    {"UnknownSystem", {"--model", "llama3-8b", "--system", "tpu-v5", "--gpus", "8"},
+    {"UnknownSystem",
+     {"--model", "llama3-8b", "--system", "tpu-v5", "--gpus", "8"},
      "flags: --system: unknown system 'tpu-v5'"},
     // Impossible layouts.
-    {"AttentionMesh", Base("llama3-8b", "12", {"--tp", "8"}), "(attention mesh TPxCPxDPxPP)"},
-    {"MoeMesh", Base("qwen3-30b-a3b", "16", {"--ep", "32"}), "(MoE mesh ETPxEPxEDPxPP)"},
+    {"AttentionMesh", Base("llama3-8b", "12", {"--tp", "8"}),
+     "(attention mesh TPxCPxDPxPP)"},
+    {"MoeMesh", Base("qwen3-30b-a3b", "16", {"--ep", "32"}),
+     "(MoE mesh ETPxEPxEDPxPP)"},
     {"HeadsNotDivisible", Base("qwen3-30b-a3b", "64", {"--tp", "64"}),
-     "flags: --tp: num_attention_heads 32 is not divisible by tensor_model_parallel_size 64"},
+     "flags: --tp: num_attention_heads 32 is not divisible by "
+     "tensor_model_parallel_size 64"},
     {"ExpertsNotDivisible", Base("qwen3-30b-a3b", "48", {"--ep", "3"}),
-     "flags: --ep: num_moe_experts 128 is not divisible by expert_model_parallel_size 3"},
-    {"EpOnDenseModel", Base("llama3-8b", "8", {"--ep", "8"}), "needs an MoE model"},
+     "flags: --ep: num_moe_experts 128 is not divisible by "
+     "expert_model_parallel_size 3"},
+    {"EpOnDenseModel", Base("llama3-8b", "8", {"--ep", "8"}),
+     "needs an MoE model"},
     {"SeqNotDivisibleByCp", Base("qwen3-30b-a3b", "48", {"--cp", "3"}),
-     "flags: --cp: seq_length 4096 is not divisible by 2*context_parallel_size = 6"},
+     "flags: --cp: seq_length 4096 is not divisible by 2*context_parallel_size "
+     "= 6"},
     {"GbsNotDivisible", Base("qwen3-30b-a3b", "16", {"--gbs", "24"}),
-     "flags: --gbs: global_batch_size 24 is not divisible by micro_batch_size*DP"},
+     "flags: --gbs: global_batch_size 24 is not divisible by "
+     "micro_batch_size*DP"},
     {"VppWithoutPp", Base("qwen3-30b-a3b", "8", {"--vpp", "2"}),
-     "flags: --vpp: virtual_pipeline_model_parallel_size 2 needs pipeline_model_parallel_size > 1"},
-    {"LayersNotSplit", Base("deepseek-v3", "64", {"--ep", "8", "--pp", "8", "--vpp", "4"}),
+     "flags: --vpp: virtual_pipeline_model_parallel_size 2 needs "
+     "pipeline_model_parallel_size > 1"},
+    {"LayersNotSplit",
+     Base("deepseek-v3", "64", {"--ep", "8", "--pp", "8", "--vpp", "4"}),
      "num_layers 61 is not divisible by pipeline_model_parallel_size*"},
     {"BadPipelineLayout",
-     Base("deepseek-v3", "64", {"--ep", "8", "--pp", "8", "--vpp", "4", "--pp-layout", "Et|(tt|)*29mL"}),
+     Base("deepseek-v3", "64",
+          {"--ep", "8", "--pp", "8", "--vpp", "4", "--pp-layout",
+           "Et|(tt|)*29mL"}),
      "flags: --pp-layout:"},
     // Incompatible features.
     {"Mxfp8OnHopper", Base("qwen3-30b-a3b", "8", {"--precision", "mxfp8"}),
@@ -93,58 +121,87 @@ const BadInput kBadInputs[] = {
      "nvfp4 needs a Blackwell GPU"},
     {"DeepEpWithoutEp", Base("qwen3-30b-a3b", "8", {"--dispatcher", "deepep"}),
      "flags: --dispatcher: deepep needs expert_model_parallel_size > 1"},
-    {"TokenDropWithoutCapacity", Base("qwen3-30b-a3b", "8", {"--routing", "tokendrop"}),
+    {"TokenDropWithoutCapacity",
+     Base("qwen3-30b-a3b", "8", {"--routing", "tokendrop"}),
      "tokendrop needs moe_expert_capacity_factor > 0"},
-    {"MlpRecomputeOnMoeOnlyModel", Base("qwen3-30b-a3b", "8", {"--recompute", "mlp"}),
+    {"MlpRecomputeOnMoeOnlyModel",
+     Base("qwen3-30b-a3b", "8", {"--recompute", "mlp"}),
      "mlp recompute has no effect on MoE layers"},
-    {"MlaUpProjOnGqaModel", Base("llama3-8b", "8", {"--recompute", "mla_up_proj"}),
+    {"MlaUpProjOnGqaModel",
+     Base("llama3-8b", "8", {"--recompute", "mla_up_proj"}),
      "mla_up_proj needs multi-latent attention"},
-    {"MoeAndRouterGraphs", Base("qwen3-30b-a3b", "8", {"--cuda-graph", "te:moe;moe_router"}),
+    {"MoeAndRouterGraphs",
+     Base("qwen3-30b-a3b", "8", {"--cuda-graph", "te:moe;moe_router"}),
      "TE scopes moe and moe_router are mutually exclusive"},
-    {"PreprocessWithoutRouter", Base("qwen3-30b-a3b", "8", {"--cuda-graph", "te:moe_preprocess"}),
+    {"PreprocessWithoutRouter",
+     Base("qwen3-30b-a3b", "8", {"--cuda-graph", "te:moe_preprocess"}),
      "TE scope moe_preprocess needs moe_router"},
     {"FullRecomputeWithTeGraphs",
-     Base("qwen3-30b-a3b", "8", {"--recompute", "full", "--cuda-graph", "te:attn"}),
+     Base("qwen3-30b-a3b", "8",
+          {"--recompute", "full", "--cuda-graph", "te:attn"}),
      "full recompute is only supported with full iteration CUDA graph"},
     {"MoeRecomputeWithRouterGraph",
-     Base("qwen3-30b-a3b", "8", {"--recompute", "moe", "--cuda-graph", "te:moe_router"}),
+     Base("qwen3-30b-a3b", "8",
+          {"--recompute", "moe", "--cuda-graph", "te:moe_router"}),
      "moe recompute is not supported with the moe_router CUDA-graph scope"},
     {"LayernormRecomputeFp8Delayed",
-     Base("qwen3-30b-a3b", "8", {"--recompute", "layernorm", "--precision", "fp8-delayed"}),
+     Base("qwen3-30b-a3b", "8",
+          {"--recompute", "layernorm", "--precision", "fp8-delayed"}),
      "layernorm recompute is not supported with fp8-delayed"},
     {"EpOverlapWithoutVpp",
-     Base("qwen3-30b-a3b", "16", {"--ep", "8", "--pp", "2", "--ep-overlap", "1"}),
-     "flags: --ep-overlap: EP overlap needs virtual_pipeline_model_parallel_size > 1"},
+     Base("qwen3-30b-a3b", "16",
+          {"--ep", "8", "--pp", "2", "--ep-overlap", "1"}),
+     "flags: --ep-overlap: EP overlap needs "
+     "virtual_pipeline_model_parallel_size > 1"},
     {"EpOverlapWithMoeRecompute",
-     Base("qwen3-30b-a3b", "8", {"--ep", "8", "--ep-overlap", "1", "--recompute", "moe"}),
+     Base("qwen3-30b-a3b", "8",
+          {"--ep", "8", "--ep-overlap", "1", "--recompute", "moe"}),
      "EP overlap is incompatible with moe recompute"},
     {"ActivationOffloadWithGraphs",
-     Base("qwen3-30b-a3b", "8", {"--megatron-args", "--cpu-offloading", "--cuda-graph", "te:attn"}),
-     "flags: --cpu-offloading: CPU activation offloading is incompatible with CUDA graphs"},
+     Base("qwen3-30b-a3b", "8",
+          {"--megatron-args", "--cpu-offloading", "--cuda-graph", "te:attn"}),
+     "flags: --cpu-offloading: CPU activation offloading is incompatible with "
+     "CUDA graphs"},
     {"ActivationOffloadWithPp",
-     Base("qwen3-30b-a3b", "8", {"--megatron-args", "--cpu-offloading", "--pp", "2"}),
+     Base("qwen3-30b-a3b", "8",
+          {"--megatron-args", "--cpu-offloading", "--pp", "2"}),
      "CPU activation offloading needs pipeline_model_parallel_size 1"},
     // Bad --megatron-args.
     {"MegatronArgMissingValue",
-     Base("llama3-8b", "8", {"--megatron-args", "--tensor-model-parallel-size"}),
+     Base("llama3-8b", "8",
+          {"--megatron-args", "--tensor-model-parallel-size"}),
      "flags: --megatron-args: --tensor-model-parallel-size: needs a value"},
-    {"MegatronArgBadNumber", Base("llama3-8b", "8", {"--megatron-args", "--micro-batch-size x"}),
+    {"MegatronArgBadNumber",
+     Base("llama3-8b", "8", {"--megatron-args", "--micro-batch-size x"}),
      "flags: --megatron-args: --micro-batch-size: 'x' is not an integer"},
     // Bad files.
-    {"MissingScenarioFile", {"{tmp}/absent.textproto"}, "{tmp}/absent.textproto: cannot read file"},
-    {"MalformedScenarioFile", {"{tmp}/malformed.textproto"}, "{tmp}/malformed.textproto:3:"},
-    {"UnknownScenarioField", {"{tmp}/unknown_field.textproto"},
+    {"MissingScenarioFile",
+     {"{tmp}/absent.textproto"},
+     "{tmp}/absent.textproto: cannot read file"},
+    {"MalformedScenarioFile",
+     {"{tmp}/malformed.textproto"},
+     "{tmp}/malformed.textproto:3:"},
+    {"UnknownScenarioField",
+     {"{tmp}/unknown_field.textproto"},
      "{tmp}/unknown_field.textproto:2:"},
-    {"ScenarioFileRuleCitesLine", {"{tmp}/cp.textproto"},
-     "{tmp}/cp.textproto:5: layout.context_parallel_size: seq_length 4096 is not divisible"},
-    {"ScenarioFileWithoutModel", {"{tmp}/no_model.textproto"},
+    {"ScenarioFileRuleCitesLine",
+     {"{tmp}/cp.textproto"},
+     "{tmp}/cp.textproto:5: layout.context_parallel_size: seq_length 4096 is "
+     "not divisible"},
+    {"ScenarioFileWithoutModel",
+     {"{tmp}/no_model.textproto"},
      "{tmp}/no_model.textproto: model: required"},
-    {"MalformedConfigJson", {"--model", "{tmp}/broken/config.json", "--system", "dgx-h100", "--gpus", "8"},
+    {"MalformedConfigJson",
+     {"--model", "{tmp}/broken/config.json", "--system", "dgx-h100", "--gpus",
+      "8"},
      "{tmp}/broken/config.json: malformed JSON"},
     {"UnsupportedConfigJson",
-     {"--model", "{tmp}/bert/config.json", "--system", "dgx-h100", "--gpus", "8"},
+     {"--model", "{tmp}/bert/config.json", "--system", "dgx-h100", "--gpus",
+      "8"},
      "model_type: unsupported 'bert'"},
-    {"MalformedSystemFile", {"--model", "llama3-8b", "--system", "{tmp}/system.textproto", "--gpus", "8"},
+    {"MalformedSystemFile",
+     {"--model", "llama3-8b", "--system", "{tmp}/system.textproto", "--gpus",
+      "8"},
      "{tmp}/system.textproto:"},
 };
 
@@ -155,14 +212,18 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
                         ("moesim_bad_input_" + std::to_string(::getpid())));
     fs::create_directories(*dir_ / "broken");
     fs::create_directories(*dir_ / "bert");
-    Write("malformed.textproto", "model: \"llama3-8b\"\nsystem: \"dgx-h100\"\nnum_gpus: eight\n");
+    Write("malformed.textproto",
+          "model: \"llama3-8b\"\nsystem: \"dgx-h100\"\nnum_gpus: eight\n");
     Write("unknown_field.textproto", "model: \"llama3-8b\"\nnum_nodes: 4\n");
     Write("cp.textproto",
-          "model: \"qwen3-30b-a3b\"\nsystem: \"dgx-h100\"\nnum_gpus: 48\nlayout {\n"
+          "model: \"qwen3-30b-a3b\"\nsystem: \"dgx-h100\"\nnum_gpus: "
+          "48\nlayout {\n"
           "  context_parallel_size: 3\n}\n");
     Write("no_model.textproto", "system: \"dgx-h100\"\nnum_gpus: 8\n");
-    Write("broken/config.json", "{\"model_type\": \"llama\", \"hidden_size\": }");
-    Write("bert/config.json", "{\"model_type\": \"bert\", \"hidden_size\": 768}");
+    Write("broken/config.json",
+          "{\"model_type\": \"llama\", \"hidden_size\": }");
+    Write("bert/config.json",
+          "{\"model_type\": \"bert\", \"hidden_size\": 768}");
     Write("system.textproto", "name: \"x\"\ngpu { memory_gib: lots }\n");
   }
   static void TearDownTestSuite() {
@@ -183,7 +244,8 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
   }
   static std::string Quote(const std::string& s) {
     std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    for (char c : s)
+      out += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return out + "'";
   }
 

@@ -6,7 +6,8 @@ namespace moesim::util {
 namespace {
 
 TEST(CsvTable, QuotedFieldsKeepCommasQuotesAndNewlines) {
-  auto table = CsvTable::Parse("a,b,c\n1,\"x, \"\"y\"\"\",\"two\nlines\"\n", "t.csv");
+  auto table =
+      CsvTable::Parse("a,b,c\n1,\"x, \"\"y\"\"\",\"two\nlines\"\n", "t.csv");
   ASSERT_TRUE(table) << table.error().message;
   ASSERT_EQ(table->num_rows(), 1u);
   EXPECT_EQ(table->Get(0, "b"), "x, \"y\"");
@@ -23,7 +24,8 @@ TEST(CsvTable, WrongFieldCountNamesFileAndLine) {
 TEST(CsvTable, UnterminatedQuoteIsAnError) {
   auto table = CsvTable::Parse("a\n\"open\n", "t.csv");
   ASSERT_FALSE(table);
-  EXPECT_NE(table.error().message.find("unterminated quote"), std::string::npos);
+  EXPECT_NE(table.error().message.find("unterminated quote"),
+            std::string::npos);
 }
 
 TEST(CsvTable, MissingColumnReadsEmpty) {
