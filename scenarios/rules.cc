@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <utility>
 
-#include "util/csv.h"
 #include "util/textproto.h"
 
 namespace moesim::scenarios::internal {
@@ -482,10 +481,14 @@ std::string FieldNamer::Where(std::string_view path) const {
     size_t dot = path.rfind('.');
     std::string_view leaf =
         dot == std::string_view::npos ? path : path.substr(dot + 1);
-    if (int line = util::FieldLine(text_, leaf); line > 0)
-      where += ":" + std::to_string(line);
+    if (int line = util::FieldLine(text_, leaf); line > 0) {
+      where += ':';
+      where += std::to_string(line);
+    }
   }
-  return where + ": " + std::string(path);
+  where += ": ";
+  where += path;
+  return where;
 }
 
 util::Error FieldNamer::Error(std::string_view path,

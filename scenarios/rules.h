@@ -1,5 +1,5 @@
-// Private to moesim_scenarios: how errors name a field, the parsing of the
-// scenario's string-valued options, and the layout rules Resolve() checks.
+// Private to moesim_scenarios: how errors name a field, and the layout rules
+// Resolve() checks.
 //
 // Every rule failure is one line: "<where>: <rule>", where <where> names the
 // origin and the field. For a file it is "<file>:<line>: <field path>"
@@ -60,13 +60,6 @@ std::string FlagName(std::string_view path);
 // Canonical MCore recompute module for a name or alias (up_proj ->
 // mla_up_proj, norm -> layernorm); empty when unknown.
 std::string CanonicalRecomputeModule(std::string_view name);
-
-// Parses precision, dispatcher, routing, cuda_graph, recompute and the
-// optimizer dtypes of `spec` (defaults already filled) into `out`.
-// Errors name the field and list the accepted values.
-[[nodiscard]] util::Result<void> ParseOptions(const Scenario& spec,
-                                              const FieldNamer& at,
-                                              models::TrainingOptions& out);
 
 // Checks every layout and feature-compatibility rule on a scenario whose
 // defaults are filled, model and system loaded, and parallel / training

@@ -1,11 +1,13 @@
 #include "scenarios/scenario.h"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "models/zoo.h"
 #include "scenarios/rules.h"
 #include "topology/system.h"
+#include "util/csv.h"
 #include "util/textproto.h"
 
 namespace moesim::scenarios {
@@ -206,6 +208,208 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   return {};
 }
 
+// ---- The string-valued options -------------------------------------------
+
+constexpr std::string_view kModules = "recompute.modules";
+constexpr std::string_view kGranularity = "recompute.granularity";
+
+Result<models::Precision> ParsePrecision(std::string_view s,
+                                         const FieldNamer& at) {
+  static constexpr std::pair<std::string_view, models::Precision> kNames[] = {
+      {"bf16", models::Precision::kBf16},
+      {"fp8-cs", models::Precision::kFp8CurrentScaling},
+      {"fp8-delayed", models::Precision::kFp8Delayed},
+      {"fp8-block", models::Precision::kFp8Blockwise},
+      {"mxfp8", models::Precision::kMxfp8},
+      {"nvfp4", models::Precision::kNvfp4},
+  };
+  for (auto [name, value] : kNames) {
+    if (name == s) return value;
+  }
+  return std::unexpected(
+      at.Error("precision",
+               "unknown '" + std::string(s) +
+                   "' (bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, nvfp4)"));
+}
+
+Result<models::Dispatcher> ParseDispatcher(std::string_view s,
+                                           const FieldNamer& at) {
+  if (s == "alltoall") return models::Dispatcher::kAllToAll;
+  if (s == "deepep") return models::Dispatcher::kDeepEp;
+  if (s == "hybridep") return models::Dispatcher::kHybridEp;
+  return std::unexpected(at.Error(
+      "dispatcher",
+      "unknown '" + std::string(s) + "' (alltoall, deepep, hybridep)"));
+}
+
+Result<models::Routing> ParseRouting(std::string_view s, const FieldNamer& at) {
+  if (s == "force_balanced") return models::Routing::kForceBalanced;
+  if (s == "dropless_natural") return models::Routing::kDroplessNatural;
+  if (s == "tokendrop") return models::Routing::kTokenDrop;
+  return std::unexpected(at.Error(
+      "routing", "unknown '" + std::string(s) +
+                     "' (force_balanced, dropless_natural, tokendrop)"));
+}
+
+// none | full_iteration | te:<scope;scope> | local:transformer_layer.
+Result<models::CudaGraph> ParseCudaGraph(std::string_view s,
+                                         const FieldNamer& at) {
+  models::CudaGraph graph;
+  if (s == "none") return graph;
+  if (s == "full_iteration") {
+    graph.full_iteration = true;
+    return graph;
+  }
+  if (s == "local:transformer_layer") {
+    graph.local_transformer_layer = true;
+    return graph;
+  }
+  if (s.starts_with("te:")) {
+    std::vector<std::string> scopes = util::SplitList(s.substr(3), ",;");
+    if (scopes.empty()) {
+      return std::unexpected(at.Error("cuda_graph",
+                                      "te: needs at least one scope (attn, "
+                                      "mlp, moe, moe_router, moe_preprocess)"));
+    }
+    for (const std::string& scope : scopes) {
+      if (scope == "attn") {
+        graph.attn = true;
+      } else if (scope == "mlp") {
+        graph.mlp = true;
+      } else if (scope == "moe") {
+        graph.moe = true;
+      } else if (scope == "moe_router") {
+        graph.moe_router = true;
+      } else if (scope == "moe_preprocess") {
+        graph.moe_preprocess = true;
+      } else {
+        return std::unexpected(
+            at.Error("cuda_graph",
+                     "unknown TE scope '" + scope +
+                         "' (attn, mlp, moe, moe_router, moe_preprocess)"));
+      }
+    }
+    return graph;
+  }
+  return std::unexpected(
+      at.Error("cuda_graph", "unknown '" + std::string(s) +
+                                 "' (none, full_iteration, te:<scope;scope>, "
+                                 "local:transformer_layer)"));
+}
+
+Result<models::Recompute> ParseRecompute(const Recompute& spec,
+                                         const FieldNamer& at) {
+  models::Recompute out;
+  const std::string& granularity = spec.granularity();
+  if (granularity != "" && granularity != "selective" &&
+      granularity != "full") {
+    return std::unexpected(at.Error(
+        kGranularity,
+        "unknown '" + granularity + "' (selective, full, or empty for none)"));
+  }
+  for (const std::string& name : spec.modules()) {
+    std::string module = internal::CanonicalRecomputeModule(name);
+    if (module == "core_attn")
+      out.core_attn = true;
+    else if (module == "mla_up_proj")
+      out.mla_up_proj = true;
+    else if (module == "layernorm")
+      out.layernorm = true;
+    else if (module == "moe_act")
+      out.moe_act = true;
+    else if (module == "mlp")
+      out.mlp = true;
+    else if (module == "moe")
+      out.moe = true;
+    else if (module == "shared_experts")
+      out.shared_experts = true;
+    else {
+      return std::unexpected(
+          at.Error(kModules, "unknown module '" + name +
+                                 "' (core_attn, mla_up_proj, layernorm, "
+                                 "moe_act, mlp, moe, shared_experts; "
+                                 "aliases up_proj, norm)"));
+    }
+  }
+  if (granularity == "full") {
+    // "full overrides the selective lists" (seeds_notes.md §5): keep the
+    // selective flags off so nothing downstream double counts.
+    out = models::Recompute{};
+    out.full = true;
+    if (spec.method() == "block") {
+      out.full_block = true;
+    } else if (spec.method() != "uniform") {
+      return std::unexpected(
+          at.Error("recompute.method",
+                   spec.method().empty()
+                       ? "full recompute needs method uniform or block"
+                       : "unknown '" + spec.method() + "' (uniform, block)"));
+    }
+    if (spec.num_layers() < 1) {
+      return std::unexpected(at.Error(
+          "recompute.num_layers", "full recompute needs num_layers >= 1, got " +
+                                      std::to_string(spec.num_layers())));
+    }
+    out.full_num_layers = spec.num_layers();
+  }
+  return out;
+}
+
+// Bytes per element of an optimizer dtype; 0 when unknown.
+int DtypeBytes(std::string_view dtype) {
+  if (dtype == "fp32" || dtype == "float32") return 4;
+  if (dtype == "bf16" || dtype == "bfloat16" || dtype == "fp16" ||
+      dtype == "float16")
+    return 2;
+  if (dtype == "fp8") return 1;
+  return 0;
+}
+
+// Parses precision, dispatcher, routing, cuda_graph, recompute and the
+// optimizer dtypes of `spec` (defaults filled) into `out`. Errors name the
+// field and list the accepted values.
+Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
+                          models::TrainingOptions& out) {
+  auto precision = ParsePrecision(spec.precision(), at);
+  if (!precision) return std::unexpected(precision.error());
+  out.precision = *precision;
+  auto dispatcher = ParseDispatcher(spec.dispatcher(), at);
+  if (!dispatcher) return std::unexpected(dispatcher.error());
+  out.dispatcher = *dispatcher;
+  auto routing = ParseRouting(spec.routing(), at);
+  if (!routing) return std::unexpected(routing.error());
+  out.routing = *routing;
+  auto graph = ParseCudaGraph(spec.cuda_graph(), at);
+  if (!graph) return std::unexpected(graph.error());
+  out.cuda_graph = *graph;
+  auto recompute = ParseRecompute(spec.recompute(), at);
+  if (!recompute) return std::unexpected(recompute.error());
+  out.recompute = *recompute;
+
+  const int grad_bytes = DtypeBytes(spec.main_grads_dtype());
+  if (grad_bytes != 4 && grad_bytes != 2) {
+    return std::unexpected(
+        at.Error("main_grads_dtype",
+                 "unknown '" + spec.main_grads_dtype() + "' (fp32, bf16)"));
+  }
+  const int moment_bytes = DtypeBytes(spec.exp_avg_dtype());
+  if (moment_bytes == 0) {
+    return std::unexpected(at.Error(
+        "exp_avg_dtype",
+        "unknown '" + spec.exp_avg_dtype() + "' (fp32, bf16, fp16, fp8)"));
+  }
+  out.main_grad_bytes = grad_bytes;
+  out.exp_avg_bytes = moment_bytes;
+  out.main_param_bytes = 4;
+  out.moe_expert_capacity_factor = spec.moe_expert_capacity_factor();
+  out.ep_overlap = spec.overlap_moe_expert_parallel_comm();
+  out.distributed_optimizer = spec.use_distributed_optimizer();
+  out.fp8_param_gather = spec.fp8_param_gather();
+  out.optimizer_offload_fraction = spec.optimizer_offload_fraction();
+  out.cpu_offloading = spec.cpu_offloading();
+  return {};
+}
+
 models::Parallelism ParallelismOf(const Scenario& s) {
   const Layout& l = s.layout();
   models::Parallelism p;
@@ -288,8 +492,7 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   t.micro_batch_size = s.layout().micro_batch_size();
   t.global_batch_size = s.layout().global_batch_size();
   t.dp_for_gbs = r.parallel.dp;
-  if (auto ok = internal::ParseOptions(s, at, t); !ok)
-    return std::unexpected(ok.error());
+  if (auto ok = ParseOptions(s, at, t); !ok) return std::unexpected(ok.error());
   if (auto ok = internal::CheckRules(r, at, r.warnings); !ok)
     return std::unexpected(ok.error());
 

@@ -25,8 +25,8 @@
 namespace moesim::scenarios {
 
 struct ResolvedScenario {
-  Scenario spec;                 // as given, with every default filled in
-  models::Model model;           // after the num_layers / mtp_num_layers overrides
+  Scenario spec;        // as given, with every default filled in
+  models::Model model;  // after the num_layers / mtp_num_layers overrides
   topology::System system;
   models::Parallelism parallel;
   models::TrainingOptions training;
@@ -38,15 +38,15 @@ struct ResolvedScenario {
 };
 
 // Parses a scenario .textproto; `file` names it in errors (file:line:col).
-[[nodiscard]] util::Result<Scenario> ParseScenario(std::string_view text, std::string_view file);
+[[nodiscard]] util::Result<Scenario> ParseScenario(std::string_view text,
+                                                   std::string_view file);
 [[nodiscard]] util::Result<Scenario> LoadScenario(const std::string& path);
 
 // Fills defaults, loads model and system, checks every rule. `origin` names
 // where `spec` came from ("scenarios/default.textproto", "flags"); `text`,
 // when not empty, is the file's text, so errors can cite the field's line.
-[[nodiscard]] util::Result<ResolvedScenario> Resolve(const Scenario& spec,
-                                                     std::string_view origin,
-                                                     std::string_view text = {});
+[[nodiscard]] util::Result<ResolvedScenario> Resolve(
+    const Scenario& spec, std::string_view origin, std::string_view text = {});
 
 }  // namespace moesim::scenarios
 
