@@ -7,6 +7,7 @@ packages=(
   g++ cmake make            # toolchain (C++23 on GCC 12)
   libprotobuf-dev protobuf-compiler  # schemas, text format, JSON
   libcli11-dev              # command line
+  libboost-graph-dev        # cluster graph (topology/)
   libgtest-dev libgmock-dev # tests
   libbenchmark-dev          # benchmarks (tests/bench)
 )

@@ -1,5 +1,7 @@
 #include "topology/system.h"
 
+#include <cmath>
+
 #include "util/csv.h"
 #include "util/embedded.h"
 #include "util/textproto.h"
@@ -18,16 +20,60 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
     return util::Fail(std::string(origin) + ": " + std::string(field) + ": " +
                       std::string(rule));
   };
+  // !(x > 0) also refuses NaN.
+  auto positive = [](double x) { return x > 0 && std::isfinite(x); };
   if (s.name().empty()) return fail("name", "must be set");
   if (!s.has_gpu()) return fail("gpu", "must be set");
-  if (s.gpu().memory_gib() <= 0) return fail("gpu.memory_gib", "must be > 0");
-  if (s.gpu().bf16_dense_tflops() <= 0)
+  if (!positive(s.gpu().memory_gib()))
+    return fail("gpu.memory_gib", "must be > 0");
+  if (!positive(s.gpu().bf16_dense_tflops()))
     return fail("gpu.bf16_dense_tflops", "must be > 0");
+  if (s.gpu().architecture() != "hopper" &&
+      s.gpu().architecture() != "blackwell") {
+    return fail("gpu.architecture", "must be \"hopper\" or \"blackwell\"");
+  }
   if (s.gpus_per_node() <= 0) return fail("gpus_per_node", "must be > 0");
   if (s.nvlink_domain_gpus() <= 0)
     return fail("nvlink_domain_gpus", "must be > 0");
   if (s.nvlink_domain_gpus() % s.gpus_per_node() != 0) {
     return fail("nvlink_domain_gpus", "must be a multiple of gpus_per_node");
+  }
+  if (!s.has_nvlink()) return fail("nvlink", "must be set");
+  if (s.nvlink().links_per_gpu() <= 0)
+    return fail("nvlink.links_per_gpu", "must be > 0");
+  if (!positive(s.nvlink().link_gb_s()))
+    return fail("nvlink.link_gb_s", "must be > 0");
+  if (!s.has_nic()) return fail("nic", "must be set");
+  if (!positive(s.nic().gbit_s())) return fail("nic.gbit_s", "must be > 0");
+  if (s.nic().per_node() <= 0 || s.nic().per_node() % s.gpus_per_node() != 0) {
+    return fail("nic.per_node", "must be a positive multiple of gpus_per_node");
+  }
+  if (!s.has_host_link()) return fail("host_link", "must be set");
+  if (s.host_link().kind() != "pcie-gen5-x16" &&
+      s.host_link().kind() != "nvlink-c2c") {
+    return fail("host_link.kind",
+                "must be \"pcie-gen5-x16\" or \"nvlink-c2c\"");
+  }
+  if (!positive(s.host_link().gb_s()))
+    return fail("host_link.gb_s", "must be > 0");
+  if (s.host_link().cpus_per_node() <= 0)
+    return fail("host_link.cpus_per_node", "must be > 0");
+  if (!s.has_scale_out()) return fail("scale_out", "must be set");
+  const ScaleOut& f = s.scale_out();
+  if (f.topology() != "rail-optimized-fat-tree")
+    return fail("scale_out.topology", "must be \"rail-optimized-fat-tree\"");
+  if (f.switch_radix() < 4 || f.switch_radix() % 2 != 0)
+    return fail("scale_out.switch_radix", "must be an even number >= 4");
+  if (!positive(f.port_gbit_s()))
+    return fail("scale_out.port_gbit_s", "must be > 0");
+  if (f.nodes_per_su() <= 0)
+    return fail("scale_out.nodes_per_su", "must be > 0");
+  if (f.max_tiers() != 2 && f.max_tiers() != 3)
+    return fail("scale_out.max_tiers", "must be 2 or 3");
+  if (!(f.oversubscription() >= 1) || !std::isfinite(f.oversubscription()) ||
+      f.oversubscription() >= f.switch_radix() - 1) {
+    return fail("scale_out.oversubscription",
+                "must be >= 1 (down:up ports of a leaf) and leave an up port");
   }
   return {};
 }
