@@ -26,6 +26,8 @@ test: build
 
 bench: build
 	@$(BUILD)/memory_bench
+	@$(BUILD)/topology_bench
+	@$(BUILD)/maxmin_bench
 
 clean:
 	@rm -rf $(BUILD)

@@ -7,6 +7,7 @@
 
 #include "tools/memory_report.h"
 #include "tools/scenario_flags.h"
+#include "tools/topo_report.h"
 
 namespace {
 
@@ -31,6 +32,13 @@ int main(int argc, char** argv) {
   moesim::tools::AddScenarioFlags(*memory, memory_flags);
   memory->add_flag("--json", memory_json, "Print JSON instead of tables");
 
+  moesim::tools::TopoFlags topo_flags;
+  CLI::App* topo = app.add_subcommand(
+      "topo",
+      "Cluster graph of a system at N GPUs and where each parallel group's "
+      "traffic goes");
+  moesim::tools::AddTopoFlags(*topo, topo_flags);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -50,6 +58,19 @@ int main(int argc, char** argv) {
     std::cout << (memory_json
                       ? moesim::tools::FormatMemoryJson(*scenario, report)
                       : moesim::tools::FormatMemoryText(*scenario, report));
+    return 0;
+  }
+  if (topo->parsed()) {
+    if (topo_flags.check) {
+      // Exit 1 when a prediction is off by more than 15% (not an input error).
+      auto check = moesim::tools::RunTopoCheck(15.0);
+      if (!check) return Fail(check.error().message);
+      std::cout << check->text;
+      return check->all_within ? 0 : 1;
+    }
+    auto report = moesim::tools::RunTopo(topo_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
     return 0;
   }
   return Fail("no command given; try --help");

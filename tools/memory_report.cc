@@ -4,43 +4,14 @@
 #include <string_view>
 
 #include "models/flops.h"
+#include "tools/text_format.h"
 
 namespace moesim::tools {
 namespace {
 
 using models::kGiB;
 
-std::string Format(const char* fmt, auto... args) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof(buffer), fmt, args...);
-  return buffer;
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += Format("\\u%04x", c);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-// Numbers in JSON: integers exactly, others with 6 significant digits.
-std::string JsonNumber(double v) { return Format("%.6g", v); }
 std::string JsonGiB(double bytes) { return Format("%.3f", bytes / kGiB); }
-
-std::string JsonList(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i)
-    out += (i ? ", " : "") + JsonString(items[i]);
-  return out + "]";
-}
 
 std::string JsonBytesMap(const std::vector<models::NamedBytes>& items) {
   std::string out = "{";

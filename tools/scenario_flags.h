@@ -9,10 +9,9 @@
 #ifndef MOESIM_TOOLS_SCENARIO_FLAGS_H_
 #define MOESIM_TOOLS_SCENARIO_FLAGS_H_
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "scenarios/scenario.h"
 #include "util/error.h"
@@ -21,9 +20,10 @@ namespace moesim::tools {
 
 struct ScenarioFlags {
   std::string scenario_file;  // positional, optional
-  std::optional<std::string> model, system, precision, dispatcher, recompute, cuda_graph,
-      pp_layout, routing, megatron_args;
-  std::optional<int> gpus, seq, mbs, gbs, tp, cp, ep, etp, pp, vpp, num_layers, ep_overlap;
+  std::optional<std::string> model, system, precision, dispatcher, recompute,
+      cuda_graph, pp_layout, routing, megatron_args;
+  std::optional<int> gpus, seq, mbs, gbs, tp, cp, ep, etp, pp, vpp, num_layers,
+      ep_overlap;
   std::optional<double> cpu_offload;
 };
 
@@ -38,7 +38,8 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags);
 // their Megatron flag, e.g. "flags: --moe-shared-expert-overlap: ...").
 // Flag values out of range (--tp 0, --cpu-offload 1.5) fail before resolving.
 // Warnings of --megatron-args come first in ResolvedScenario::warnings.
-[[nodiscard]] util::Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags);
+[[nodiscard]] util::Result<scenarios::ResolvedScenario> ResolveFlags(
+    const ScenarioFlags& flags);
 
 }  // namespace moesim::tools
 

@@ -1,6 +1,7 @@
 // Bad input end to end: every invalid scenario, flag set or input file makes
-// `moesim memory` exit with code 2 and print exactly one line on stderr,
-// "moesim: <message>", naming the origin, the field and the rule.
+// `moesim memory` (or `moesim topo`) exit with code 2 and print exactly one
+// line on stderr, "moesim: <message>", naming the origin, the field and the
+// rule.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@ struct BadInput {
   const char* name;
   std::vector<std::string> args;
   const char* fragment;
+  const char* command = "memory";
 };
 
 std::ostream& operator<<(std::ostream& os, const BadInput& c) {
@@ -203,6 +205,57 @@ const BadInput kBadInputs[] = {
      {"--model", "llama3-8b", "--system", "{tmp}/system.textproto", "--gpus",
       "8"},
      "{tmp}/system.textproto:"},
+    // `moesim topo`: impossible systems and layouts.
+    {"TopoMissingGpus", {"dgx-h100"}, "flags: --gpus: is required", "topo"},
+    {"TopoGpusZero", {"dgx-h100", "--gpus", "0"}, "--gpus: ", "topo"},
+    {"TopoGpusNotMultipleOfNode",
+     {"dgx-h100", "--gpus", "12"},
+     "--gpus: 12 is not a multiple",
+     "topo"},
+    {"TopoGpusNotMultipleOfTray",
+     {"gb200-nvl72", "--gpus", "6"},
+     "--gpus: 6 is not a multiple",
+     "topo"},
+    {"TopoGpusAbsurd",
+     {"dgx-h100", "--gpus", "1000000000"},
+     "--gpus: ",
+     "topo"},
+    {"TopoUnknownSystem",
+     {"dgx-a100", "--gpus", "8"},
+     "system: unknown system 'dgx-a100'",
+     "topo"},
+    {"TopoZeroNvlinkBandwidth",
+     {"{tmp}/zero_nvlink.textproto", "--gpus", "8"},
+     "{tmp}/zero_nvlink.textproto: nvlink.link_gb_s: must be > 0",
+     "topo"},
+    {"TopoNegativeNicRate",
+     {"{tmp}/negative_nic.textproto", "--gpus", "8"},
+     "{tmp}/negative_nic.textproto: nic.gbit_s: must be > 0",
+     "topo"},
+    {"TopoUnknownGpuArchitecture",
+     {"{tmp}/ampere.textproto", "--gpus", "8"},
+     "gpu.architecture: must be",
+     "topo"},
+    {"TopoOversubscriptionBelowOne",
+     {"{tmp}/undersubscribed.textproto", "--gpus", "8"},
+     "scale_out.oversubscription: must be >= 1",
+     "topo"},
+    {"TopoFabricTooSmall",
+     {"{tmp}/two_tier.textproto", "--gpus", "32768"},
+     "fabric too small",
+     "topo"},
+    {"TopoBadRankOrder",
+     {"dgx-h100", "--gpus", "16", "--tp", "2", "--rank-order", "tp-pp"},
+     "flags: --rank-order: must order tp, cp, ep, dp, pp",
+     "topo"},
+    {"TopoLayoutDoesNotDivide",
+     {"dgx-h100", "--gpus", "16", "--tp", "3"},
+     "flags: --gpus: 16 is not divisible by tp*cp*pp = 3",
+     "topo"},
+    {"TopoExpertLayoutDoesNotDivide",
+     {"dgx-h100", "--gpus", "16", "--ep", "32"},
+     "flags: --ep: etp*ep*pp = 32 does not divide --gpus 16",
+     "topo"},
 };
 
 class BadInputTest : public testing::TestWithParam<BadInput> {
@@ -225,6 +278,25 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
     Write("bert/config.json",
           "{\"model_type\": \"bert\", \"hidden_size\": 768}");
     Write("system.textproto", "name: \"x\"\ngpu { memory_gib: lots }\n");
+    // Shipped dgx-h100 with one field broken.
+    std::ifstream in(std::string(MOESIM_SOURCE_DIR) +
+                     "/topology/systems/dgx-h100.textproto");
+    std::stringstream shipped;
+    shipped << in.rdbuf();
+    auto variant = [&](const std::string& name, const std::string& from,
+                       const std::string& to) {
+      std::string text = shipped.str();
+      const size_t at = text.find(from);
+      ASSERT_NE(at, std::string::npos) << from;
+      Write(name, text.replace(at, from.size(), to));
+    };
+    variant("zero_nvlink.textproto", "link_gb_s: 25", "link_gb_s: 0");
+    variant("negative_nic.textproto", "gbit_s: 400", "gbit_s: -400");
+    variant("ampere.textproto", "architecture: \"hopper\"",
+            "architecture: \"ampere\"");
+    variant("undersubscribed.textproto", "oversubscription: 1",
+            "oversubscription: 0.5");
+    variant("two_tier.textproto", "max_tiers: 3", "max_tiers: 2");
   }
   static void TearDownTestSuite() {
     std::error_code ignored;
@@ -257,7 +329,7 @@ fs::path* BadInputTest::dir_ = nullptr;
 TEST_P(BadInputTest, ExitsTwoWithOneLine) {
   const BadInput& c = GetParam();
   const fs::path err = *dir_ / (std::string(c.name) + ".stderr");
-  std::string command = Quote(MOESIM_BINARY) + " memory";
+  std::string command = Quote(MOESIM_BINARY) + " " + c.command;
   for (const std::string& arg : c.args) {
     command += ' ';
     command += Quote(Expand(arg));

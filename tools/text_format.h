@@ -1,0 +1,30 @@
+// Small formatting helpers shared by the command reports: printf into a
+// std::string, and JSON scalars (the reports write JSON by hand so key order
+// and number formatting are fixed: same input, same bytes).
+#ifndef MOESIM_TOOLS_TEXT_FORMAT_H_
+#define MOESIM_TOOLS_TEXT_FORMAT_H_
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace moesim::tools {
+
+// printf into a string; output longer than 511 bytes is cut.
+template <typename... Args>
+std::string Format(const char* fmt, Args... args) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof(buffer), fmt, args...);
+  return buffer;
+}
+
+// A JSON string literal with quotes, backslashes and control bytes escaped.
+std::string JsonString(std::string_view s);
+// Integers exactly, others with 6 significant digits.
+std::string JsonNumber(double v);
+std::string JsonList(const std::vector<std::string>& items);
+
+}  // namespace moesim::tools
+
+#endif  // MOESIM_TOOLS_TEXT_FORMAT_H_
