@@ -284,4 +284,17 @@ CollectiveEstimate EstimateAllToAllV(const NetworkParams& p,
   return e;
 }
 
+CollectiveEstimate EstimateAllToAllV(const NetworkParams& params,
+                                     std::span<const int> gpus, int self,
+                                     std::span<const double> bytes_to,
+                                     const Cluster& cluster) {
+  double intra = 0, inter = 0;
+  const int domain = cluster.DomainOf(gpus[self]);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    if (static_cast<int>(i) == self) continue;
+    (cluster.DomainOf(gpus[i]) == domain ? intra : inter) += bytes_to[i];
+  }
+  return EstimateAllToAllV(params, ShapeOf(gpus, cluster), intra, inter);
+}
+
 }  // namespace moesim::topology

@@ -78,6 +78,14 @@ CollectiveEstimate EstimateAllToAllV(const NetworkParams& params,
                                      const GroupShape& shape,
                                      double intra_bytes, double inter_bytes);
 
+// All-to-all with per-peer sizes: member `self` of `gpus` (GPU ids, group
+// order) sends `bytes_to[i]` to member i (bytes_to[self] stays local).
+// REQUIRES: bytes_to.size() == gpus.size(), 0 <= self < gpus.size().
+CollectiveEstimate EstimateAllToAllV(const NetworkParams& params,
+                                     std::span<const int> gpus, int self,
+                                     std::span<const double> bytes_to,
+                                     const Cluster& cluster);
+
 }  // namespace moesim::topology
 
 #endif  // MOESIM_TOPOLOGY_COLLECTIVES_H_

@@ -1,8 +1,11 @@
-// End-to-end checks of `moesim memory` through the real binary.
+// End-to-end checks of `moesim memory` and `moesim topo` through the real
+// binary.
 #include <gtest/gtest.h>
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -73,6 +76,58 @@ TEST(MemoryCommand, FlagsOverrideTheScenarioFile) {
       RunMoesim("memory " + kDefault + " --json --gpus 512 --cp 64");
   ASSERT_EQ(more_cp.status, 0);
   EXPECT_NE(base.out, more_cp.out);
+}
+
+}  // namespace
+
+namespace {
+
+// `moesim topo` on the DeepSeek-V3 seed layout (256 H100, TP1 CP32 EP32 PP8):
+// the keys the issue names, and the CP span derived in placement_test.cc
+// (4 domains, 8 members each, across the spine).
+TEST(TopoCommand, JsonHasTheContractKeysAndGroups) {
+  const Output o = RunMoesim(
+      "topo dgx-h100 --gpus 256 --tp 1 --cp 32 --ep 32 --pp 8 --json");
+  ASSERT_EQ(o.status, 0) << o.out;
+  for (const char* key : {"\"gpus\": 256", "\"nvlink_domains\": 32",
+                          "\"nics\": 256", "\"switches\"", "\"leaf\": 8",
+                          "\"spine\": 4", "\"bisection_gbps\": 6400",
+                          "\"groups\""}) {
+    EXPECT_NE(o.out.find(key), std::string::npos) << key << "\n" << o.out;
+  }
+  EXPECT_NE(o.out.find("{\"kind\": \"cp\", \"size\": 32, \"groups\": 8, "
+                       "\"domains_spanned\": 4, \"members_per_domain\": 8, "
+                       "\"tier\": \"spine\""),
+            std::string::npos)
+      << o.out;
+}
+
+TEST(TopoCommand, SameInputGivesByteIdenticalOutputAndDot) {
+  const std::string dot_a = ::testing::TempDir() + "/topo_a.dot";
+  const std::string dot_b = ::testing::TempDir() + "/topo_b.dot";
+  const Output a = RunMoesim("topo gb200-nvl72 --gpus 144 --tp 4 --dot " +
+                             dot_a);
+  const Output b = RunMoesim("topo gb200-nvl72 --gpus 144 --tp 4 --dot " +
+                             dot_b);
+  ASSERT_EQ(a.status, 0);
+  EXPECT_EQ(a.out, b.out);
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  const std::string da = read(dot_a);
+  EXPECT_FALSE(da.empty());
+  EXPECT_EQ(da, read(dot_b));
+  EXPECT_NE(da.find("digraph"), std::string::npos);
+}
+
+// The published-NCCL table passes (every row within 15%: exit 0).
+TEST(TopoCommand, CheckPasses) {
+  const Output o = RunMoesim("topo --check");
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("ok: every row within 15%"), std::string::npos);
 }
 
 }  // namespace

@@ -116,6 +116,29 @@ TEST(Collectives, OversubscriptionSlowsSpineTrafficOnly) {
               48.5 / 2, 0.3);
 }
 
+// Per-peer sizes: 1 GiB to the 7 NVLink peers of GPU 0 takes 1 GiB / (370.8
+// x 0.875) GB/s; the same bytes to the 24 peers behind the NIC take 1 GiB /
+// (48.5 x 0.77): about 8.7x longer (plus the same latency).
+TEST(Collectives, AllToAllVGatesOnTheBusiestTier) {
+  auto s = LoadSystem("dgx-h100");
+  ASSERT_TRUE(s);
+  auto cluster = Cluster::Build(*s, 32);
+  ASSERT_TRUE(cluster);
+  const NetworkParams p = Params("dgx-h100");
+  std::vector<int> gpus(32);
+  for (int g = 0; g < 32; ++g) gpus[g] = g;
+  const double gib = 1 << 30;
+  std::vector<double> near(32, 0), far(32, 0);
+  for (int g = 1; g < 8; ++g) near[g] = gib / 7;
+  for (int g = 8; g < 32; ++g) far[g] = gib / 24;
+  const CollectiveEstimate a = EstimateAllToAllV(p, gpus, 0, near, *cluster);
+  const CollectiveEstimate b = EstimateAllToAllV(p, gpus, 0, far, *cluster);
+  const double ratio = (370.8 * 0.875) / (48.5 * 0.77);
+  EXPECT_NEAR((b.seconds - b.latency_us * 1e-6) /
+                  (a.seconds - a.latency_us * 1e-6),
+              ratio, 0.01 * ratio);
+}
+
 TEST(Collectives, GroupOfOneTakesNoTime) {
   const CollectiveEstimate e =
       EstimateCollective(Params("dgx-h100"), Collective::kAllReduce,
