@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "util/bus_bandwidth.h"
+
 namespace moesim::topology {
 
 namespace {
@@ -14,18 +16,7 @@ constexpr double kUs = 1e-6;
 }  // namespace
 
 double BusBandwidthFactor(Collective c, int n) {
-  switch (c) {
-    case Collective::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case Collective::kAllGather:
-    case Collective::kReduceScatter:
-    case Collective::kAllToAll:
-      return static_cast<double>(n - 1) / n;
-    case Collective::kSendRecv:
-    case Collective::kBroadcast:
-      return 1;
-  }
-  return 1;
+  return util::NcclBusFactor(CollectiveName(c), n);
 }
 
 namespace {

@@ -1,0 +1,538 @@
+#include "calibration/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "util/bus_bandwidth.h"
+
+namespace moesim::calibration {
+
+namespace {
+
+constexpr double kTera = 1e12;
+constexpr double kGiga = 1e9;
+// Residual correction fades as exp(-d / kFadeLog2): d is the distance in log2
+// units to the nearest row (one doubling of one dimension = 1).
+constexpr double kFadeLog2 = 3.0;
+constexpr int kNeighbours = 4;
+// In the pooled family, a row of another implementation is this far away.
+constexpr double kImplDistance = 2.0;
+
+// Peak classes: rows and queries of one class share an efficiency curve.
+int DtypeClass(Dtype d) {
+  switch (d) {
+    case Dtype::kBf16:
+    case Dtype::kFp16:
+      return 0;
+    case Dtype::kFp8:
+    case Dtype::kMxfp8:
+      return 1;
+    case Dtype::kNvfp4:
+      return 2;
+    case Dtype::kTf32:
+    case Dtype::kFp32:
+      return 3;
+  }
+  return 0;
+}
+
+double BytesPerElement(Dtype d) {
+  switch (d) {
+    case Dtype::kFp8:
+    case Dtype::kMxfp8:
+      return 1;
+    case Dtype::kNvfp4:
+      return 0.5;
+    case Dtype::kTf32:
+    case Dtype::kFp32:
+      return 4;
+    default:
+      return 2;
+  }
+}
+
+std::vector<double> GemmFeatures(double m, double n, double k) {
+  return {std::log2(m), std::log2(n), std::log2(k)};
+}
+
+std::vector<double> AttentionFeatures(const AttentionShape& s) {
+  return {std::log2(s.seq_q),
+          std::log2(s.seq_kv),
+          std::log2(static_cast<double>(s.batch) * s.heads_q),
+          std::log2(s.head_dim_qk),
+          std::log2(s.head_dim_v),
+          std::log2(static_cast<double>(s.heads_q) / s.heads_kv),
+          s.causal ? 2.0 : 0.0,
+          std::log2(1.0 + static_cast<double>(s.window))};
+}
+
+double Distance(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]);
+  return std::sqrt(d);
+}
+
+const std::vector<std::string_view> kGemmPreference = {"cublas", "deepgemm",
+                                                       "thunderkittens"};
+const std::vector<std::string_view> kGroupedPreference = {
+    "cublas_grouped",        "cutlass_sm90_cooperative",
+    "cutlass_sm90_pingpong", "cublas_loop",
+    "cutlass_sm80",          "deepgemm_contiguous",
+    "deepgemm_masked"};
+const std::vector<std::string_view> kAttentionPreference = {
+    "cudnn", "fa3", "fa4", "fa2", "triton", "flashmla"};
+
+}  // namespace
+
+double GpuPeaks::PeakTflops(Dtype dtype) const {
+  switch (DtypeClass(dtype)) {
+    case 1:
+      return fp8_tflops;
+    case 2:
+      return fp4_tflops;
+    case 3:
+      return tf32_tflops;
+    default:
+      return bf16_tflops;
+  }
+}
+
+double CostModel::Family::Curve(std::string_view impl, double work) const {
+  double level = mean_e_max;
+  for (const auto& [name, value] : e_max) {
+    if (name == impl) level = value;
+  }
+  return level / (1 + std::pow(w0 / work, a));
+}
+
+// Least squares on log efficiency over a grid of (a, W0), each
+// implementation's level in closed form (the mean of its rows' log
+// efficiency plus log(1 + (W0/W)^a)). a = 0 is a constant efficiency (used
+// when fewer than three rows).
+void CostModel::Family::Fit() {
+  std::vector<std::string> impls;
+  for (const Point& p : points) {
+    if (std::find(impls.begin(), impls.end(), p.impl) == impls.end())
+      impls.push_back(p.impl);
+  }
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const Point& p : points) {
+    lo = std::min(lo, std::log10(p.work));
+    hi = std::max(hi, std::log10(p.work));
+  }
+  double best = std::numeric_limits<double>::infinity();
+  const std::vector<double> exponents =
+      points.size() < 3 ? std::vector<double>{0}
+                        : std::vector<double>{0, 0.25, 0.5, 0.75, 1, 1.5, 2};
+  std::vector<double> sum(impls.size()), count(impls.size());
+  for (double exponent : exponents) {
+    for (double lw = lo - 3; lw <= hi + 1 + 1e-9; lw += 0.1) {
+      const double w = std::pow(10, lw);
+      std::fill(sum.begin(), sum.end(), 0);
+      std::fill(count.begin(), count.end(), 0);
+      auto index = [&](const Point& p) {
+        return std::find(impls.begin(), impls.end(), p.impl) - impls.begin();
+      };
+      for (const Point& p : points) {
+        sum[index(p)] +=
+            std::log(p.efficiency) + std::log1p(std::pow(w / p.work, exponent));
+        count[index(p)] += 1;
+      }
+      double sse = 0;
+      for (const Point& p : points) {
+        const size_t i = index(p);
+        const double r = std::log(p.efficiency) - sum[i] / count[i] +
+                         std::log1p(std::pow(w / p.work, exponent));
+        sse += r * r;
+      }
+      if (sse < best - 1e-12) {
+        best = sse;
+        w0 = w;
+        a = exponent;
+        e_max.clear();
+        double total = 0;
+        for (size_t i = 0; i < impls.size(); ++i) {
+          e_max.push_back({impls[i], std::exp(sum[i] / count[i])});
+          total += sum[i];
+        }
+        mean_e_max = std::exp(total / points.size());
+      }
+      if (exponent == 0) break;  // W0 does not matter for a constant
+    }
+  }
+}
+
+CostModel::CostModel(Tables tables, GpuPeaks peaks)
+    : tables_(std::move(tables)), peaks_(peaks) {
+  auto add = [&](std::string kind, Dtype dtype, Point p) {
+    const double peak = peaks_.PeakTflops(dtype);
+    if (!(peak > 0)) return;  // no tensor cores for this dtype
+    p.efficiency = std::min(1.0, p.efficiency / peak);
+    const int cls = DtypeClass(dtype);
+    auto it =
+        std::find_if(families_.begin(), families_.end(), [&](const Family& f) {
+          return f.kind == kind && f.dtype_class == cls;
+        });
+    if (it == families_.end()) {
+      families_.push_back({kind, cls, {}, {}, 0, 1, 0});
+      it = families_.end() - 1;
+    }
+    it->points.push_back(std::move(p));
+  };
+  for (const GemmPoint& g : tables_.gemm) {
+    add("gemm", g.dtype,
+        {g.impl, GemmFeatures(g.m, g.n, g.k), 2.0 * g.m * g.n * g.k, g.tflops,
+         g.from.ToString()});
+  }
+  // A grouped GEMM row is a point of the GEMM surface at its per-expert
+  // shape, tagged with its implementation: the small per-expert GEMMs of
+  // fine-grained MoEs are where the GEMM table has no rows of its own.
+  for (const GroupedGemmPoint& g : tables_.grouped_gemm) {
+    add("gemm", g.dtype,
+        {g.impl, GemmFeatures(g.tokens_per_expert, g.n, g.k),
+         2.0 * g.tokens_per_expert * g.n * g.k, g.tflops, g.from.ToString()});
+  }
+  for (const AttentionPoint& a : tables_.attention) {
+    const double work = a.shape.ForwardFlops() * (a.backward ? 2.5 : 1);
+    add(a.backward ? "attention_bwd" : "attention_fwd", a.shape.dtype,
+        {a.impl, AttentionFeatures(a.shape), work, a.tflops,
+         a.from.ToString()});
+  }
+  for (Family& f : families_) f.Fit();
+}
+
+const CostModel::Family* CostModel::FindFamily(std::string_view kind,
+                                               int dtype_class) const {
+  for (const Family& f : families_) {
+    if (f.kind == kind && f.dtype_class == dtype_class) return &f;
+  }
+  return nullptr;
+}
+
+double CostModel::SmShare(int busy_sms) const {
+  if (busy_sms <= 0 || peaks_.sm_count <= 0) return 1;
+  const int free = std::max(1, peaks_.sm_count - busy_sms);
+  return static_cast<double>(peaks_.sm_count) / free;
+}
+
+Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
+                            const std::vector<std::string_view>& preference,
+                            Dtype dtype, const std::vector<double>& features,
+                            double work, int busy_sms) const {
+  Estimate e;
+  const double peak = peaks_.PeakTflops(dtype) * kTera;
+  const Family* family = FindFamily(kind, DtypeClass(dtype));
+  if (family == nullptr && DtypeClass(dtype) != 0) {
+    // No rows at this precision: the 16-bit rows' efficiency of this
+    // precision's peak.
+    family = FindFamily(kind, 0);
+    if (family)
+      e.sources.push_back(
+          "(16-bit efficiency applied to the "
+          "low-precision peak)");
+  }
+  if (family == nullptr || !(peak > 0)) {
+    e.method = "spec";
+    e.efficiency = 1;
+    e.seconds = work / std::max(peak, 1.0) * SmShare(busy_sms);
+    e.sources.push_back("(no table rows: dense peak)");
+    return e;
+  }
+  std::string_view chosen = impl;
+  if (chosen.empty()) {
+    for (std::string_view p : preference) {
+      const bool present =
+          std::any_of(family->points.begin(), family->points.end(),
+                      [&](const Point& x) { return x.impl == p; });
+      if (present) {
+        chosen = p;
+        break;
+      }
+    }
+  }
+  // Nearest rows (another implementation is kImplDistance farther).
+  std::vector<std::pair<double, const Point*>> near;
+  near.reserve(family->points.size());
+  for (const Point& p : family->points) {
+    const double d = std::hypot(Distance(features, p.features),
+                                p.impl == chosen ? 0.0 : kImplDistance);
+    near.push_back({d, &p});
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) {
+    return x.first < y.first;
+  });
+  double efficiency;
+  if (!near.empty() && near[0].first < 1e-9) {
+    efficiency = near[0].second->efficiency;
+    e.method = "table";
+    e.sources.push_back(near[0].second->source);
+  } else {
+    double weight = 0, residual = 0;
+    const size_t count = std::min<size_t>(kNeighbours, near.size());
+    for (size_t i = 0; i < count; ++i) {
+      const Point& p = *near[i].second;
+      const double w = 1 / (near[i].first * near[i].first);
+      weight += w;
+      residual += w * (std::log(p.efficiency) -
+                       std::log(family->Curve(p.impl, p.work)));
+      e.sources.push_back(p.source);
+    }
+    const double fade = std::exp(-near[0].first / kFadeLog2);
+    efficiency = family->Curve(chosen, work) *
+                 std::exp(fade * residual / std::max(weight, 1e-300));
+    e.method = fade > 0.5 ? "interpolated" : "curve";
+    char fit[160];
+    std::snprintf(fit, sizeof fit,
+                  "(curve over %zu %s rows: e_max %.3f, W0 %.3g, a %.2f)",
+                  family->points.size(), family->kind.c_str(),
+                  family->Curve(chosen, 1e300), family->w0, family->a);
+    e.sources.push_back(fit);
+  }
+  efficiency = std::min(efficiency, 1.0);
+  e.efficiency = efficiency;
+  e.seconds = work / (peak * efficiency) * SmShare(busy_sms);
+  return e;
+}
+
+Estimate CostModel::Gemm(int64_t m, int64_t n, int64_t k, Dtype dtype,
+                         int busy_sms, std::string_view impl) const {
+  Estimate e = Compute("gemm", impl, kGemmPreference, dtype,
+                       GemmFeatures(m, n, k), 2.0 * m * n * k, busy_sms);
+  // HBM traffic bound: inputs at the dtype's width, a 16-bit output, at the
+  // measured copy bandwidth.
+  const double bytes =
+      BytesPerElement(dtype) * (1.0 * m * k + 1.0 * k * n) + 2.0 * m * n;
+  const Estimate traffic = MemoryBound("copy", bytes, busy_sms);
+  if (traffic.seconds > e.seconds) {
+    e.seconds = traffic.seconds;
+    e.method += "+memory-bound";
+    e.sources.insert(e.sources.end(), traffic.sources.begin(),
+                     traffic.sources.end());
+  }
+  return e;
+}
+
+Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
+                                int64_t n, int64_t k, Dtype dtype, int busy_sms,
+                                std::string_view impl) const {
+  // Transformer Engine's grouped linear runs one cuBLAS GEMM per expert
+  // (spread over a few streams): the experts' GEMMs one after another, each
+  // at the efficiency of its own shape: cuBLAS's level, with the size
+  // dependence every GEMM and grouped row teaches. A named grouped
+  // implementation answers at its own rows' efficiency.
+  Estimate e =
+      Compute("gemm", impl.empty() ? "cublas" : impl, kGroupedPreference, dtype,
+              GemmFeatures(tokens_per_expert, n, k),
+              2.0 * tokens_per_expert * n * k, busy_sms);
+  e.seconds *= experts;
+  return e;
+}
+
+Estimate CostModel::Attention(const AttentionShape& shape, bool backward,
+                              int busy_sms, std::string_view impl) const {
+  return Compute(backward ? "attention_bwd" : "attention_fwd", impl,
+                 kAttentionPreference, shape.dtype, AttentionFeatures(shape),
+                 shape.ForwardFlops() * (backward ? 2.5 : 1), busy_sms);
+}
+
+Estimate CostModel::MemoryBound(std::string_view kernel, double bytes,
+                                int busy_sms) const {
+  Estimate e;
+  std::vector<const MemoryPoint*> rows;
+  for (std::string_view name : {kernel, std::string_view("copy")}) {
+    for (const MemoryPoint& p : tables_.memory_bound) {
+      if (p.kernel == name) rows.push_back(&p);
+    }
+    if (!rows.empty()) break;
+  }
+  const double hbm = peaks_.hbm_tb_s * 1e12;
+  if (rows.empty()) {
+    e.method = "spec";
+    e.efficiency = 1;
+    e.seconds = bytes / std::max(hbm, 1.0) * SmShare(busy_sms);
+    e.sources.push_back("(no memory-bound rows: HBM spec)");
+    return e;
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const MemoryPoint* a, const MemoryPoint* b) {
+                     return a->bytes < b->bytes;
+                   });
+  double gb_s;
+  if (bytes <= rows.front()->bytes) {
+    gb_s = rows.front()->gb_s;
+    e.sources.push_back(rows.front()->from.ToString());
+  } else if (bytes >= rows.back()->bytes) {
+    gb_s = rows.back()->gb_s;
+    e.sources.push_back(rows.back()->from.ToString());
+  } else {
+    size_t i = 1;
+    while (rows[i]->bytes < bytes) ++i;
+    const MemoryPoint& a = *rows[i - 1];
+    const MemoryPoint& b = *rows[i];
+    const double t = std::log(bytes / a.bytes) / std::log(b.bytes / a.bytes);
+    gb_s =
+        std::exp(std::log(a.gb_s) + t * (std::log(b.gb_s) - std::log(a.gb_s)));
+    e.sources.push_back(a.from.ToString());
+    e.sources.push_back(b.from.ToString());
+  }
+  e.method = "interpolated";
+  e.efficiency = hbm > 0 ? gb_s * kGiga / hbm : 0;
+  e.seconds = bytes / (gb_s * kGiga) * SmShare(busy_sms);
+  return e;
+}
+
+std::optional<Estimate> CostModel::Collective(std::string_view collective,
+                                              std::string_view tier,
+                                              int64_t group_size,
+                                              double bytes) const {
+  std::vector<const CollectivePoint*> rows;
+  for (const CollectivePoint& p : tables_.collectives) {
+    if (p.collective == collective && p.tier == tier &&
+        p.group_size == group_size && p.algorithm == "auto") {
+      rows.push_back(&p);
+    }
+  }
+  if (rows.empty()) return std::nullopt;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const CollectivePoint* a, const CollectivePoint* b) {
+                     return a->bytes < b->bytes;
+                   });
+  // Interpolate time in log-log (latency-bound small sizes included).
+  auto time = [&](const CollectivePoint& p) {
+    return p.bytes * util::NcclBusFactor(collective, group_size) /
+           (p.bus_gb_s * kGiga);
+  };
+  Estimate e;
+  e.method = "interpolated";
+  const CollectivePoint* lo = rows.front();
+  const CollectivePoint* hi = rows.back();
+  for (size_t i = 0; i + 1 < rows.size(); ++i) {
+    if (rows[i]->bytes <= bytes && bytes <= rows[i + 1]->bytes) {
+      lo = rows[i];
+      hi = rows[i + 1];
+      break;
+    }
+  }
+  if (bytes <= rows.front()->bytes) {
+    e.seconds = time(*rows.front());  // latency floor
+    e.sources.push_back(rows.front()->from.ToString());
+  } else if (bytes >= rows.back()->bytes) {
+    e.seconds = time(*rows.back()) * bytes / rows.back()->bytes;
+    e.sources.push_back(rows.back()->from.ToString());
+  } else {
+    const double t =
+        std::log(bytes / lo->bytes) / std::log(hi->bytes / lo->bytes);
+    e.seconds = std::exp(std::log(time(*lo)) +
+                         t * (std::log(time(*hi)) - std::log(time(*lo))));
+    e.sources.push_back(lo->from.ToString());
+    e.sources.push_back(hi->from.ToString());
+  }
+  return e;
+}
+
+std::optional<CostModel::DispatchRate> CostModel::Dispatch(
+    std::string_view dispatcher, std::string_view phase, std::string_view tier,
+    int64_t ep_size, int64_t tokens, Dtype dtype, int sms) const {
+  const DispatchPoint* best = nullptr;
+  double best_d = std::numeric_limits<double>::infinity();
+  for (const DispatchPoint& p : tables_.dispatch) {
+    if (p.dispatcher != dispatcher || p.phase != phase || p.tier != tier)
+      continue;
+    const double sm_d =
+        p.sms > 0 && sms > 0 ? std::log2(static_cast<double>(p.sms) / sms) : 1;
+    const double d = std::sqrt(
+        std::pow(std::log2(static_cast<double>(p.ep_size) / ep_size), 2) +
+        std::pow(std::log2(static_cast<double>(p.tokens) / tokens), 2) +
+        sm_d * sm_d + (p.dtype == dtype ? 0.0 : 4.0));
+    if (d < best_d - 1e-12) {
+      best_d = d;
+      best = &p;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return DispatchRate{best->gb_s, static_cast<int>(best->sms),
+                      best->from.ToString()};
+}
+
+std::optional<double> CostModel::Host(std::string_view quantity) const {
+  for (const HostQuantity& h : tables_.host) {
+    if (h.quantity == quantity) return h.value;
+  }
+  return std::nullopt;
+}
+
+std::vector<KernelCheck> LeaveOneOut(const Tables& tables,
+                                     const GpuPeaks& peaks) {
+  std::vector<KernelCheck> checks;
+  auto shape_text = [](auto... dims) {
+    std::string s;
+    ((s += (s.empty() ? "" : "x") + std::to_string(dims)), ...);
+    return s;
+  };
+  for (size_t i = 0; i < tables.gemm.size(); ++i) {
+    const GemmPoint& g = tables.gemm[i];
+    if (!g.from.measured()) continue;
+    Tables rest = tables;
+    rest.gemm.erase(rest.gemm.begin() + i);
+    const CostModel model(std::move(rest), peaks);
+    const Estimate e = model.Gemm(g.m, g.n, g.k, g.dtype, 0, g.impl);
+    const double predicted = 2.0 * g.m * g.n * g.k / e.seconds / kTera;
+    checks.push_back({tables.gpu, "gemm", g.impl,
+                      shape_text(g.m, g.n, g.k) + " " + DtypeName(g.dtype),
+                      g.from.ToString(), g.tflops, predicted,
+                      (predicted - g.tflops) / g.tflops * 100});
+  }
+  for (size_t i = 0; i < tables.grouped_gemm.size(); ++i) {
+    const GroupedGemmPoint& g = tables.grouped_gemm[i];
+    if (!g.from.measured()) continue;
+    Tables rest = tables;
+    rest.grouped_gemm.erase(rest.grouped_gemm.begin() + i);
+    const CostModel model(std::move(rest), peaks);
+    const Estimate e = model.GroupedGemm(g.experts, g.tokens_per_expert, g.n,
+                                         g.k, g.dtype, 0, g.impl);
+    const double work = 2.0 * g.experts * g.tokens_per_expert * g.n * g.k;
+    const double predicted = work / e.seconds / kTera;
+    checks.push_back({tables.gpu, "grouped_gemm", g.impl,
+                      shape_text(g.experts, g.tokens_per_expert, g.n, g.k) +
+                          " " + DtypeName(g.dtype),
+                      g.from.ToString(), g.tflops, predicted,
+                      (predicted - g.tflops) / g.tflops * 100});
+  }
+  for (size_t i = 0; i < tables.attention.size(); ++i) {
+    const AttentionPoint& a = tables.attention[i];
+    if (!a.from.measured()) continue;
+    Tables rest = tables;
+    rest.attention.erase(rest.attention.begin() + i);
+    const CostModel model(std::move(rest), peaks);
+    const Estimate e = model.Attention(a.shape, a.backward, 0, a.impl);
+    const double work = a.shape.ForwardFlops() * (a.backward ? 2.5 : 1);
+    const double predicted = work / e.seconds / kTera;
+    const AttentionShape& s = a.shape;
+    checks.push_back(
+        {tables.gpu, a.backward ? "attention_bwd" : "attention_fwd", a.impl,
+         "b" + std::to_string(s.batch) + " s" + std::to_string(s.seq_q) + " h" +
+             std::to_string(s.heads_q) + "/" + std::to_string(s.heads_kv) +
+             " d" + std::to_string(s.head_dim_qk) +
+             (s.causal ? " causal" : "") + " " + DtypeName(s.dtype),
+         a.from.ToString(), a.tflops, predicted,
+         (predicted - a.tflops) / a.tflops * 100});
+  }
+  for (size_t i = 0; i < tables.memory_bound.size(); ++i) {
+    const MemoryPoint& m = tables.memory_bound[i];
+    if (!m.from.measured()) continue;
+    Tables rest = tables;
+    rest.memory_bound.erase(rest.memory_bound.begin() + i);
+    const CostModel model(std::move(rest), peaks);
+    const Estimate e = model.MemoryBound(m.kernel, m.bytes);
+    const double predicted = m.bytes / e.seconds / kGiga;
+    checks.push_back({tables.gpu, "memory_bound", m.kernel,
+                      std::to_string(static_cast<int64_t>(m.bytes)) + " B",
+                      m.from.ToString(), m.gb_s, predicted,
+                      (predicted - m.gb_s) / m.gb_s * 100});
+  }
+  return checks;
+}
+
+}  // namespace moesim::calibration

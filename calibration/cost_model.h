@@ -1,0 +1,151 @@
+// CostModel: the time of a kernel of a given shape on one GPU, from that
+// GPU's calibration tables (calibration/tables.h).
+//
+// Design. Compute kernels (GEMM, grouped GEMM, attention) are answered in
+// efficiency space: efficiency = achieved TFLOPS / the GPU's dense peak for
+// the dtype. Each family of rows (one implementation, one dtype class, one
+// direction) gets a saturating efficiency curve in the kernel's work W
+// (FLOPs), e(W) = e_max / (1 + (W0 / W)^a), fitted by least squares on log
+// efficiency. A query then takes the curve at its W and corrects it by the
+// residuals of its nearest rows in log-shape space (inverse-distance weights
+// over log2 of every shape dimension); the correction fades with distance, so
+// far outside the table's grid the answer is the fitted roofline curve alone.
+// A query on a grid point returns that row. Grouped GEMM rows join the GEMM
+// surface at their per-expert shape; a grouped GEMM is its experts' GEMMs.
+// GEMMs are also bounded below by
+// their HBM traffic at the measured copy bandwidth. Memory-bound kernels
+// interpolate achieved bandwidth linearly in log(bytes) and clamp outside the
+// measured range.
+//
+// SM sharing: a kernel running beside communication kernels that occupy
+// `busy_sms` of the GPU's SMs (DeepEP, HybridEP, NCCL channels) runs on the
+// rest: its time scales by sm_count / (sm_count - busy_sms).
+//
+// Every answer names the rows it came from. The model is immutable; queries
+// are const and deterministic.
+#ifndef MOESIM_CALIBRATION_COST_MODEL_H_
+#define MOESIM_CALIBRATION_COST_MODEL_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "calibration/tables.h"
+
+namespace moesim::calibration {
+
+// Spec peaks of the GPU (the System's gpu fields).
+struct GpuPeaks {
+  double bf16_tflops = 0;
+  double fp8_tflops = 0;
+  double fp4_tflops = 0;
+  double tf32_tflops = 0;
+  double hbm_tb_s = 0;
+  int sm_count = 0;
+  // Dense peak for a dtype: fp16/bf16 -> bf16, fp8/mxfp8 -> fp8, nvfp4 ->
+  // fp4, tf32/fp32 -> tf32.
+  double PeakTflops(Dtype dtype) const;
+};
+
+struct Estimate {
+  double seconds = 0;
+  double efficiency = 0;  // of the dtype's peak (compute) or HBM (memory)
+  // "table" (a grid point), "interpolated" (curve + nearby residuals),
+  // "curve" (fitted curve only, far from the grid), "spec" (no rows: peak).
+  std::string method;
+  std::vector<std::string> sources;  // "file:line (source)" of rows used
+};
+
+class CostModel {
+ public:
+  CostModel(Tables tables, GpuPeaks peaks);
+
+  // `impl` empty: the implementation Megatron's Transformer Engine layers
+  // use (cuBLAS, cuBLAS grouped, cuDNN attention), else the first present.
+
+  // C[m x n] = A[m x k] B[k x n]. REQUIRES: m, n, k > 0.
+  Estimate Gemm(int64_t m, int64_t n, int64_t k, Dtype dtype, int busy_sms = 0,
+                std::string_view impl = "") const;
+  // `experts` GEMMs of tokens_per_expert x n x k each (balanced).
+  Estimate GroupedGemm(int64_t experts, int64_t tokens_per_expert, int64_t n,
+                       int64_t k, Dtype dtype, int busy_sms = 0,
+                       std::string_view impl = "") const;
+  Estimate Attention(const AttentionShape& shape, bool backward,
+                     int busy_sms = 0, std::string_view impl = "") const;
+  // `kernel` as in memory_bound.csv; `bytes` read + written.
+  Estimate MemoryBound(std::string_view kernel, double bytes,
+                       int busy_sms = 0) const;
+  // A measured collective of the same kind, tier and group size,
+  // interpolated in log(bytes); nullopt when the table has none.
+  std::optional<Estimate> Collective(std::string_view collective,
+                                     std::string_view tier, int64_t group_size,
+                                     double bytes) const;
+  // Bottleneck bandwidth (GB/s) and SMs of a dispatcher phase from the
+  // nearest row of the same dispatcher, phase and tier: nearest EP size,
+  // tokens and SM count in log2 units, another dtype 2 units away, a row
+  // without an SM count 1 unit away. nullopt when the table has none.
+  struct DispatchRate {
+    double gb_s = 0;
+    int sms = 0;
+    std::string source;
+  };
+  std::optional<DispatchRate> Dispatch(std::string_view dispatcher,
+                                       std::string_view phase,
+                                       std::string_view tier, int64_t ep_size,
+                                       int64_t tokens, Dtype dtype,
+                                       int sms) const;
+  // host.csv quantities (microseconds); nullopt when absent.
+  std::optional<double> Host(std::string_view quantity) const;
+
+  const Tables& tables() const { return tables_; }
+  const GpuPeaks& peaks() const { return peaks_; }
+
+ private:
+  // The rows of one kernel kind and dtype class and their fitted curve.
+  // Implementations share the curve's shape (W0, a) and each has its own
+  // level (e_max): size dependence is learnt from every implementation,
+  // speed from each one's rows. A row of another implementation counts
+  // kImplDistance log2 units farther away.
+  struct Point {
+    std::string impl;
+    std::vector<double> features;  // log2 shape dimensions
+    double work = 0;               // FLOPs
+    double efficiency = 0;
+    std::string source;
+  };
+  struct Family {
+    std::string kind;  // gemm (with grouped rows), attention_fwd, _bwd
+    int dtype_class = 0;
+    std::vector<Point> points;
+    // e(W) = e_max[impl] / (1 + (w0/W)^a); an implementation without rows
+    // takes the mean level.
+    std::vector<std::pair<std::string, double>> e_max;
+    double mean_e_max = 0, w0 = 1, a = 0;
+    double Curve(std::string_view impl, double work) const;
+    void Fit();
+  };
+  const Family* FindFamily(std::string_view kind, int dtype_class) const;
+  Estimate Compute(std::string_view kind, std::string_view impl,
+                   const std::vector<std::string_view>& preference, Dtype dtype,
+                   const std::vector<double>& features, double work,
+                   int busy_sms) const;
+  double SmShare(int busy_sms) const;
+
+  Tables tables_;
+  GpuPeaks peaks_;
+  std::vector<Family> families_;
+};
+
+// Leave-one-out check of every measured (non-derived) compute and
+// memory-bound row: predicted with that row removed from the tables.
+struct KernelCheck {
+  std::string gpu, kind, impl, shape, source;
+  double measured = 0, predicted = 0, error_pct = 0;  // TFLOPS or GB/s
+};
+std::vector<KernelCheck> LeaveOneOut(const Tables& tables,
+                                     const GpuPeaks& peaks);
+
+}  // namespace moesim::calibration
+
+#endif  // MOESIM_CALIBRATION_COST_MODEL_H_

@@ -1,0 +1,1135 @@
+#!/usr/bin/env python3
+"""Regenerates calibration/tables/<gpu>/*.csv (and
+calibration/validation/moe_layer.csv) from the shared reference files.
+
+Inputs (read only): /work/shared/reference/{measured_kernels,measured_comm}.csv,
+gpu_specs.csv, hardware_facts.md (numbers quoted below), and the system spec
+files topology/systems/*.textproto (peaks, HBM bandwidth, host links).
+Schema: calibration/tables/README.md.
+
+Every row carries a source: `published:<citation>` for a row of the reference
+CSVs (citation text kept), `derived:<rule>` for a spec x efficiency or a
+same-silicon copy, the rule written out. Run:
+
+    python3 calibration/tables/generate.py [--ref /work/shared/reference]
+"""
+
+import argparse
+import csv
+import io
+import os
+import re
+import sys
+from collections import OrderedDict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+GPUS = ["h100", "h200", "b200", "b300", "gb200", "gb300"]
+
+HEADERS = {
+    "gemm": "impl,m,n,k,dtype,tflops,source",
+    "grouped_gemm": "impl,experts,tokens_per_expert,n,k,dtype,tflops,source",
+    "attention": "impl,direction,batch,seq_q,seq_kv,heads_q,heads_kv,head_dim_qk,"
+                 "head_dim_v,causal,window,dtype,tflops,source",
+    "memory_bound": "kernel,bytes,dtype,gb_s,source",
+    "collectives": "collective,algorithm,tier,group_size,bytes,bus_gb_s,latency_us,source",
+    "dispatch": "dispatcher,phase,ep_size,tier,tokens,hidden,topk,dtype,gb_s,sms,source",
+    "host": "quantity,value,unit,source",
+    "host_copy": "link,direction,bytes,gb_s,source",
+    "cpu_adam": "cpu,threads,params_per_s,source",
+}
+# The value column(s) of each table: everything else is the grid point.
+VALUE_COLS = {
+    "gemm": ["tflops"], "grouped_gemm": ["tflops"], "attention": ["tflops"],
+    "memory_bound": ["gb_s"], "collectives": ["bus_gb_s", "latency_us"],
+    "dispatch": ["gb_s"], "host": ["value", "unit"], "host_copy": ["gb_s"],
+    "cpu_adam": ["params_per_s"],
+}
+
+GIB8 = 8589934592  # "large" / "large (peak)" messages
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+def num(x, nd=1):
+    """Plain number text: integers without a decimal point, else rounded."""
+    if isinstance(x, str):
+        return x
+    if abs(x - round(x)) < 1e-9:
+        return str(int(round(x)))
+    s = ("%." + str(nd) + "f") % x
+    s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def size_bytes(text):
+    """'32KiB' / '16GiB' / '32768 B' / '8MiB' -> bytes."""
+    t = text.strip()
+    m = re.fullmatch(r"(\d+)\s*B", t)
+    if m:
+        return int(m.group(1))
+    m = re.fullmatch(r"(\d+)\s*(KiB|MiB|GiB)", t)
+    if m:
+        return int(m.group(1)) * {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m.group(2)]
+    raise ValueError("size " + text)
+
+
+def seqlen(text):
+    """'512' / '1k' / '16k' -> int (1k = 1024)."""
+    m = re.fullmatch(r"(\d+)(k?)", text)
+    return int(m.group(1)) * (1024 if m.group(2) else 1)
+
+
+def cite(r, extra=None, fields=("source",)):
+    """published: citation text built from a reference row."""
+    parts = [r["source"]]
+    if extra:
+        parts.append(extra)
+    return "published:" + "; ".join(p for p in parts if p)
+
+
+def read_ref(ref, name):
+    with open(os.path.join(ref, name), newline="") as f:
+        rows = list(csv.DictReader(f))
+    for i, r in enumerate(rows):
+        r["_line"] = i + 2  # file line number (header is line 1)
+    return rows
+
+
+def textproto_specs():
+    """gpu.calibration -> dict of the gpu{} peaks and host_link of a system file."""
+    out = {}
+    d = os.path.join(REPO, "topology", "systems")
+    for fn in sorted(os.listdir(d)):
+        if not fn.endswith(".textproto"):
+            continue
+        txt = open(os.path.join(d, fn)).read()
+
+        def field(block, key):
+            m = re.search(block + r"\s*\{(.*?)\n\}", txt, re.S)
+            body = m.group(1)
+            m2 = re.search(r"\n\s*" + key + r":\s*\"?([^\"\n#]+)\"?", body)
+            return m2.group(1).strip() if m2 else None
+
+        cal = field("gpu", "calibration")
+        out[cal] = {
+            "file": "topology/systems/" + fn,
+            "bf16": float(field("gpu", "bf16_dense_tflops")),
+            "fp8": float(field("gpu", "fp8_dense_tflops")),
+            "hbm_tbps": float(field("gpu", "hbm_tbps")),
+            "host_link": field("host_link", "kind"),
+            "host_gb_s": float(field("host_link", "gb_s")),
+            "cpu": field("host_link", "cpu"),
+            "cpus_per_node": int(field("host_link", "cpus_per_node")),
+            "gpus_per_node": int(re.search(r"\ngpus_per_node:\s*(\d+)", txt).group(1)),
+        }
+    return out
+
+
+class Table:
+    """Rows of one table of one GPU, refusing duplicate grid points."""
+
+    def __init__(self, name, gpu, log):
+        self.name, self.gpu, self.log = name, gpu, log
+        self.cols = HEADERS[name].split(",")
+        self.rows = OrderedDict()
+
+    def key(self, row):
+        return tuple(str(row[c]) for c in self.cols
+                     if c not in VALUE_COLS[self.name] and c != "source")
+
+    def add(self, replace=False, **row):
+        for c in self.cols:
+            row.setdefault(c, "")
+        row = {c: num(row[c]) if not isinstance(row[c], str) else row[c] for c in self.cols}
+        # Citations keep their text; double quotes become single quotes so a
+        # quoted CSV field never needs "" escapes.
+        row["source"] = row["source"].replace('"', "'")
+        k = self.key(row)
+        if k in self.rows:
+            if replace:
+                self.log.append("%s/%s: replaced %s" % (self.gpu, self.name, k))
+                self.rows[k] = row
+            else:
+                raise SystemExit("duplicate grid point %s/%s %s\n old: %s\n new: %s" % (
+                    self.gpu, self.name, k, self.rows[k]["source"], row["source"]))
+            return
+        self.rows[k] = row
+
+    def has(self, **grid):
+        row = {c: "" for c in self.cols}
+        row.update({c: num(v) if not isinstance(v, str) else v for c, v in grid.items()})
+        return self.key(row) in self.rows
+
+    def text(self, sort_key):
+        buf = io.StringIO()
+        buf.write(HEADERS[self.name] + "\n")
+        w = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+        for row in sorted(self.rows.values(), key=sort_key):
+            w.writerow([row[c] for c in self.cols])
+        return buf.getvalue()
+
+
+def n_(x):
+    try:
+        return float(x)
+    except ValueError:
+        return -1.0
+
+
+SORT = {
+    "gemm": lambda r: (r["impl"], r["dtype"], n_(r["m"]), n_(r["n"]), n_(r["k"])),
+    "grouped_gemm": lambda r: (r["impl"], r["dtype"], n_(r["experts"]),
+                               n_(r["tokens_per_expert"]), n_(r["n"]), n_(r["k"])),
+    "attention": lambda r: (r["impl"], r["direction"], r["dtype"], n_(r["head_dim_qk"]),
+                            n_(r["causal"]), n_(r["seq_q"]), n_(r["seq_kv"]), n_(r["batch"])),
+    "memory_bound": lambda r: (r["kernel"], r["dtype"], n_(r["bytes"])),
+    "collectives": lambda r: (r["collective"], r["algorithm"], r["tier"],
+                              n_(r["group_size"]), n_(r["bytes"])),
+    "dispatch": lambda r: (r["dispatcher"], r["phase"], r["tier"], n_(r["ep_size"]),
+                           n_(r["tokens"]), r["dtype"], n_(r["sms"])),
+    "host": lambda r: (r["quantity"],),
+    "host_copy": lambda r: (r["link"], r["direction"], n_(r["bytes"])),
+    "cpu_adam": lambda r: (r["cpu"], n_(r["threads"])),
+}
+
+
+# --------------------------------------------------------------------------
+# GEMM
+
+
+# ml-engineering MAMF rows: gpu label in measured_kernels.csv -> folder
+MAMF_GPU = {"H100 SXM": "h100", "H200 SXM": "h200", "B200 SXM": "b200",
+            "B300 SXM": "b300", "GB200": "gb200"}
+H800 = "H800 (same GH100 SMs and clocks as H100 SXM)"
+
+
+def gemm_tables(K, T, spec):
+    mamf = {}  # gpu -> dtype -> (m, n, k, tflops)
+    h100_sweep = {}  # (dtype, size) -> (tflops text, row)
+    for r in K:
+        lab, gpu, kern = r["source"], r["gpu"], r["kernel"]
+        if "MAMF" in kern and gpu in MAMF_GPU:
+            g = MAMF_GPU[gpu]
+            m = re.search(r"(\d+)x(\d+)x(\d+)", r["shape_params"])
+            dt = "fp8" if "FP8" in r["dtype"] else "bf16"
+            mm, nn, kk = (int(x) for x in m.groups())
+            T[g]["gemm"].add(impl="cublas", m=mm, n=nn, k=kk, dtype=dt,
+                             tflops=r["measured_tflops_or_gbps"],
+                             source=cite(r, "%s %s %s, %s; %s (measured_kernels.csv line %d)" % (
+                                 gpu, kern, r["dtype"], r["shape_params"], r["notes"], r["_line"])))
+            mamf.setdefault(g, {})[dt] = (mm, nn, kk, float(r["measured_tflops_or_gbps"]))
+        elif kern.startswith("cublasGemmEx"):
+            n = int(re.search(r"M=N=K=(\d+)", r["shape_params"]).group(1))
+            dt = "tf32" if "TF32" in kern else "fp16"
+            T["h100"]["gemm"].add(impl="cublas", m=n, n=n, k=n, dtype=dt,
+                                  tflops=r["measured_tflops_or_gbps"],
+                                  source=cite(r, "%s %s %s M=N=K=%d (measured_kernels.csv line %d)" % (
+                                      gpu, kern, r["dtype"], n, r["_line"])))
+            h100_sweep[(dt, n)] = (r["measured_tflops_or_gbps"], r)
+        elif kern.startswith("cuBLAS_gemm (torch.matmul") and gpu == "B200":
+            m = re.search(r"MxNxK=(\d+)x(\d+)x(\d+)", r["shape_params"])
+            mm, nn, kk = (int(x) for x in m.groups())
+            T["b200"]["gemm"].add(impl="cublas", m=mm, n=nn, k=kk, dtype="bf16",
+                                  tflops=r["measured_tflops_or_gbps"],
+                                  source=cite(r, "%s %s BF16 %s; %s (measured_kernels.csv line %d)" % (
+                                      gpu, kern, r["shape_params"], r["notes"], r["_line"])))
+        elif kern.startswith("DeepGEMM_fp8_gemm_nt") and gpu == "H800 SXM5":
+            m = re.search(r"M=(\d+) N=(\d+) K=(\d+)", r["shape_params"])
+            mm, nn, kk = (int(x) for x in m.groups())
+            T["h100"]["gemm"].add(impl="deepgemm", m=mm, n=nn, k=kk, dtype="fp8",
+                                  tflops=r["measured_tflops_or_gbps"],
+                                  source=cite(r, "%s; %s %s; %s (measured_kernels.csv line %d)" % (
+                                      H800, kern, r["dtype"], r["notes"], r["_line"])))
+
+    # --- derived ----------------------------------------------------------
+    # GB300: GB200 MAMF efficiency x GB300 peak (no GB300 measurement).
+    eff = {"bf16": 0.729, "fp8": 0.723}  # hardware_facts.md s1: GB200 72.9% / 72.3%
+    for dt in ("bf16", "fp8"):
+        mm, nn, kk, _ = mamf["gb200"][dt]
+        peak = spec["gb300"][dt]
+        v = peak * eff[dt]
+        T["gb300"]["gemm"].add(impl="cublas", m=mm, n=nn, k=kk, dtype=dt, tflops=round(v, 1),
+                               source="derived:%s TFLOPS (GB300 %s dense peak, %s) x %.3f (GB200 MAMF efficiency %s, "
+                                      "hardware_facts.md s1), at the GB200 MAMF best shape %dx%dx%d" % (
+                                          num(peak), dt.upper(), spec["gb300"]["file"], eff[dt],
+                                          "72.9% = 1822.0/2500" if dt == "bf16" else "72.3% = 3615.6/5000",
+                                          mm, nn, kk))
+        mamf.setdefault("gb300", {})[dt] = (mm, nn, kk, v)
+    # H200 BF16: same GH100 compute as H100 -> copy the H100 MAMF row.
+    mm, nn, kk, v = mamf["h100"]["bf16"]
+    T["h200"]["gemm"].add(impl="cublas", m=mm, n=nn, k=kk, dtype="bf16", tflops=v,
+                          source="derived:h100 row cublas %dx%dx%d bf16 %s TFLOPS (H200 has the same GH100 compute "
+                                 "and clocks as H100; hardware_facts.md s1, ml-engineering MAMF table 'H200 same as "
+                                 "H100')" % (mm, nn, kk, num(v)))
+    mamf["h200"]["bf16"] = (mm, nn, kk, v)
+    # H200: copy the other H100 compute rows (fp16/tf32 sweep, DeepGEMM).
+    for k, row in list(T["h100"]["gemm"].rows.items()):
+        if row["dtype"] == "bf16" or (row["dtype"] == "fp8" and row["impl"] == "cublas"):
+            continue  # bf16 MAMF copied above; H200 has its own FP8 MAMF
+        T["h200"]["gemm"].add(impl=row["impl"], m=row["m"], n=row["n"], k=row["k"], dtype=row["dtype"],
+                              tflops=row["tflops"],
+                              source="derived:h100 row %s %sx%sx%s %s %s TFLOPS (H200 has the same GH100 compute "
+                                     "and clocks; hardware_facts.md s1)%s" % (
+                                         row["impl"], row["m"], row["n"], row["k"], row["dtype"], row["tflops"],
+                                         "; H800 DeepGEMM measurement, memory-bound small-M shapes may run faster "
+                                         "on H200's 4.8 TB/s HBM3e" if row["impl"] == "deepgemm" else ""))
+    # The FP16 cublasGemmEx sweep gives the size-efficiency ratios. (No BF16
+    # copies of the FP16 rows: BF16 and FP16 share one peak class in
+    # CostModel and the 989 TFLOPS dense tensor-core rate on GH100.)
+    ratio = {}
+    base = float(h100_sweep[("fp16", 8192)][0])
+    for n in (2048, 4096, 8192):
+        ratio[n] = float(h100_sweep[("fp16", n)][0]) / base
+    rtxt = ", ".join("%d^3 %.4f" % (n, ratio[n]) for n in (2048, 4096, 8192))
+    # Size curves where no sweep was measured: H100 ratio x the GPU's MAMF.
+    for g in GPUS:
+        for dt in ("bf16", "fp8"):
+            if dt == "bf16" and g in ("h100", "h200", "b200"):
+                continue  # measured sweep: h100 FP16 (same peak class), b200 pyptx
+            mm, nn, kk, v = mamf[g][dt]
+            for n in (2048, 4096, 8192):
+                if T[g]["gemm"].has(impl="cublas", m=n, n=n, k=n, dtype=dt):
+                    continue
+                T[g]["gemm"].add(impl="cublas", m=n, n=n, k=n, dtype=dt, tflops=round(v * ratio[n], 1),
+                                 source="derived:%s %s MAMF %s TFLOPS (%dx%dx%d) x %.4f = H100 cublasGemmEx size "
+                                        "efficiency of M=N=K=%d (TFLOPS / the 8192^3 TFLOPS %s; ratios %s)" % (
+                                            g.upper(), dt.upper(), num(v, 2), mm, nn, kk, ratio[n], n,
+                                            num(base, 2), rtxt))
+    return mamf, ratio
+
+
+# --------------------------------------------------------------------------
+# grouped GEMM
+
+GG_IMPL = [("cuBLAS (base, per-expert loop)", "cublas_loop"),
+           ("CUTLASS SM80 grouped", "cutlass_sm80"),
+           ("cuBLAS SM90 batched", "cublas_grouped"),
+           ("CUTLASS SM90 cooperative grouped", "cutlass_sm90_cooperative"),
+           ("CUTLASS SM90 pingpong grouped", "cutlass_sm90_pingpong")]
+
+
+def grouped_tables(K, T, mamf, left_out):
+    h100_grouped = None
+    for r in K:
+        kern = r["kernel"]
+        if kern.startswith("grouped_gemm_"):
+            impl = [v for k, v in GG_IMPL if k in kern][0]
+            m = re.search(r"(\d+) experts K=(\d+) N=(\d+) (\d+) tokens; routing=(.*)$", r["shape_params"])
+            e, kk, nn, tok, routing = int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), m.group(5)
+            if routing != "uniform":
+                left_out.append("measured_kernels.csv line %d: %s %s routing=%s (skewed routing; grouped_gemm.csv "
+                                "keeps uniform routing only)" % (r["_line"], r["gpu"], kern, routing))
+                continue
+            T["h100"]["grouped_gemm"].add(
+                impl=impl, experts=e, tokens_per_expert=tok // e, n=nn, k=kk, dtype="bf16",
+                tflops=r["measured_tflops_or_gbps"],
+                source=cite(r, "%s; %s; %d tokens over %d experts = %d per expert (read as the total rows of "
+                               "the grouped GEMM); dtype not stated in PR, BF16 assumed (measured_kernels.csv line "
+                               "%d)" % (kern, r["shape_params"], tok, e, tok // e, r["_line"])))
+            if impl == "cublas_grouped":
+                h100_grouped = (e, tok // e, nn, kk, float(r["measured_tflops_or_gbps"]))
+        elif kern.startswith("DeepGEMM_m_grouped_fp8_gemm"):
+            impl = "deepgemm_contiguous" if "contiguous" in kern else "deepgemm_masked"
+            m = re.search(r"groups=(\d+) M_per_group=(\d+) N=(\d+) K=(\d+)", r["shape_params"])
+            g, mpg, nn, kk = (int(x) for x in m.groups())
+            T["h100"]["grouped_gemm"].add(
+                impl=impl, experts=g, tokens_per_expert=mpg, n=nn, k=kk, dtype="fp8",
+                tflops=r["measured_tflops_or_gbps"],
+                source=cite(r, "%s; %s %s; %s; %s (measured_kernels.csv line %d)" % (
+                    H800, kern, r["dtype"], r["shape_params"], r["notes"], r["_line"])))
+    # H200: copies of every H100 row (same GH100 compute).
+    for row in T["h100"]["grouped_gemm"].rows.values():
+        T["h200"]["grouped_gemm"].add(
+            impl=row["impl"], experts=row["experts"], tokens_per_expert=row["tokens_per_expert"],
+            n=row["n"], k=row["k"], dtype=row["dtype"], tflops=row["tflops"],
+            source="derived:h100 row %s %s experts x %s tokens N=%s K=%s %s %s TFLOPS (H200 has the same GH100 "
+                   "compute and clocks; hardware_facts.md s1)%s" % (
+                       row["impl"], row["experts"], row["tokens_per_expert"], row["n"], row["k"], row["dtype"],
+                       row["tflops"], "; H800 measurement" if row["impl"].startswith("deepgemm") else ""))
+    # Blackwell: H100 cuBLAS-grouped / H100 MAMF x the GPU's BF16 MAMF.
+    e, tpe, nn, kk, v = h100_grouped
+    h100_mamf = mamf["h100"]["bf16"][3]
+    ratio = v / h100_mamf
+    for g in ("b200", "b300", "gb200", "gb300"):
+        gm = mamf[g]["bf16"][3]
+        T[g]["grouped_gemm"].add(
+            impl="cublas_grouped", experts=e, tokens_per_expert=tpe, n=nn, k=kk, dtype="bf16",
+            tflops=round(gm * ratio, 1),
+            source="derived:%s BF16 MAMF %s TFLOPS x %.4f (H100 cuBLAS SM90 batched grouped GEMM %s TFLOPS, "
+                   "tgale96/grouped_gemm PR #37 uniform routing, / H100 BF16 MAMF %s TFLOPS)" % (
+                       g.upper(), num(gm, 2), ratio, num(v), num(h100_mamf)))
+
+
+# --------------------------------------------------------------------------
+# attention
+
+ATT_IMPL = [("FlashAttention-2", "fa2"), ("FlashAttention-3", "fa3"), ("cuDNN", "cudnn"),
+            ("Triton", "triton"), ("FlashAttention-4", "fa4")]
+
+
+def attention_tables(K, T, spec, left_out, dups):
+    for r in K:
+        kern, src = r["kernel"], r["source"]
+        if not kern.startswith("attention_") or r["gpu"] != "H100 SXM5 80GB":
+            continue
+        if "fwd+bwd" in kern:
+            left_out.append("measured_kernels.csv line %d: %s %s %s (combined fwd+bwd attention)" % (
+                r["_line"], r["gpu"], kern, r["shape_params"]))
+            continue
+        if "best shape" in r["shape_params"] or "best case" in r["shape_params"]:
+            continue  # listed with the other shapeless rows
+        impl = [v for k, v in ATT_IMPL if kern.endswith(k)][0]
+        direction = "bwd" if "_bwd_" in kern else "fwd"
+        sp = r["shape_params"]
+        m = re.search(r"seqlen=(\w+) headdim=(\d+)", sp)
+        s, hd = seqlen(m.group(1)), int(m.group(2))
+        heads = 2048 // hd
+        batch = 16384 // s
+        note = ""
+        if "flash3_fp16_fwd" in src:
+            causal = 1 if "causal=True" in sp else 0
+            hm = re.search(r"heads=(\d+)", sp)
+            assert int(hm.group(1)) == heads
+            dtype = "fp16"
+        elif "backward figure" in src:
+            causal = 0
+            dtype = "fp16"
+            note = ("causal not stated in the transcription; taken as causal=0 (the FA3 paper's backward figure is "
+                    "non-causal, chart title 'Attention backward speed, head dim %d'); dtype FP16/BF16 in the "
+                    "reference, fp16 used as for the forward figure" % hd)
+        elif "FP8 forward figure" in src:
+            if "likely causal=False" in sp:
+                causal = 0
+            elif "likely causal=True" in sp:
+                causal = 1
+            else:
+                left_out.append("measured_kernels.csv line %d: %s %s FP8 %s (causal flag unknown)" % (
+                    r["_line"], r["gpu"], kern, sp))
+                continue
+            dtype = "fp8"
+            note = "causal as labelled in the reference ('%s')" % sp.split("headdim=%d " % hd)[1]
+        else:
+            raise SystemExit("unhandled attention row %d" % r["_line"])
+        T["h100"]["attention"].add(
+            impl=impl, direction=direction, batch=batch, seq_q=s, seq_kv=s, heads_q=heads, heads_kv=heads,
+            head_dim_qk=hd, head_dim_v=hd, causal=causal, window=0, dtype=dtype,
+            tflops=r["measured_tflops_or_gbps"],
+            source=cite(r, "H100 SXM5 80GB; %s %s; %s; %s; batch = 16384/seqlen, heads = 2048/headdim%s "
+                           "(measured_kernels.csv line %d)" % (
+                               kern, r["dtype"], sp, r["notes"], ("; " + note) if note else "", r["_line"])))
+    # tritonbench FA3 rows: same grid points as the FA3 paper figure rows.
+    for r in K:
+        if r["gpu"] == "H100 (tritonbench run)":
+            m = re.search(r"B=(\d+) H=(\d+) S=(\d+) D=(\d+)", r["shape_params"])
+            b, h, s, d = (int(x) for x in m.groups())
+            if T["h100"]["attention"].has(impl="fa3", direction="fwd", batch=b, seq_q=s, seq_kv=s, heads_q=h,
+                                          heads_kv=h, head_dim_qk=d, head_dim_v=d, causal=0, window=0,
+                                          dtype="fp16"):
+                dups.append("h100/attention: measured_kernels.csv line %d (tritonbench FA3 B=%d H=%d S=%d D=%d, "
+                            "%s TFLOPS, causal/direction/dtype not stated) is the grid point of the FA3 paper "
+                            "figure row fa3 fwd fp16 causal=0; kept the FA3 paper figure" % (
+                                r["_line"], b, h, s, d, r["measured_tflops_or_gbps"]))
+            else:
+                raise SystemExit("tritonbench row without paper twin")
+    # FlashMLA sparse decode on H800 (the one FlashMLA row with a shape).
+    for r in K:
+        if r["kernel"] == "FlashMLA_sparse_decode" and r["gpu"] == "H800 SXM5":
+            for topk, val in ((2048, r["measured_tflops_or_gbps"]), (32768, "460")):
+                T["h100"]["attention"].add(
+                    impl="flashmla", direction="fwd", batch=128, seq_q=2, seq_kv=topk, heads_q=128, heads_kv=1,
+                    head_dim_qk=576, head_dim_v=512, causal=0, window=0, dtype="bf16", tflops=val,
+                    source=cite(r, "%s; %s %s; batch=128 heads=128 s_q=2 topk=%d%s; seq_kv = the %d top-k "
+                                   "selected tokens; MLA absorbed (MQA) mode: 1 KV head, d_qk=576 d_v=512 "
+                                   "(FlashMLA README); FP8 KV cache, BF16 MMA -> dtype bf16; %s "
+                                   "(measured_kernels.csv line %d)" % (
+                                       H800, r["kernel"], r["dtype"], topk,
+                                       "" if topk == 2048 else " (value from the row's notes)", topk,
+                                       r["notes"], r["_line"])))
+    # Derived: the H100 cuDNN rows (FP16, measured) in BF16 on the other GPUs,
+    # scaled by BF16 peak / 989.
+    cud = [row for row in T["h100"]["attention"].rows.values()
+           if row["impl"] == "cudnn" and row["dtype"] == "fp16"]
+    for g in GPUS:
+        if g == "h100":
+            continue  # the FP16 rows are measured; BF16 is the same peak class
+        peak = spec[g]["bf16"]
+        scale = peak / 989.0
+        for row in cud:
+            v = float(row["tflops"]) * scale
+            if g == "h200":
+                rule = ("derived:h100 cudnn fp16 row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper "
+                        "figure) x (989/989) (H200 has the same GH100 compute and clocks; hardware_facts.md s1; "
+                        "BF16 = FP16 tensor-core rate)") % (
+                    row["direction"], row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"], row["tflops"])
+            else:
+                rule = ("derived:h100 cudnn fp16 row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper "
+                        "figure) x (%s/989) (%s BF16 dense peak, %s / H100 BF16 peak); BF16 = FP16 tensor-core "
+                        "rate") % (
+                    row["direction"], row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"], row["tflops"],
+                    num(peak), g.upper(), spec[g]["file"])
+            T[g]["attention"].add(
+                impl="cudnn", direction=row["direction"], batch=row["batch"], seq_q=row["seq_q"],
+                seq_kv=row["seq_kv"], heads_q=row["heads_q"], heads_kv=row["heads_kv"],
+                head_dim_qk=row["head_dim_qk"], head_dim_v=row["head_dim_v"], causal=row["causal"], window=0,
+                dtype="bf16", tflops=round(v, 1), source=rule)
+
+
+# --------------------------------------------------------------------------
+# memory-bound kernels
+
+MEM_KERNELS = [  # kernel, dtype, efficiency, why
+    ("copy", "bf16", 0.90,
+     "90% of HBM spec: the speed-of-light figure of published memory-bound kernels: FlashMLA dense decode 3000 "
+     "GB/s on H800 = 89.6% of 3.35 TB/s (deepseek-ai/FlashMLA@9241ae3 README, measured_kernels.csv) and QuACK "
+     "'about 3 TB/s (~90% peak)' on H100 (Dao-AILab/quack media/2025-07-10-membound-sol.md)"),
+    ("rmsnorm_fwd", "bf16", 0.80, None),
+    ("rmsnorm_bwd", "bf16", 0.80, None),
+    ("swiglu_fwd", "bf16", 0.80, None),
+    ("swiglu_bwd", "bf16", 0.80, None),
+    ("fp8_quantize", "fp8", 0.80, None),
+    ("adam", "fp32", 0.80, None),
+    ("permute", "bf16", 0.70, None),
+    ("unpermute", "bf16", 0.70, None),
+]
+MEM_SIZES = [1048576, 16777216, 268435456, 1073741824]
+
+
+def memory_tables(T, spec):
+    for g in GPUS:
+        tb = spec[g]["hbm_tbps"]
+        for kern, dt, eff, why in MEM_KERNELS:
+            if why is None:
+                why = ("%d%% of HBM spec (no measured figure for this kernel class in the references; below the "
+                       "~90%% speed-of-light of QuACK's H100 RMSNorm/softmax, Dao-AILab/quack "
+                       "media/2025-07-10-membound-sol.md, which also reports torch.compile softmax at 1.89 of 3.35 "
+                       "TB/s = 56%%)%s" % (
+                           int(eff * 100),
+                           "; gather/scatter by routing index" if kern in ("permute", "unpermute") else ""))
+            for b in MEM_SIZES:
+                T[g]["memory_bound"].add(
+                    kernel=kern, bytes=b, dtype=dt, gb_s=round(tb * 1000 * eff, 1),
+                    source="derived:%s TB/s HBM (%s hbm_tbps) x %s; one efficiency for all sizes (launch and "
+                           "tail effects of small calls not modelled here)" % (num(tb, 2), spec[g]["file"], why))
+
+
+# --------------------------------------------------------------------------
+# collectives
+
+
+def coll_add(T, g, log_dups, **row):
+    t = T[g]["collectives"]
+    if t.has(**{k: v for k, v in row.items() if k not in ("bus_gb_s", "latency_us", "source")}):
+        raise SystemExit("dup collective %s %s" % (g, row))
+    t.add(**row)
+
+
+def collective_tables(C, T, left_out, dups):
+    for r in C:
+        sysn, coll, src, ng = r["system"], r["collective"], r["source"], r["num_gpus"]
+        size, bw, lat, notes = r["message_size"], r["bw_GBps"], r["latency_us"], r["notes"]
+        base = " | ".join(x for x in (sysn, coll, r["bw_type"], ng + " GPUs", size, bw, notes) if x)
+        ln = " (measured_comm.csv line %d)" % r["_line"]
+        # ---- H200 all_reduce_bench sweep (NVLS on) ----
+        if sysn == "8x H200 (NVLink4, NVLS on)":
+            coll_add(T, "h200", dups, collective="all_reduce", algorithm="auto", tier="nvlink", group_size=8,
+                     bytes=size_bytes(size), bus_gb_s=bw, latency_us=lat,
+                     source=cite(r, base + "; algorithm = NCCL's choice (RING/LL <=1MiB, NVLS/SIMPLE >=2MiB); "
+                                           "torch.distributed all_reduce_bench.py, busbw as nccl-tests; latency_us "
+                                           "as given (size/algbw)" + ln))
+        elif sysn == "AWS P6-B200 (8x B200 NVLink5), 1 node":
+            coll_add(T, "b200", dups, collective="all_reduce", algorithm="auto", tier="nvlink", group_size=8,
+                     bytes=size_bytes(size), bus_gb_s=bw, latency_us=lat,
+                     source=cite(r, base + "; algorithm = NCCL's choice; latency_us as given" + ln))
+        elif sysn.startswith("AWS P6-B200, 4 nodes"):
+            coll_add(T, "b200", dups, collective="all_reduce", algorithm="auto", tier="net", group_size=32,
+                     bytes=size_bytes(size), bus_gb_s=bw, latency_us=lat,
+                     source=cite(r, base + "; 4 nodes x 8 B200 over AWS EFA v4 (8 x 400 Gb/s per node, the same "
+                                           "50 GB/s per GPU as DGX B200's 8 x CX-7 400G, but EFA not InfiniBand); "
+                                           "latency_us as given" + ln))
+        elif sysn == "8x H200 node" and "SHARP section (nccl-tests, 8GiB)" in src:
+            algo = "nvls" if "NVLS" in coll else "ring"
+            n = int(ng)
+            coll_add(T, "h200", dups, collective="all_reduce", algorithm=algo, tier="nvlink", group_size=n,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="", source=cite(r, base + ln))
+            ring = re.search(r"NCCL_NVLS_ENABLE=0 gives ([\d.]+)", notes).group(1)
+            if algo == "nvls":
+                coll_add(T, "h200", dups, collective="all_reduce", algorithm="ring", tier="nvlink", group_size=n,
+                         bytes=GIB8, bus_gb_s=ring, latency_us="",
+                         source=cite(r, "%s | all_reduce with NCCL_NVLS_ENABLE=0 (ring) | %s GPUs | 8GiB | %s "
+                                        "busbw (value from the row's notes)" % (sysn, ng, ring) + ln))
+            elif ring != bw:
+                dups.append("h200/collectives all_reduce ring %s GPUs 8GiB: row %d gives %s (NCCL chose Ring) and "
+                            "%s with NVLS disabled; kept %s" % (ng, r["_line"], bw, ring, bw))
+        elif sysn == "8x B200 (AWS p6-b200.48xlarge)":
+            algo = "nvls" if "NVLS" in coll else "ring"
+            n = int(ng)
+            coll_add(T, "b200", dups, collective="all_reduce", algorithm=algo, tier="nvlink", group_size=n,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="", source=cite(r, base + ln))
+            ring = re.search(r"NCCL_NVLS_ENABLE=0 gives ([\d.]+)", notes).group(1)
+            if algo == "nvls":
+                coll_add(T, "b200", dups, collective="all_reduce", algorithm="ring", tier="nvlink", group_size=n,
+                         bytes=GIB8, bus_gb_s=ring, latency_us="",
+                         source=cite(r, "%s | all_reduce with NCCL_NVLS_ENABLE=0 (ring) | %s GPUs | 8GiB | %s "
+                                        "busbw (value from the row's notes)" % (sysn, ng, ring) + ln))
+            elif ring != bw:
+                dups.append("b200/collectives all_reduce ring %s GPUs 8GiB: measured_comm.csv line %d gives %s "
+                            "(NCCL chose Ring with NVLS enabled) and %s with NVLS disabled (same grid point); "
+                            "kept %s" % (ng, r["_line"], bw, ring, bw))
+        elif sysn == "8x H200 node" and "-b 16G -g 8" in src:
+            algo = "nvls" if "NVLS)" in coll else "ring"
+            cname = coll.split(" ")[0]
+            coll_add(T, "h200", dups, collective=cname, algorithm=algo, tier="nvlink", group_size=8,
+                     bytes=16 << 30, bus_gb_s=bw, latency_us="", source=cite(r, base + ln))
+        elif sysn == "8x H200 node" and "all_reduce_bench.py" in src:
+            dups.append("h200/collectives all_reduce ring 8 GPUs 16GiB: measured_comm.csv line %d "
+                        "(all_reduce_bench.py, %s) duplicates line 344 (nccl-tests -b 16G, 367.2); kept the "
+                        "nccl-tests row" % (r["_line"], bw))
+        elif sysn == "8x H200 (NVLink4/NVSwitch)" and "bidirectional" not in coll:
+            coll_add(T, "h200", dups, collective="sendrecv", algorithm="auto", tier="nvlink", group_size=2,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; CUDA copy-engine p2p "
+                                           "(nvbandwidth), not NCCL" + ln))
+        elif sysn == "8x H100 (NVLink4)" and coll.startswith("p2p_write"):
+            coll_add(T, "h100", dups, collective="sendrecv", algorithm="auto", tier="nvlink", group_size=2,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; CUDA p2p write "
+                                           "(p2pBandwidthLatencyTest), not NCCL" + ln))
+        elif sysn == "GB200 NVL4 node (4 GPUs, NVLink5)":
+            coll_add(T, "gb200", dups, collective="sendrecv", algorithm="auto", tier="nvlink", group_size=2,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; CUDA p2p write "
+                                           "(p2pBandwidthLatencyTest), not NCCL; GPU pair in a 4-GPU GB200 tray" + ln))
+        elif "GTC25" in src and "all-reduce-bw-2025" in src:
+            mp = {"NVLink4 (H100)": ("h100", "ring", "nvlink"), "NVLink4 SHARP (H100)": ("h100", "nvls", "nvlink"),
+                  "NVL4 + 8x400Gb RDMA (DGX H100)": ("h100", "ring", "net"),
+                  "SHARP 8x400Gb RDMA (DGX H100)": ("h100", "nvls", "net"),
+                  "NVLink (GB200 NVL72)": ("gb200", "ring", "nvlink"),
+                  "NVLink5 SHARP (GB200 NVL72)": ("gb200", "nvls", "nvlink"),
+                  "NVLink5 (B200)": ("b200", "ring", "nvlink"), "NVLink5 SHARP (B200)": ("b200", "nvls", "nvlink")}
+            if sysn not in mp:
+                left_out.append("measured_comm.csv line %d: %s %s (not one of our GPUs)" % (r["_line"], sysn, coll))
+                continue
+            g, algo, tier = mp[sysn]
+            why = ("non-SHARP bar: algorithm not named on the slide, NCCL's non-NVLS all-reduce on one NVLink "
+                   "domain is ring" if algo == "ring" and tier == "nvlink" else
+                   "non-SHARP bar: algorithm not named on the slide (NVLS off; ring assumed)" if algo == "ring" else
+                   "SHARP bar: NVLink SHARP (NVLS)" if tier == "nvlink" else
+                   "SHARP bar: NVLS plus InfiniBand SHARP (NVLSTree/CollNet), recorded as nvls")
+            if g == "b200":
+                dups.append("b200/collectives all_reduce %s 8 GPUs 8GiB: GTC25 slide bar %s (%s, size not given) "
+                            "duplicates the ml-engineering nccl-tests 8GiB row (%s); kept the ml-engineering "
+                            "measurement at a stated size" % (algo, sysn, bw,
+                                                               "682.2 ring" if algo == "ring" else "838.0 NVLS"))
+                continue
+            extra = ""
+            if g == "h100" and tier == "nvlink":
+                extra = ("; same value on NVIDIA GTC24 S62129 slide, nccl-tests#212 (sjeaugey), nccl#2140%s" %
+                         ("; nccl-tests#309 368.76" if algo == "ring" else ""))
+            coll_add(T, g, dups, collective="all_reduce", algorithm=algo, tier=tier, group_size=int(ng),
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; " + why + extra + ln))
+        elif "GTC25" in src and "all-to-all-bw-2025" in src:
+            mp = {"NVLink4 (H100)": ("h100", "nvlink"), "NVLink5 (B200)": ("b200", "nvlink"),
+                  "NVLink5 (GB200 NVL72)": ("gb200", "nvlink"), "8x400Gb RDMA (DGX H100)": ("h100", "net")}
+            if sysn not in mp:
+                left_out.append("measured_comm.csv line %d: %s %s (system not one of our GPUs)" % (
+                    r["_line"], sysn, coll))
+                continue
+            g, tier = mp[sysn]
+            coll_add(T, g, dups, collective="alltoall", algorithm="auto", tier=tier, group_size=int(ng),
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; algorithm = NCCL's choice" + ln))
+        elif "GTC24" in src:
+            if sysn in ("NVLink4 (H100)", "NVLink4 SHARP (H100)"):
+                dups.append("h100/collectives all_reduce %s 8 GPUs: GTC24 S62129 slide (measured_comm.csv line %d, "
+                            "%s) duplicates the GTC25 S72583 bar (same value); kept GTC25 (later)" % (
+                                "nvls" if "SHARP" in sysn else "ring", r["_line"], bw))
+            elif "DGX H100" in sysn:
+                left_out.append("measured_comm.csv line %d: %s all_reduce %s (GPU count not on slide, cannot be a "
+                                "grid point)" % (r["_line"], sysn, bw))
+            else:
+                left_out.append("measured_comm.csv line %d: %s %s (not one of our GPUs / GPU count not given)" % (
+                    r["_line"], sysn, coll))
+        elif src.startswith("NVIDIA/nccl-tests#212"):
+            dups.append("h100/collectives all_reduce %s 8 GPUs large: nccl-tests#212 (measured_comm.csv line %d, "
+                        "%s) duplicates the GTC25 slide bar (same value); kept GTC25, cited in its source" % (
+                            "nvls" if "NVLS" in coll else "ring", r["_line"], bw))
+        elif src.startswith("NVIDIA/nccl#2140") and sysn == "8x H100":
+            dups.append("h100/collectives all_reduce nvls/ring 8 GPUs large: nccl#2140 (measured_comm.csv line %d, "
+                        "480 / 370) duplicates the GTC25 slide bars (same values); kept GTC25" % r["_line"])
+        elif src.startswith("NVIDIA/nccl#2140") and sysn == "8x B300":
+            coll_add(T, "b300", dups, collective="all_reduce", algorithm="nvls", tier="nvlink", group_size=8,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; NVLS on" + ln))
+            coll_add(T, "b300", dups, collective="all_reduce", algorithm="ring", tier="nvlink", group_size=8,
+                     bytes=GIB8, bus_gb_s="695", latency_us="",
+                     source=cite(r, "%s | all_reduce NVLS off | 8 GPUs | large | 695 busbw (value from the row's "
+                                    "notes: ring 695 -> NVLS 845); size not given, large-message peak" % sysn + ln))
+        elif src.startswith("NVIDIA/nccl-tests#272"):
+            coll_add(T, "h200", dups, collective="all_reduce", algorithm="nvls", tier="nvlink", group_size=8,
+                     bytes=4294967296, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size 'up to 4GB': peak recorded at 4GiB; algorithm NVLS as the row's "
+                                           "notes state (busbw above the 450 GB/s wire rate)" + ln))
+        elif src.startswith("NVIDIA/nccl#1807"):
+            dups.append("b200/collectives all_reduce auto 8 GPUs large: nccl#1807 user report (measured_comm.csv "
+                        "line %d, '830+') duplicates the ml-engineering all_reduce_bench 8GiB row (839.07); kept "
+                        "the ml-engineering row (stated size)" % r["_line"])
+        elif src.startswith("NVIDIA/nccl-tests#309"):
+            dups.append("h100/collectives all_reduce ring 8 GPUs large: nccl-tests#309 (measured_comm.csv line %d, "
+                        "368.76, NVLS disabled) duplicates the GTC25 bar (370); kept GTC25, cited in its source" %
+                        r["_line"])
+        elif src.startswith("NVIDIA/nccl#1281"):
+            coll_add(T, "h100", dups, collective="reduce_scatter", algorithm="auto", tier="nvlink", group_size=8,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; algorithm not stated" + ln))
+            coll_add(T, "h100", dups, collective="all_gather", algorithm="auto", tier="nvlink", group_size=8,
+                     bytes=GIB8, bus_gb_s="350", latency_us="",
+                     source=cite(r, "%s | all_gather | 8 GPUs | large | 350 busbw (value from the row's notes, same "
+                                    "environment); size not given, large-message peak" % sysn + ln))
+        elif src.startswith("NVIDIA/nccl#1374"):
+            left_out.append("measured_comm.csv line %d: 8x H800 all_reduce 215 GB/s (H800 NVLink is cut to ~200 "
+                            "GB/s uni: not H100 NVLink)" % r["_line"])
+        elif src.startswith("NVIDIA/nccl-tests#290"):
+            left_out.append("measured_comm.csv line %d: H100 CX-7 per-NIC achievable 47 GB/s (not a collective; "
+                            "no group size)" % r["_line"])
+        elif src.startswith("NVIDIA/nccl-tests#267"):
+            coll_add(T, "h100", dups, collective="alltoall", algorithm="auto", tier="net", group_size=48,
+                     bytes=GIB8, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; size not given, large-message peak; the figure is NVIDIA's stated "
+                                           "achievable alltoall bandwidth per NIC (alltoall cannot aggregate NICs), "
+                                           "recorded as busbw" + ln))
+        elif src.startswith("NVIDIA/nccl#1221"):
+            if ng == "16":
+                coll_add(T, "h100", dups, collective="all_reduce", algorithm="nvls", tier="net", group_size=16,
+                         bytes=GIB8, bus_gb_s=bw, latency_us="",
+                         source=cite(r, base + "; size '4-8GB': recorded at 8GiB; NVLS on (NVLSTree across 2 "
+                                               "nodes); RoCE 8x400G per node" + ln))
+                coll_add(T, "h100", dups, collective="all_reduce", algorithm="auto", tier="net", group_size=16,
+                         bytes=GIB8, bus_gb_s="330", latency_us="",
+                         source=cite(r, "%s | all_reduce NVLS off | 16 GPUs | 4-8GB | 330 busbw (value from the "
+                                        "row's notes); recorded at 8GiB; algorithm NCCL's choice without NVLS" % sysn
+                                     + ln))
+            else:
+                coll_add(T, "h100", dups, collective="all_reduce", algorithm="auto", tier="net", group_size=32,
+                         bytes=GIB8, bus_gb_s=bw, latency_us="",
+                         source=cite(r, base + "; size '4-8GB': recorded at 8GiB; algorithm not stated; RoCE" + ln))
+        elif src.startswith("NVIDIA/nccl#1218"):
+            coll_add(T, "h100", dups, collective="all_gather", algorithm="auto", tier="net", group_size=256,
+                     bytes=2147483648, bus_gb_s=bw, latency_us="",
+                     source=cite(r, base + "; '2GB' read as 2GiB (nccl-tests sizes); algorithm not stated; RoCE" + ln))
+            coll_add(T, "h100", dups, collective="all_reduce", algorithm="auto", tier="net", group_size=256,
+                     bytes=2147483648, bus_gb_s="340", latency_us="",
+                     source=cite(r, "%s | all_reduce same flags | 256 GPUs | 2GB | ~340 busbw (value from the row's "
+                                    "notes); '2GB' read as 2GiB" % sysn + ln))
+        elif src.startswith("lixueduan.com"):
+            left_out.append("measured_comm.csv line %d: GB200 MNNVL 2x4 GPUs 811 GB/s busbw (collective not stated)"
+                            % r["_line"])
+        elif "Real network throughput" in src and "A100" in sysn:
+            continue  # A100: not one of our GPUs (summarised in the report)
+        elif coll.startswith("DeepEP") or coll.startswith("HybridEP"):
+            continue  # dispatch.csv
+        elif "host_to_device" in coll:
+            continue  # host_copy.csv
+        else:
+            left_out.append("measured_comm.csv line %d: %s | %s (not one of our GPUs or not a collective)" % (
+                r["_line"], sysn, coll))
+    # GB300: same NVL72 NVLink5 fabric as GB200 -> copy the nvlink rows.
+    for row in list(T["gb200"]["collectives"].rows.values()):
+        if row["tier"] != "nvlink":
+            continue
+        T["gb300"]["collectives"].add(
+            collective=row["collective"], algorithm=row["algorithm"], tier="nvlink", group_size=row["group_size"],
+            bytes=row["bytes"], bus_gb_s=row["bus_gb_s"], latency_us=row["latency_us"],
+            source="derived:gb200 row %s %s nvlink %s GPUs %s B %s GB/s (GB300 NVL72 has the same 72-GPU NVLink5 "
+                   "domain, 18 links x 50 GB/s per GPU, NVSwitch trays; hardware_facts.md s2 'GB300 NVL72')" % (
+                       row["collective"], row["algorithm"], row["group_size"], row["bytes"], row["bus_gb_s"]))
+
+
+# --------------------------------------------------------------------------
+# dispatch
+
+
+def dispatch_tables(C, T, left_out, dups):
+    hyb = {}  # (gpu, ep, phase, dtype, sms, tier) -> {"torch": (v, r), "kernel": (v, r)}
+    for r in C:
+        coll, sysn, src = r["collective"], r["system"], r["source"]
+        if not (coll.startswith("DeepEP") or coll.startswith("HybridEP")):
+            continue
+        ep = int(r["num_gpus"])
+        sp = r["message_size"]
+        ln = " (measured_comm.csv line %d)" % r["_line"]
+        if sysn.startswith("H20 "):
+            left_out.append("measured_comm.csv line %d: %s %s EP%d (H20 with NVLink disabled: not one of our "
+                            "GPUs)" % (r["_line"], sysn, coll, ep))
+            continue
+        if coll.startswith("DeepEP_V1"):
+            if "superseded" in r["notes"]:
+                dups.append("h100/dispatch: measured_comm.csv line %d (DeepEP initial-release %s EP%d %s GB/s) is "
+                            "superseded by the legacy.md value for the same grid point; kept legacy.md" % (
+                                r["_line"], coll, ep, r["bw_GBps"]))
+                continue
+            phase = "dispatch" if "dispatch" in coll else "combine"
+            ll = "lowlatency" in coll
+            tokens = 128 if ll else 4096
+            tier = "net" if (ll or ep > 8) else "nvlink"
+            dtype = "fp8" if phase == "dispatch" else "bf16"
+            extra = ("H800 (~160 GB/s NVLink maximum per DeepEP README; NOT H100 NVLink speed: H100 has 450 GB/s "
+                     "uni) with CX7 400Gb/s IB (~50 GB/s), same GH100 SMs as H100")
+            if ll:
+                extra += "; low-latency kernels, pure RDMA (IBGDA) even at EP8; latency %s us" % r["latency_us"]
+            if tier == "nvlink":
+                # H800's NVLink (~160 GB/s) is not H100's: its intranode rows
+                # describe no shipped GPU. H100's NVLink rows are derived from
+                # B200's below.
+                left_out.append("measured_comm.csv line %d: %s EP%d intranode on H800 (NVLink ~160 GB/s, not "
+                                "H100's 450): h100 NVLink rows are derived from B200's instead" % (
+                                    r["_line"], coll, ep))
+                continue
+            T["h100"]["dispatch"].add(
+                dispatcher="deepep", phase=phase, ep_size=ep, tier=tier, tokens=tokens, hidden=7168, topk=8,
+                dtype=dtype, gb_s=r["bw_GBps"], sms="",
+                source=cite(r, "%s; %s; %s; %s; FP8 dispatch / BF16 combine as stated" % (
+                    extra, coll, sp, r["bw_type"]) + ln))
+            continue
+        if coll.startswith("DeepEP_V2"):
+            phase = "dispatch" if "dispatch" in coll else "combine"
+            sms = int(re.search(r"#SMs (\d+)", sp).group(1))
+            g = "h100" if sysn.startswith("SM90") else "b200"
+            tier = "nvlink" if "NIC N/A" in sysn else "net"
+            T[g]["dispatch"].add(
+                dispatcher="deepep", phase=phase, ep_size=ep, tier=tier, tokens=8192, hidden=7168, topk=8,
+                dtype="fp8" if phase == "dispatch" else "bf16", gb_s=r["bw_GBps"], sms=sms,
+                source=cite(r, "%s (GPU model not named; %s folder by SM generation); %s; %s; %s; %s; 8K tokens "
+                               "read as 8192" % (sysn, g, coll, sp, r["bw_type"], r["notes"]) + ln))
+            continue
+        # HybridEP doc rows (HybridEP and the DeepEP baseline).
+        if sysn == "B200 single node (NVLink)":
+            g, tier = "b200", "nvlink"
+        elif sysn == "GB200 NVL72 (MNNVL)":
+            g, tier = "gb200", "nvlink"
+        elif sysn == "H100 multi-node (IB)":
+            g, tier = "h100", "net"
+        else:
+            raise SystemExit("unhandled dispatch row %d" % r["_line"])
+        sms = int(re.search(r"SMs (\d+)", sp).group(1))
+        parts = coll.split("_")  # HybridEP_kernel_dispatch_fp8 / DeepEP_torch_combine
+        lib, api, phase = parts[0], parts[1], parts[2]
+        dtype = parts[3] if len(parts) > 3 else "bf16"
+        disp = "hybridep" if lib == "HybridEP" else "deepep"
+        k = (g, disp, ep, phase, dtype, sms, tier)
+        hyb.setdefault(k, {})[api] = (r["bw_GBps"], r)
+    for (g, disp, ep, phase, dtype, sms, tier), d in hyb.items():
+        if "kernel" in d:
+            v, r = d["kernel"]
+            extra = "Kernel Only figure (kernel time)"
+            if "torch" in d:
+                extra += "; the Torch API figure for the same point (incl. framework overhead) is %s GB/s, " \
+                         "measured_comm.csv line %d" % (d["torch"][0], d["torch"][1]["_line"])
+                dups.append("%s/dispatch %s %s EP%d %s SMs %d: Torch API (%s) and Kernel Only (%s) rows are one "
+                            "grid point; kept Kernel Only" % (g, disp, phase, ep, dtype, sms, d["torch"][0], v))
+        else:
+            v, r = d["torch"]
+            extra = "Torch API figure (includes framework overhead; no Kernel Only figure for this point)"
+        T[g]["dispatch"].add(
+            dispatcher=disp, phase=phase, ep_size=ep, tier=tier, tokens=4096, hidden=7168, topk=8, dtype=dtype,
+            gb_s=v, sms=sms,
+            source=cite(r, "%s | %s | EP%d | %s | %s; %s%s (measured_comm.csv line %d)" % (
+                r["system"], r["collective"], ep, r["message_size"], r["bw_type"], extra,
+                ("; " + r["notes"]) if r["notes"] else "", r["_line"])))
+    # Derived copies where a sibling fabric was measured.
+    def copy(src_g, dst_g, pred, why):
+        for row in list(T[src_g]["dispatch"].rows.values()):
+            if not pred(row):
+                continue
+            T[dst_g]["dispatch"].add(
+                dispatcher=row["dispatcher"], phase=row["phase"], ep_size=row["ep_size"], tier=row["tier"],
+                tokens=row["tokens"], hidden=row["hidden"], topk=row["topk"], dtype=row["dtype"],
+                gb_s=row["gb_s"], sms=row["sms"],
+                source="derived:%s row %s %s EP%s %s tokens %s %s SMs %s: %s GB/s (%s)" % (
+                    src_g, row["dispatcher"], row["phase"], row["ep_size"], row["tier"], row["tokens"], row["dtype"],
+                    row["sms"] or "n/a", row["gb_s"], why))
+    copy("gb200", "gb300", lambda r: r["tier"] == "nvlink",
+         "GB300 NVL72 has the same 72-GPU NVLink5 domain as GB200 NVL72; hardware_facts.md s2")
+    copy("b200", "b300", lambda r: r["tier"] == "nvlink",
+         "DGX B300 has the same 8-GPU NVLink5 baseboard, 18 links x 50 GB/s per GPU; dgx-b300.textproto")
+    # Hopper NVLink rows from Blackwell's: a row's SM-limited rate carries
+    # over (same SM count), capped by the best rate B200 reaches for that
+    # dispatcher, phase and dtype scaled by the NVLink ratio (NCCL's per-GPU
+    # NVLink rate: H100 18 x 20.6 = 370.8 GB/s, B200 18 x 40.1 = 721.8 GB/s;
+    # topology/network_model.csv).
+    ratio = 370.8 / 721.8
+    best = {}
+    for row in T["b200"]["dispatch"].rows.values():
+        if row["tier"] != "nvlink" or str(row["tokens"]) != "4096":
+            continue
+        key = (row["dispatcher"], row["phase"], row["dtype"])
+        best[key] = max(best.get(key, 0.0), float(row["gb_s"]))
+    for g in ("h100", "h200"):
+        for row in list(T["b200"]["dispatch"].rows.values()):
+            if row["tier"] != "nvlink" or str(row["tokens"]) != "4096":
+                continue
+            key = (row["dispatcher"], row["phase"], row["dtype"])
+            cap = best[key] * ratio
+            rate = min(float(row["gb_s"]), cap)
+            T[g]["dispatch"].add(
+                dispatcher=row["dispatcher"], phase=row["phase"], ep_size=row["ep_size"], tier="nvlink",
+                tokens=row["tokens"], hidden=row["hidden"], topk=row["topk"], dtype=row["dtype"],
+                gb_s=num(rate, 1), sms=row["sms"],
+                source="derived:min(b200 row %s %s EP%s %s %s SMs %s GB/s (SM-limited rate, same SMs), best b200 "
+                       "%s %s %s rate %s GB/s x NVLink ratio 370.8/721.8 (NCCL per-GPU NVLink, "
+                       "topology/network_model.csv)) = %s GB/s" % (
+                           row["dispatcher"], row["phase"], row["ep_size"], row["dtype"], row["sms"] or "n/a",
+                           row["gb_s"], row["dispatcher"], row["phase"], row["dtype"], num(best[key], 2),
+                           num(rate, 1)))
+    copy("h100", "h200", lambda r: r["tier"] == "net",
+         "inter-node tier bound by the same ConnectX-7 400G NIC per GPU (hgx-h200.textproto); H800 rows are "
+         "H800 measurements")
+
+
+# --------------------------------------------------------------------------
+# host overheads, host copies, CPU Adam
+
+TRITONBENCH = ("github.com/meta-pytorch/tritonbench/pull/1017 (GB200: nop_triton_direct_culaunch, raw "
+               "cuLaunchKernel 3.0 us with 0 args / 3.3 us with 19 args)")
+OCANNL = ("github.com/ahrefs/ocannl/issues/488 (chain of N no-op kernels stream-captured and replayed: graph "
+          "replay ~15 us fixed (incl. one stream sync) + ~0.58 us per node; RTX 5070 Ti Laptop, CUDA 13.3, WSL2)")
+
+
+def host_tables(C, T, spec):
+    for g in GPUS:
+        if g == "gb200":
+            T[g]["host"].add(quantity="kernel_launch_us", value="3.3", unit="us",
+                             source="published:" + TRITONBENCH + "; 19-argument figure used")
+        else:
+            T[g]["host"].add(quantity="kernel_launch_us", value="3.3", unit="us",
+                             source="derived:GB200 Grace-host figure 3.3 us, %s; used for the %s host (%s) as no "
+                                    "datacenter figure for it was found" % (
+                                        TRITONBENCH, g.upper(), spec[g]["cpu"]))
+        T[g]["host"].add(quantity="graph_launch_us", value="15", unit="us",
+                         source="derived:%s; fixed cost of one graph launch; consumer GPU and host, no datacenter "
+                                "figure found: an upper estimate" % OCANNL)
+        T[g]["host"].add(quantity="graph_node_us", value="0.58", unit="us",
+                         source="derived:%s; per-node slope; consumer GPU, no datacenter figure found" % OCANNL)
+
+    h2d = d2h = None
+    for r in C:
+        if r["collective"].startswith("host_to_device") and "H200" in r["system"]:
+            h2d, d2h = float(r["bw_GBps"]), 55.06
+            for d, v, extra in (("h2d", r["bw_GBps"], ""), ("d2h", "55.06", "; D2H value from the row's notes")):
+                T["h200"]["host_copy"].add(
+                    link="pcie-gen5-x16", direction=d, bytes=GIB8, gb_s=v,
+                    source=cite(r, "%s | %s | %s %s GB/s | %s%s; size not given, large-transfer peak "
+                                   "(measured_comm.csv line %d)" % (r["system"], r["collective"], r["bw_type"],
+                                                                   r["bw_GBps"], r["notes"], extra, r["_line"])))
+            h2d_r = r
+        if r["collective"].startswith("host_to_device") and "GB300" in r["system"]:
+            c2c = {"h2d": float(r["bw_GBps"]), "d2h": 377.15, "bidir": 171.76}
+            for d, v, extra in (("h2d", r["bw_GBps"], ""), ("d2h", "377.15", "; D2H value from the row's notes"),
+                                ("bidir", "171.76", "; both directions at once: H2D 175.38 / D2H 171.76 per "
+                                                    "direction (row's notes), the lower one recorded")):
+                T["gb300"]["host_copy"].add(
+                    link="nvlink-c2c", direction=d, bytes=GIB8, gb_s=v,
+                    source=cite(r, "%s | %s | %s GB/s | %s%s; size not given, large-transfer peak; DGX Station "
+                                   "(half a GB300 module), LPDDR5X-limited when bidirectional (measured_comm.csv "
+                                   "line %d)" % (r["system"], r["collective"], r["bw_GBps"], r["notes"], extra,
+                                                r["_line"])))
+    # PCIe hosts: spec x the H200 measured efficiency.
+    for g in ("h100", "b200", "b300"):
+        link_gb = spec[g]["host_gb_s"]
+        for d, v in (("h2d", h2d), ("d2h", d2h)):
+            e = v / 63.0
+            T[g]["host_copy"].add(
+                link="pcie-gen5-x16", direction=d, bytes=GIB8, gb_s=round(link_gb * e, 1),
+                source="derived:%s GB/s (PCIe Gen5 x16 per direction, %s host_link) x %.3f (H200 measured %s %s GB/s "
+                       "/ 63 GB/s, nvbandwidth, ml-engineering network/README.md PCIe section)" % (
+                           num(link_gb), spec[g]["file"], e, d.upper(), num(v, 2)))
+    # GB200: C2C spec x the DGX Station GB300 efficiencies.
+    link_gb = spec["gb200"]["host_gb_s"]
+    for d in ("h2d", "d2h", "bidir"):
+        e = c2c[d] / 450.0
+        T["gb200"]["host_copy"].add(
+            link="nvlink-c2c", direction=d, bytes=GIB8, gb_s=round(link_gb * e, 1),
+            source="derived:%s GB/s (NVLink-C2C per direction, %s host_link) x %.3f (DGX Station GB300 measured %s "
+                   "%s GB/s / 450 GB/s, nvbandwidth, ml-engineering network/README.md NVLink-C2C section; "
+                   "LPDDR5X-bound, same Grace memory)" % (num(link_gb), spec["gb200"]["file"], e, d.upper(),
+                                                        num(c2c[d], 2)))
+
+
+# Megatron-Bridge docs/training/cpu-offloading.md (reference seeds_notes.md s6):
+# Qwen3-30B-A3B TP2 PP2 EP4 on 16 x H100, 100% optimizer offload: step
+# 996 ms -> 3877 ms with D2H/H2D overlap, 15.3 GB saved per GPU.
+MB_ADAM = dict(base_ms=996.0, off_ms=3877.0, saved_gb=15.3, bytes_per_param=8.0)
+CPU_BW = {  # per host, GB/s, and cores per host
+    "Intel Xeon Platinum 8480C": (2 * 8 * 4.8 * 8, 112,
+                                  "2 sockets x 8 channels DDR5-4800 x 8 B = 614.4 GB/s (Sapphire Rapids: 8 DDR5 "
+                                  "channels at 4800 MT/s, 307.2 GB/s per socket, wwt.com memory population guide / "
+                                  "infowire.cc); 2 x 56 cores"),
+    "x86 host (OEM-specific)": (2 * 8 * 4.8 * 8, 112,
+                                "taken as the DGX H100 host, 2 x Xeon 8480C: 614.4 GB/s (HGX H200 host CPU is the "
+                                "OEM's); 2 x 56 cores"),
+    "Intel Xeon Platinum 8570": (2 * 8 * 5.6 * 8, 112,
+                                 "2 sockets x 8 channels DDR5-5600 x 8 B = 716.8 GB/s (Emerald Rapids: DDR5-5600 "
+                                 "1DPC, 8 channels, wccftech Emerald Rapids spec); 2 x 56 cores"),
+    "Intel Xeon 6776P": (2 * 8 * 6.4 * 8, 128,
+                         "2 sockets x 8 channels DDR5-6400 x 8 B = 819.2 GB/s (Xeon 6 P-core: DDR5-6400 1DPC; not "
+                         "verified on Intel ARK); 2 x 64 cores"),
+    "NVIDIA Grace": (2 * 410.0, 144,
+                     "2 Grace per 4-GPU tray x 410 GB/s (STREAM TRIAD floor for a 120 GB Grace Hopper/Blackwell "
+                     "superchip, docs.nvidia.com/grace-perf-tuning-guide/health-checks.html; larger LPDDR5X "
+                     "capacities are faster, so conservative); 2 x 72 cores"),
+}
+
+
+def cpu_adam_tables(T, spec):
+    params = MB_ADAM["saved_gb"] * 1e9 / MB_ADAM["bytes_per_param"]
+    secs = (MB_ADAM["off_ms"] - MB_ADAM["base_ms"]) / 1000.0
+    rate_h100 = params / secs
+    bw_h100 = CPU_BW["Intel Xeon Platinum 8480C"][0] / 8  # per GPU share
+    eff = rate_h100 * 28 / (bw_h100 * 1e9)
+    mb = ("Megatron-Bridge docs/training/cpu-offloading.md (Qwen3-30B-A3B TP2 PP2 EP4, 16 x H100, 100%% optimizer "
+          "offload with D2H/H2D overlap: step %d -> %d ms, %.1f GB of Adam m+v (8 B/param) moved per GPU = %.3g "
+          "params per GPU; the doc says CPU Adam, not the copies, dominates)" % (
+              MB_ADAM["base_ms"], MB_ADAM["off_ms"], MB_ADAM["saved_gb"], params))
+    for g in GPUS:
+        cpu = spec[g]["cpu"]
+        host_bw, cores, bw_src = CPU_BW[cpu]
+        share = host_bw / spec[g]["gpus_per_node"]
+        threads = cores // spec[g]["gpus_per_node"]
+        if g == "h100":
+            T[g]["cpu_adam"].add(
+                cpu=cpu, threads=threads, params_per_s=int(round(rate_h100)),
+                source="derived:%s: %.3g params / %.3f s = %.3g params/s per GPU share; host CPU of that run not "
+                       "stated, DGX H100's %s assumed; = %.1f%% of the per-GPU DRAM share %.1f GB/s / 28 B per "
+                       "param (Adam reads param, grad, m, v fp32, writes param, m, v); threads = %d cores / %d GPUs"
+                       % (mb, params, secs, rate_h100, cpu, 100 * eff, bw_h100, cores, spec[g]["gpus_per_node"]))
+        else:
+            rate = share * 1e9 * eff / 28
+            T[g]["cpu_adam"].add(
+                cpu=cpu, threads=threads, params_per_s=int(round(rate)),
+                source="derived:per-GPU host DRAM share %.1f GB/s (%s; / %d GPUs per node) x %.3f (CPU-Adam "
+                       "efficiency measured on H100: %.3g params/s x 28 B / %.1f GB/s, from %s) / 28 B per param "
+                       "(Adam reads param, grad, m, v fp32, writes param, m, v); threads = %d cores / %d GPUs" % (
+                           share, bw_src, spec[g]["gpus_per_node"], eff, rate_h100, bw_h100, mb, cores,
+                           spec[g]["gpus_per_node"]))
+
+
+# --------------------------------------------------------------------------
+# validation: Megatron MoE layer benchmark
+
+
+def moe_layer(K):
+    rows = []
+    for r in K:
+        if not r["kernel"].startswith("megatron_MoELayer"):
+            continue
+        direction = "fwd" if "_fwd" in r["kernel"] else "bwd"
+        disp = {"a2a": "alltoall", "deepep": "deepep", "hybridep": "hybridep"}[
+            re.search(r"dispatcher=(\w+)", r["kernel"]).group(1)]
+        prec = "fp8-block" if "FP8" in r["dtype"] else "bf16"
+        if r["shape_params"].startswith("DeepSeek"):
+            # test_cases.py declares a 2048-wide shared expert, but the
+            # benchmark's _build_transformer_config (moe_perf/__main__.py at
+            # NVIDIA/Megatron-LM@32f2c9c) never passes
+            # moe_shared_expert_intermediate_size: the measured layer has none.
+            model, hid, ffn, e, k, sh = "deepseek_proxy", 7168, 2048, 32, 8, 0
+        else:
+            model, hid, ffn, e, k, sh = "mixtral_proxy", 4096, 14336, 8, 2, 0
+        rows.append([model, disp, prec, direction, 4096, hid, ffn, e, k, sh, 8, r["measured_tflops_or_gbps"],
+                     ("published:%s; %s; %s; %s; %s; seq 4096 x mbs 1 = 4096 tokens per GPU; %s "
+                      "(measured_kernels.csv line %d)" % (r["source"], r["gpu"], r["kernel"], r["dtype"],
+                                                          r["shape_params"], r["notes"], r["_line"]) +
+                      ("; shared expert not built: moe_perf/__main__.py _build_transformer_config omits "
+                       "moe_shared_expert_intermediate_size (NVIDIA/Megatron-LM@32f2c9c)"
+                       if model == "deepseek_proxy" else "")).replace('"', "'")])
+    rows.sort(key=lambda x: (x[0], x[2], x[1], x[3]))
+    buf = io.StringIO()
+    buf.write("model,dispatcher,precision,direction,tokens_per_gpu,hidden,moe_ffn_hidden,experts,topk,"
+              "shared_expert_hidden,ep,ms,source\n")
+    w = csv.writer(buf, lineterminator="\n")
+    for x in rows:
+        w.writerow(x)
+    return buf.getvalue(), len(rows)
+
+
+# --------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ref", default="/work/shared/reference")
+    ap.add_argument("--check", action="store_true", help="compare with the files on disk, write nothing")
+    args = ap.parse_args()
+    K = read_ref(args.ref, "measured_kernels.csv")
+    C = read_ref(args.ref, "measured_comm.csv")
+    spec = textproto_specs()
+    log, left_out, dups = [], [], []
+    T = {g: {t: Table(t, g, log) for t in HEADERS} for g in GPUS}
+
+    mamf, ratio = gemm_tables(K, T, spec)
+    grouped_tables(K, T, mamf, left_out)
+    attention_tables(K, T, spec, left_out, dups)
+    memory_tables(T, spec)
+    collective_tables(C, T, left_out, dups)
+    dispatch_tables(C, T, left_out, dups)
+    host_tables(C, T, spec)
+    cpu_adam_tables(T, spec)
+
+    # shapeless / other-GPU kernel rows, for the record
+    for r in K:
+        if "best shape" in r["shape_params"] or r["shape_params"].startswith("best case") or \
+                "(shape not in abstract)" in r["shape_params"]:
+            left_out.append("measured_kernels.csv line %d: %s %s %s %s (shape not given)" % (
+                r["_line"], r["gpu"], r["kernel"], r["dtype"], r["measured_tflops_or_gbps"]))
+        elif r["gpu"] in ("A100 SXM", "GH200 SXM (900W, 141GiB)"):
+            left_out.append("measured_kernels.csv line %d: %s %s (not one of our GPUs)" % (
+                r["_line"], r["gpu"], r["kernel"]))
+        elif r["gpu"].startswith("SM100-class"):
+            left_out.append("measured_kernels.csv line %d: DeepGEMM Mega-MoE fused kernel (GPU not named, fused "
+                            "dispatch+GEMM+combine: no table)" % r["_line"])
+        elif r["kernel"].startswith("FlashMLA") and not (r["kernel"] == "FlashMLA_sparse_decode" and
+                                                         r["gpu"] == "H800 SXM5"):
+            left_out.append("measured_kernels.csv line %d: %s %s %s %s %s (shape not given)" % (
+                r["_line"], r["gpu"], r["kernel"], r["shape_params"], r["measured_tflops_or_gbps"], r["unit"]))
+
+    out = {}
+    for g in GPUS:
+        for t in HEADERS:
+            out[os.path.join(HERE, g, t + ".csv")] = T[g][t].text(SORT[t])
+    val, nval = moe_layer(K)
+    out[os.path.join(REPO, "calibration", "validation", "moe_layer.csv")] = val
+
+    changed = 0
+    for path, text in out.items():
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            changed += 1
+            if not args.check:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+    # summary
+    print("%-6s %-13s %9s %8s" % ("gpu", "table", "published", "derived"))
+    for g in GPUS:
+        for t in HEADERS:
+            rows = T[g][t].rows.values()
+            p = sum(1 for r in rows if r["source"].startswith("published:"))
+            d = sum(1 for r in rows if r["source"].startswith("derived:"))
+            print("%-6s %-13s %9d %8d" % (g, t, p, d))
+    print("validation/moe_layer.csv: %d rows" % nval)
+    print("\nLEFT OUT (%d):" % len(left_out))
+    for x in left_out:
+        print("  " + x)
+    print("\nDUPLICATES RESOLVED (%d):" % len(dups))
+    for x in dups:
+        print("  " + x)
+    if args.check:
+        print("\n%d file(s) differ from the generated text" % changed)
+        return 1 if changed else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+// The table loader: every shipped GPU's tables load, every row has a source,
+// and malformed tables are refused with file:line, column and rule.
+#include "calibration/tables.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace moesim::calibration {
+namespace {
+
+TEST(Tables, EveryShippedGpuLoadsWithSourcedRows) {
+  for (const std::string& gpu : TableGpus()) {
+    SCOPED_TRACE(gpu);
+    auto t = LoadTables(gpu);
+    ASSERT_TRUE(t) << t.error().message;
+    // Every GPU needs at least GEMM, attention and memory-bound rows for the
+    // replay (measured, published or derived).
+    EXPECT_FALSE(t->gemm.empty());
+    EXPECT_FALSE(t->attention.empty());
+    EXPECT_FALSE(t->memory_bound.empty());
+  }
+}
+
+TEST(Tables, UnknownGpuIsRefused) {
+  auto t = LoadTables("a100");
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().message,
+            "calibration: unknown GPU 'a100' (tables exist for h100, h200, "
+            "b200, b300, gb200, gb300)");
+}
+
+// The format sample of the CUDA benchmarks' output (calibration/cuda/sample/,
+// hand-written, labelled measured:sample:format-only) loads through the same
+// loader the measured tables will.
+TEST(Tables, CudaBenchmarkSampleOutputLoads) {
+  auto t = LoadTablesFromDir(
+      std::string(MOESIM_SOURCE_DIR) + "/calibration/cuda/sample", "h200");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_GT(t->num_rows(), 0u);
+}
+
+struct BadTable {
+  const char* name;
+  const char* table;
+  const char* text;
+  const char* error;  // exact message; the file is "t.csv"
+};
+
+const BadTable kBadTables[] = {
+    {"MissingColumn", "gemm", "impl,m,n,k,tflops,source\n",
+     "t.csv:1: dtype: missing column"},
+    {"UnknownColumn", "gemm", "impl,m,n,k,dtype,tflops,source,gpu\n",
+     "t.csv:1: gpu: unknown column (gemm has only the columns of "
+     "tables/README.md)"},
+    {"NegativeThroughput", "gemm",
+     "impl,m,n,k,dtype,tflops,source\ncublas,1,2,3,bf16,-5,published:x\n",
+     "t.csv:2: tflops: must be > 0 and finite, got -5"},
+    {"ZeroThroughput", "memory_bound",
+     "kernel,bytes,dtype,gb_s,source\ncopy,1024,bf16,0,measured:h200:x\n",
+     "t.csv:2: gb_s: must be > 0 and finite, got 0"},
+    {"NanThroughput", "memory_bound",
+     "kernel,bytes,dtype,gb_s,source\ncopy,1024,bf16,nan,measured:h200:x\n",
+     "t.csv:2: gb_s: must be > 0 and finite, got nan"},
+    {"UnknownDtype", "gemm",
+     "impl,m,n,k,dtype,tflops,source\ncublas,1,2,3,int4,5,published:x\n",
+     "t.csv:2: dtype: unknown dtype 'int4' (known: bf16, fp16, fp8, mxfp8, "
+     "nvfp4, tf32, fp32)"},
+    {"UnknownImpl", "gemm",
+     "impl,m,n,k,dtype,tflops,source\nmagma,1,2,3,bf16,5,published:x\n",
+     "t.csv:2: impl: unknown 'magma' (known: cublas, deepgemm, "
+     "thunderkittens)"},
+    {"NonIntegerShape", "gemm",
+     "impl,m,n,k,dtype,tflops,source\ncublas,1.5,2,3,bf16,5,published:x\n",
+     "t.csv:2: m: must be an integer, got '1.5'"},
+    {"ZeroShape", "gemm",
+     "impl,m,n,k,dtype,tflops,source\ncublas,0,2,3,bf16,5,published:x\n",
+     "t.csv:2: m: must be >= 1, got 0"},
+    {"DuplicateGridPoint", "gemm",
+     "impl,m,n,k,dtype,tflops,source\ncublas,1,2,3,bf16,5,published:x\n"
+     "cublas,1,2,3,bf16,6,measured:y\n",
+     "t.csv:3: duplicate grid point of line 2"},
+    {"SourceWithoutKind", "gemm",
+     "impl,m,n,k,dtype,tflops,source\ncublas,1,2,3,bf16,5,my laptop\n",
+     "t.csv:2: source: must start with published:, measured: or derived:, "
+     "got 'my laptop'"},
+    {"ShortRow", "gemm", "impl,m,n,k,dtype,tflops,source\ncublas,1,2,3,bf16\n",
+     "t.csv:2: expected 7 fields, found 5"},
+    {"UnknownTier", "collectives",
+     "collective,algorithm,tier,group_size,bytes,bus_gb_s,latency_us,source\n"
+     "all_reduce,ring,pcie,8,1024,5,,published:x\n",
+     "t.csv:2: tier: unknown 'pcie' (known: nvlink, net)"},
+};
+
+class BadTableTest : public testing::TestWithParam<BadTable> {};
+
+TEST_P(BadTableTest, IsRefusedWithFileLineColumnAndRule) {
+  const BadTable& c = GetParam();
+  Tables tables;
+  auto ok = ParseTable(c.table, c.text, "t.csv", tables);
+  ASSERT_FALSE(ok);
+  EXPECT_EQ(ok.error().message.substr(0, std::string(c.error).size()), c.error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, BadTableTest, testing::ValuesIn(kBadTables),
+                         [](const testing::TestParamInfo<BadTable>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// Attention FLOPs convention (tables/README.md, FlashAttention papers):
+// 2 * b * h * s_q * s_kv * (d_qk + d_v), halved for a causal square block.
+TEST(Tables, AttentionFlopsConvention) {
+  AttentionShape s{.batch = 2,
+                   .seq_q = 4096,
+                   .seq_kv = 4096,
+                   .heads_q = 16,
+                   .heads_kv = 16,
+                   .head_dim_qk = 128,
+                   .head_dim_v = 128};
+  EXPECT_DOUBLE_EQ(s.ForwardFlops(), 2.0 * 2 * 16 * 4096 * 4096 * 256);
+  s.causal = true;
+  EXPECT_DOUBLE_EQ(s.ForwardFlops(), 2.0 * 2 * 16 * 4096 * 4096 * 256 / 2);
+  s.causal = false;
+  s.window = 1024;  // sliding window: 1024 keys per query
+  EXPECT_DOUBLE_EQ(s.ForwardFlops(), 2.0 * 2 * 16 * 4096 * 1024 * 256);
+}
+
+}  // namespace
+}  // namespace moesim::calibration
