@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 SCENARIO ?= scenarios/default.textproto
 
-.PHONY: deps configure build run test bench clean format
+.PHONY: deps configure build run test bench calibrate-bench clean format
 
 deps:
 	@tools/install-deps.sh
@@ -28,6 +28,15 @@ bench: build
 	@$(BUILD)/memory_bench
 	@$(BUILD)/topology_bench
 	@$(BUILD)/maxmin_bench
+
+# CUDA calibration microbenchmarks (calibration/cuda/README.md): build them
+# (Release; needs nvcc) and run them all on this machine's GPU(s), writing
+# calibration/measured/<gpu>/*.csv and env.txt. About 6 minutes on one H200;
+# CALIBRATE_FLAGS=--quick for a one-minute smoke run.
+calibrate-bench: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target calibration_cuda_bench || { \
+	  echo "calibrate-bench: the CUDA benchmarks are not configured in $(BUILD) (no nvcc found?); see calibration/cuda/README.md"; exit 1; }
+	@calibration/cuda/run_all.sh $(BUILD)/calibration_bench calibration/measured $(CALIBRATE_FLAGS)
 
 clean:
 	@rm -rf $(BUILD)

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "tools/calibrate_report.h"
 #include "tools/memory_report.h"
 #include "tools/scenario_flags.h"
 #include "tools/topo_report.h"
@@ -39,6 +40,21 @@ int main(int argc, char** argv) {
       "traffic goes");
   moesim::tools::AddTopoFlags(*topo, topo_flags);
 
+  moesim::tools::ValidateKernelsFlags vk_flags;
+  CLI::App* validate_kernels = app.add_subcommand(
+      "validate-kernels",
+      "Predict every measured kernel row with that row left out; MAPE per "
+      "GPU and kernel kind");
+  moesim::tools::AddValidateKernelsFlags(*validate_kernels, vk_flags);
+
+  CLI::App* calibrate =
+      app.add_subcommand("calibrate", "Calibration tables: import and fit");
+  calibrate->require_subcommand(1);
+  moesim::tools::ImportNcclFlags nccl_flags;
+  CLI::App* import_nccl = calibrate->add_subcommand(
+      "import-nccl-tests", "nccl-tests logs to collectives.csv rows");
+  moesim::tools::AddImportNcclFlags(*import_nccl, nccl_flags);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -69,6 +85,18 @@ int main(int argc, char** argv) {
       return check->all_within ? 0 : 1;
     }
     auto report = moesim::tools::RunTopo(topo_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
+  if (validate_kernels->parsed()) {
+    auto report = moesim::tools::RunValidateKernels(vk_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
+  if (import_nccl->parsed()) {
+    auto report = moesim::tools::RunImportNccl(nccl_flags);
     if (!report) return Fail(report.error().message);
     std::cout << *report;
     return 0;

@@ -252,6 +252,54 @@ const BadInput kBadInputs[] = {
      {"dgx-h100", "--gpus", "16", "--tp", "3"},
      "flags: --gpus: 16 is not divisible by tp*cp*pp = 3",
      "topo"},
+    // Calibration tables and nccl-tests logs.
+    {"TablesMissingColumn",
+     {"--gpu", "h100", "--tables", "{tmp}/t_missing"},
+     "{tmp}/t_missing/gemm.csv:1: dtype: missing column",
+     "validate-kernels"},
+    {"TablesNegativeThroughput",
+     {"--gpu", "h100", "--tables", "{tmp}/t_negative"},
+     "{tmp}/t_negative/gemm.csv:2: tflops: must be > 0",
+     "validate-kernels"},
+    {"TablesZeroBandwidth",
+     {"--gpu", "h100", "--tables", "{tmp}/t_zero"},
+     "{tmp}/t_zero/memory_bound.csv:2: gb_s: must be > 0",
+     "validate-kernels"},
+    {"TablesUnknownDtype",
+     {"--gpu", "h100", "--tables", "{tmp}/t_dtype"},
+     "{tmp}/t_dtype/gemm.csv:2: dtype: unknown dtype 'int4'",
+     "validate-kernels"},
+    {"TablesDuplicateGridPoint",
+     {"--gpu", "h100", "--tables", "{tmp}/t_duplicate"},
+     "{tmp}/t_duplicate/gemm.csv:3: duplicate grid point of line 2",
+     "validate-kernels"},
+    {"TablesUnknownGpu",
+     {"--gpu", "a100"},
+     "flags: --gpu: unknown GPU 'a100'",
+     "validate-kernels"},
+    {"TablesWithoutGpu",
+     {"--tables", "{tmp}/t_missing"},
+     "flags: --tables: needs --gpu",
+     "validate-kernels"},
+    {"TablesNotAFolder",
+     {"--gpu", "h100", "--tables", "{tmp}/absent"},
+     "{tmp}/absent: not a folder of calibration tables",
+     "validate-kernels"},
+    {"NcclLogTruncated",
+     {"import-nccl-tests", "{tmp}/truncated.log", "--system", "dgx-h100",
+      "--tier", "nvlink"},
+     "{tmp}/truncated.log:",
+     "calibrate"},
+    {"NcclLogUnknownTier",
+     {"import-nccl-tests", "{tmp}/truncated.log", "--system", "dgx-h100",
+      "--tier", "pcie"},
+     "flags: --tier: must be nvlink or net",
+     "calibrate"},
+    {"NcclLogMissing",
+     {"import-nccl-tests", "{tmp}/absent.log", "--system", "dgx-h100", "--tier",
+      "net"},
+     "{tmp}/absent.log",
+     "calibrate"},
     {"TopoExpertLayoutDoesNotDivide",
      {"dgx-h100", "--gpus", "16", "--ep", "32"},
      "flags: --ep: etp*ep*pp = 32 does not divide --gpus 16",
@@ -297,6 +345,33 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
     variant("undersubscribed.textproto", "oversubscription: 1",
             "oversubscription: 0.5");
     variant("two_tier.textproto", "max_tiers: 3", "max_tiers: 2");
+    // Calibration table folders with one thing wrong.
+    const std::string gemm_header = "impl,m,n,k,dtype,tflops,source\n";
+    auto table = [&](const std::string& dir, const std::string& file,
+                     const std::string& text) {
+      fs::create_directories(*dir_ / dir);
+      Write(dir + "/" + file, text);
+    };
+    table("t_missing", "gemm.csv", "impl,m,n,k,tflops,source\n");
+    table("t_negative", "gemm.csv",
+          gemm_header + "cublas,4096,4096,4096,bf16,-700,measured:h100:x\n");
+    table("t_zero", "memory_bound.csv",
+          "kernel,bytes,dtype,gb_s,source\ncopy,1048576,bf16,0,measured:x\n");
+    table("t_dtype", "gemm.csv",
+          gemm_header + "cublas,4096,4096,4096,int4,700,measured:h100:x\n");
+    table("t_duplicate", "gemm.csv",
+          gemm_header + "cublas,4096,4096,4096,bf16,700,measured:h100:x\n" +
+              "cublas,4096,4096,4096,bf16,710,measured:h100:y\n");
+    Write("truncated.log",
+          "# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) "
+          "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+          "#\n#  Rank  0 Group  0 Pid   1234 on node0 device  0 [0x18] "
+          "NVIDIA H100 80GB HBM3\n"
+          "#       size         count      type   redop    root     time   "
+          "algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+          "#        (B)    (elements)                               (us)  "
+          "(GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+          "     1048576        262144     float     sum      -1    25.1\n");
   }
   static void TearDownTestSuite() {
     std::error_code ignored;

@@ -89,10 +89,10 @@ TEST(TopoCommand, JsonHasTheContractKeysAndGroups) {
   const Output o = RunMoesim(
       "topo dgx-h100 --gpus 256 --tp 1 --cp 32 --ep 32 --pp 8 --json");
   ASSERT_EQ(o.status, 0) << o.out;
-  for (const char* key : {"\"gpus\": 256", "\"nvlink_domains\": 32",
-                          "\"nics\": 256", "\"switches\"", "\"leaf\": 8",
-                          "\"spine\": 4", "\"bisection_gbps\": 6400",
-                          "\"groups\""}) {
+  for (const char* key :
+       {"\"gpus\": 256", "\"nvlink_domains\": 32", "\"nics\": 256",
+        "\"switches\"", "\"leaf\": 8", "\"spine\": 4",
+        "\"bisection_gbps\": 6400", "\"groups\""}) {
     EXPECT_NE(o.out.find(key), std::string::npos) << key << "\n" << o.out;
   }
   EXPECT_NE(o.out.find("{\"kind\": \"cp\", \"size\": 32, \"groups\": 8, "
@@ -105,10 +105,10 @@ TEST(TopoCommand, JsonHasTheContractKeysAndGroups) {
 TEST(TopoCommand, SameInputGivesByteIdenticalOutputAndDot) {
   const std::string dot_a = ::testing::TempDir() + "/topo_a.dot";
   const std::string dot_b = ::testing::TempDir() + "/topo_b.dot";
-  const Output a = RunMoesim("topo gb200-nvl72 --gpus 144 --tp 4 --dot " +
-                             dot_a);
-  const Output b = RunMoesim("topo gb200-nvl72 --gpus 144 --tp 4 --dot " +
-                             dot_b);
+  const Output a =
+      RunMoesim("topo gb200-nvl72 --gpus 144 --tp 4 --dot " + dot_a);
+  const Output b =
+      RunMoesim("topo gb200-nvl72 --gpus 144 --tp 4 --dot " + dot_b);
   ASSERT_EQ(a.status, 0);
   EXPECT_EQ(a.out, b.out);
   auto read = [](const std::string& path) {
