@@ -17,6 +17,9 @@ constexpr double kGiga = 1e9;
 // units to the nearest row (one doubling of one dimension = 1).
 constexpr double kFadeLog2 = 3.0;
 constexpr int kNeighbours = 4;
+// A GEMM row whose HBM traffic time (at the copy rate) is at least this
+// share of its measured time is memory-bound (cost_model.h).
+constexpr double kMemoryBoundShare = 0.75;
 // In the pooled family, a row of another implementation is this far away.
 constexpr double kImplDistance = 2.0;
 
@@ -112,6 +115,13 @@ double CostModel::Family::Curve(std::string_view impl, double work) const {
 // efficiency plus log(1 + (W0/W)^a)). a = 0 is a constant efficiency (used
 // when fewer than three rows).
 void CostModel::Family::Fit() {
+  // The compute curve is fitted on compute-bound rows when there are any.
+  const std::vector<Point> all = points;
+  std::vector<Point> compute;
+  for (const Point& p : all) {
+    if (!p.memory_bound) compute.push_back(p);
+  }
+  const std::vector<Point>& points = compute.empty() ? all : compute;
   std::vector<std::string> impls;
   for (const Point& p : points) {
     if (std::find(impls.begin(), impls.end(), p.impl) == impls.end())
@@ -181,10 +191,17 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks)
     }
     it->points.push_back(std::move(p));
   };
+  // HBM traffic of a GEMM: inputs at the dtype's width, a 16-bit output.
+  auto memory_bound = [&](double m, double n, double k, Dtype dtype,
+                          double tflops) {
+    const double bytes = BytesPerElement(dtype) * (m * k + k * n) + 2 * m * n;
+    const double measured = 2 * m * n * k / (tflops * kTera);
+    return MemoryBound("copy", bytes).seconds >= kMemoryBoundShare * measured;
+  };
   for (const GemmPoint& g : tables_.gemm) {
     add("gemm", g.dtype,
         {g.impl, GemmFeatures(g.m, g.n, g.k), 2.0 * g.m * g.n * g.k, g.tflops,
-         g.from.ToString()});
+         g.from.ToString(), memory_bound(g.m, g.n, g.k, g.dtype, g.tflops)});
   }
   // A grouped GEMM row is a point of the GEMM surface at its per-expert
   // shape, tagged with its implementation: the small per-expert GEMMs of
@@ -192,7 +209,8 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks)
   for (const GroupedGemmPoint& g : tables_.grouped_gemm) {
     add("gemm", g.dtype,
         {g.impl, GemmFeatures(g.tokens_per_expert, g.n, g.k),
-         2.0 * g.tokens_per_expert * g.n * g.k, g.tflops, g.from.ToString()});
+         2.0 * g.tokens_per_expert * g.n * g.k, g.tflops, g.from.ToString(),
+         memory_bound(g.tokens_per_expert, g.n, g.k, g.dtype, g.tflops)});
   }
   for (const AttentionPoint& a : tables_.attention) {
     const double work = a.shape.ForwardFlops() * (a.backward ? 2.5 : 1);

@@ -113,6 +113,9 @@ class CostModel {
     double work = 0;               // FLOPs
     double efficiency = 0;
     std::string source;
+    // Its measured time is mostly HBM traffic (>= kMemoryBoundShare of it):
+    // it says little about compute, so the curve fit leaves it out.
+    bool memory_bound = false;
   };
   struct Family {
     std::string kind;  // gemm (with grouped rows), attention_fwd, _bwd
