@@ -28,6 +28,7 @@ bench: build
 	@$(BUILD)/memory_bench
 	@$(BUILD)/topology_bench
 	@$(BUILD)/maxmin_bench
+	@$(BUILD)/engine_bench
 
 # CUDA calibration microbenchmarks (calibration/cuda/README.md): build them
 # (Release; needs nvcc) and run them all on this machine's GPU(s), writing
