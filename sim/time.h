@@ -25,23 +25,13 @@
 #include <source_location>
 #include <string>
 
+#include "util/check.h"
+
 namespace moesim::sim {
 
-// Aborts with `message` and the caller's location unless `condition`. For
-// invariants of the sim module (time going backwards, overflow), never for
-// input-dependent failures, which return util::Result.
-[[noreturn]] inline void CheckFailed(const char* message,
-                                     std::source_location where) {
-  std::fprintf(stderr, "%s:%u: CHECK failed: %s\n", where.file_name(),
-               static_cast<unsigned>(where.line()), message);
-  std::abort();
-}
-
-constexpr void CheckOrDie(
-    bool condition, const char* message,
-    std::source_location where = std::source_location::current()) {
-  if (!condition) CheckFailed(message, where);
-}
+// Invariants of the sim module (time going backwards, overflow) abort
+// through util::CheckOrDie; input-dependent failures return util::Result.
+using util::CheckOrDie;
 
 class Time {
  public:

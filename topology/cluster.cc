@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <source_location>
 #include <string>
 #include <utility>
+
+#include "util/check.h"
 
 namespace moesim::topology {
 namespace {
@@ -14,10 +17,9 @@ namespace {
 // Refused before anything is sized from it.
 constexpr int kMaxGpus = 1'000'000;
 
-void Check(bool condition, const char* what) {
-  if (condition) return;
-  std::fprintf(stderr, "moesim::topology::Cluster: check failed: %s\n", what);
-  std::abort();
+void Check(bool condition, const char* what,
+           std::source_location where = std::source_location::current()) {
+  util::CheckOrDie(condition, what, where);
 }
 
 uint64_t SplitMix64(uint64_t x) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/check.h"
+
 namespace moesim::topology::flow {
 namespace {
 
@@ -20,19 +22,12 @@ constexpr double kRelEpsilon = 1e-12;
 // (weights of very different sizes) cannot inflate its relative error.
 constexpr double kResumFraction = 1.0 / 16;
 
-[[noreturn]] void CheckFailed(const char* file, int line, const char* condition,
-                              const std::string& message) {
-  std::fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", file, line, condition,
-               message.c_str());
-  std::abort();
-}
-
 // Aborts with `message` (evaluated only on failure) unless `condition`.
-#define MAXMIN_CHECK(condition, message)                      \
-  do {                                                        \
-    if (!(condition)) {                                       \
-      CheckFailed(__FILE__, __LINE__, #condition, (message)); \
-    }                                                         \
+#define MAXMIN_CHECK(condition, message)                           \
+  do {                                                             \
+    if (!(condition)) {                                            \
+      util::CheckFailed(std::string(#condition ": ") + (message)); \
+    }                                                              \
   } while (false)
 
 std::string Num(double value) {
