@@ -79,11 +79,6 @@ double Distance(const std::vector<double>& a, const std::vector<double>& b) {
 
 const std::vector<std::string_view> kGemmPreference = {"cublas", "deepgemm",
                                                        "thunderkittens"};
-const std::vector<std::string_view> kGroupedPreference = {
-    "cublas_grouped",        "cutlass_sm90_cooperative",
-    "cutlass_sm90_pingpong", "cublas_loop",
-    "cutlass_sm80",          "deepgemm_contiguous",
-    "deepgemm_masked"};
 const std::vector<std::string_view> kAttentionPreference = {
     "cudnn", "fa3", "fa4", "fa2", "triton", "flashmla"};
 
@@ -116,12 +111,11 @@ double CostModel::Family::Curve(std::string_view impl, double work) const {
 // when fewer than three rows).
 void CostModel::Family::Fit() {
   // The compute curve is fitted on compute-bound rows when there are any.
-  const std::vector<Point> all = points;
   std::vector<Point> compute;
-  for (const Point& p : all) {
+  for (const Point& p : this->points) {
     if (!p.memory_bound) compute.push_back(p);
   }
-  const std::vector<Point>& points = compute.empty() ? all : compute;
+  const std::vector<Point>& points = compute.empty() ? this->points : compute;
   std::vector<std::string> impls;
   for (const Point& p : points) {
     if (std::find(impls.begin(), impls.end(), p.impl) == impls.end())
@@ -340,10 +334,9 @@ Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
   // at the efficiency of its own shape: cuBLAS's level, with the size
   // dependence every GEMM and grouped row teaches. A named grouped
   // implementation answers at its own rows' efficiency.
-  Estimate e =
-      Compute("gemm", impl.empty() ? "cublas" : impl, kGroupedPreference, dtype,
-              GemmFeatures(tokens_per_expert, n, k),
-              2.0 * tokens_per_expert * n * k, busy_sms);
+  Estimate e = Compute("gemm", impl.empty() ? "cublas" : impl, kGemmPreference,
+                       dtype, GemmFeatures(tokens_per_expert, n, k),
+                       2.0 * tokens_per_expert * n * k, busy_sms);
   e.seconds *= experts;
   return e;
 }

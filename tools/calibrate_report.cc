@@ -16,10 +16,6 @@ namespace {
 
 using calibration::KernelCheck;
 
-util::Error FlagError(std::string_view flag, const std::string& rule) {
-  return util::Error{"flags: " + std::string(flag) + ": " + rule};
-}
-
 // Peaks of the shipped system whose gpu.calibration is `gpu`.
 util::Result<calibration::GpuPeaks> PeaksFor(const std::string& gpu) {
   for (const std::string& name : topology::SystemNames()) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "scenarios/megatron_args.h"
+#include "tools/text_format.h"
 #include "util/csv.h"
 #include "util/textproto.h"
 
@@ -11,10 +12,6 @@ namespace moesim::tools {
 namespace {
 
 using util::Result;
-
-util::Error FlagError(std::string_view flag, std::string_view rule) {
-  return util::Error{"flags: " + std::string(flag) + ": " + std::string(rule)};
-}
 
 // An integer flag, when given, must be >= min.
 Result<void> AtLeast(const std::optional<int>& value, std::string_view flag,

@@ -2,6 +2,10 @@
 
 namespace moesim::tools {
 
+util::Error FlagError(std::string_view flag, std::string_view rule) {
+  return util::Error{"flags: " + std::string(flag) + ": " + std::string(rule)};
+}
+
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {

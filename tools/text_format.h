@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/error.h"
+
 namespace moesim::tools {
 
 // printf into a string; output longer than 511 bytes is cut.
@@ -18,6 +20,9 @@ std::string Format(const char* fmt, Args... args) {
   std::snprintf(buffer, sizeof(buffer), fmt, args...);
   return buffer;
 }
+
+// "flags: <flag>: <rule>", the one-line error of a bad command-line value.
+util::Error FlagError(std::string_view flag, std::string_view rule);
 
 // A JSON string literal with quotes, backslashes and control bytes escaped.
 std::string JsonString(std::string_view s);

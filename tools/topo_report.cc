@@ -18,10 +18,6 @@ using topology::ClusterSummary;
 using topology::GroupSpan;
 using topology::Placement;
 
-util::Error FlagError(std::string_view flag, const std::string& rule) {
-  return util::Error{"flags: " + std::string(flag) + ": " + rule};
-}
-
 // Library errors about a flag's value start with the flag ("--gpus: ...");
 // the CLI names their origin like its own flag errors.
 util::Error FromFlags(util::Error e) {
