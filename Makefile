@@ -16,10 +16,9 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# Until the replay exists (the event-engine issue), the default scenario's
-# memory report is what moesim predicts.
+# Replays one training step of the default scenario (scenarios/default.textproto).
 run: build
-	@$(BUILD)/moesim memory $(SCENARIO)
+	@$(BUILD)/moesim run $(SCENARIO)
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -29,6 +28,7 @@ bench: build
 	@$(BUILD)/topology_bench
 	@$(BUILD)/maxmin_bench
 	@$(BUILD)/engine_bench
+	@$(BUILD)/replay_bench
 
 # CUDA calibration microbenchmarks (calibration/cuda/README.md): build them
 # (Release; needs nvcc) and run them all on this machine's GPU(s), writing

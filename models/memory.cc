@@ -286,37 +286,25 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
   return c;
 }
 
-// Megatron's forward/backward order for pipeline rank `rank` (MLM
-// schedules.py: forward_backward_pipelining_with_interleaving /
-// _without_interleaving): `warmup` forwards, then one forward and one
-// backward alternately, then the cool-down backwards. Forward k runs chunk
-// (k mod pv) / p, backward k runs chunk v - 1 - (k mod pv) / p (micro-batch
-// groups of p per chunk). Returns how many micro-batches of each chunk are
-// stored at the peak of the summed stored bytes. EP overlap (merged
-// forward-backward 1F1B) adds one warm-up forward but runs each later forward
-// beside a backward that frees layer by layer: the peak is the same warmup + 1
-// stored forwards ("no extra memory", Megatron-Bridge moe-optimization.md).
+// Replays Megatron's forward/backward order for pipeline rank `rank`
+// (OneFOneBSchedule, pipeline.h) far enough to reach the peak. Returns how many
+// micro-batches of each chunk are stored at the peak of the summed stored
+// bytes. EP overlap (merged forward-backward 1F1B) adds one warm-up forward but
+// runs each later forward beside a backward that frees layer by layer: the peak
+// is the same warmup + 1 stored forwards ("no extra memory", Megatron-Bridge
+// moe-optimization.md).
 std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp,
                                   int64_t microbatches,
                                   const std::vector<double>& chunk_bytes) {
-  const int64_t total = microbatches * vpp;
-  int64_t warmup = vpp == 1
-                       ? pp - rank - 1
-                       : int64_t{pp - rank - 1} * 2 + int64_t{vpp - 1} * pp;
-  warmup = std::min(warmup, total);
+  const OneFOneBSchedule schedule(rank, pp, vpp, microbatches);
+  const int64_t total = microbatches * vpp, warmup = schedule.warmup();
   const int64_t group = int64_t{pp} * vpp;
-  auto fwd_chunk = [&](int64_t k) {
-    return vpp == 1 ? 0 : static_cast<int>((k % group) / pp);
-  };
-  auto bwd_chunk = [&](int64_t k) {
-    return vpp == 1 ? 0 : vpp - 1 - static_cast<int>((k % group) / pp);
-  };
 
   std::vector<int64_t> count(vpp, 0), best(vpp, 0);
   double bytes = 0, best_bytes = -1;
   int64_t f = 0, b = 0;
   auto forward = [&] {
-    int c = fwd_chunk(f++);
+    const int c = schedule.Forward(f++).chunk;
     ++count[c];
     bytes += chunk_bytes[c];
     if (bytes > best_bytes) {
@@ -325,7 +313,7 @@ std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp,
     }
   };
   auto backward = [&] {
-    int c = bwd_chunk(b++);
+    const int c = schedule.Backward(b++).chunk;
     --count[c];
     bytes -= chunk_bytes[c];
   };

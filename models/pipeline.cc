@@ -1,5 +1,6 @@
 #include "models/pipeline.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -180,6 +181,47 @@ util::Result<PipelinePlan> ParsePipelineLayout(std::string_view layout,
   if (!plan.stages.back().loss)
     return LayoutError("the last stage must hold L");
   return plan;
+}
+
+OneFOneBSchedule::OneFOneBSchedule(int rank, int pp, int vpp,
+                                   int64_t microbatches)
+    : pp_(pp), vpp_(vpp), microbatches_(microbatches) {
+  total_ = microbatches * vpp;
+  const int64_t warmup =
+      vpp == 1 ? pp - rank - 1
+               : int64_t{pp - rank - 1} * 2 + int64_t{vpp - 1} * pp;
+  warmup_ = std::min(warmup, total_);
+}
+
+ScheduleStep OneFOneBSchedule::Forward(int64_t k) const {
+  // get_schedule_table: groups of pp micro-batches; each group runs chunk 0
+  // for its micro-batches, then chunk 1, ...; the last group holds what is
+  // left (fewer than pp when pp does not divide the count).
+  const int64_t group = pp_;
+  const int64_t full_groups = (microbatches_ + group - 1) / group - 1;
+  const int64_t full_steps = full_groups * group * vpp_;
+  if (k < full_steps) {
+    const int64_t r = k % (group * vpp_);
+    return {true, (k / (group * vpp_)) * group + r % group,
+            static_cast<int>(r / group)};
+  }
+  const int64_t r = k - full_steps, last = microbatches_ - full_groups * group;
+  return {true, full_groups * group + r % last, static_cast<int>(r / last)};
+}
+
+ScheduleStep OneFOneBSchedule::Backward(int64_t k) const {
+  ScheduleStep step = Forward(k);
+  step.forward = false;
+  step.chunk = vpp_ - 1 - step.chunk;
+  return step;
+}
+
+ScheduleStep OneFOneBSchedule::operator[](int64_t i) const {
+  if (i < warmup_) return Forward(i);
+  const int64_t j = i - warmup_, steady = total_ - warmup_;
+  if (j < 2 * steady)
+    return j % 2 == 0 ? Forward(warmup_ + j / 2) : Backward(j / 2);
+  return Backward(j - steady);
 }
 
 }  // namespace moesim::models

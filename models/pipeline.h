@@ -49,6 +49,41 @@ struct PipelinePlan {
     std::string_view layout, int64_t num_layers, int64_t mtp_layers, int pp,
     int vpp);
 
+// One step of a pipeline rank's schedule: the forward or backward of one
+// micro-batch through one of the rank's model chunks.
+struct ScheduleStep {
+  bool forward = true;
+  int64_t microbatch = 0;
+  int chunk = 0;
+};
+
+// Megatron's 1F1B order for one pipeline rank (MLM
+// pipeline_parallel/schedules.py: forward_backward_pipelining_with_
+// interleaving when vpp > 1, _without_interleaving otherwise): `warmup()`
+// forwards, then one forward and one backward alternately, then the
+// cool-down backwards. Micro-batches go through the chunks in groups of pp
+// (microbatch_group_size_per_vp_stage's default; get_schedule_table): the
+// k-th forward takes chunk c of micro-batch mb from that table, the k-th
+// backward the same entry with the chunk order reversed. Steps are computed
+// on demand, so a schedule of 10^6 micro-batches costs nothing to hold.
+class OneFOneBSchedule {
+ public:
+  // REQUIRES: 0 <= rank < pp; vpp >= 1; microbatches >= 1.
+  OneFOneBSchedule(int rank, int pp, int vpp, int64_t microbatches);
+
+  // Forwards before the first backward: (pp - rank - 1) for 1F1B, (pp - rank
+  // - 1) x 2 + (vpp - 1) x pp interleaved; at most every forward.
+  int64_t warmup() const { return warmup_; }
+  int64_t size() const { return 2 * total_; }  // forwards + backwards
+  ScheduleStep operator[](int64_t i) const;    // i-th step, 0 <= i < size()
+  ScheduleStep Forward(int64_t k) const;       // k-th forward
+  ScheduleStep Backward(int64_t k) const;      // k-th backward
+
+ private:
+  int pp_, vpp_;
+  int64_t microbatches_, total_, warmup_;
+};
+
 }  // namespace moesim::models
 
 #endif  // MOESIM_MODELS_PIPELINE_H_

@@ -1,7 +1,9 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "sim/event_queue.h"
@@ -52,6 +54,21 @@ std::string JsonString(std::string_view text) {
   return out + "\"";
 }
 
+// "op 'name' (id N)".
+std::string DescribeOp(std::string_view name, size_t id) {
+  return "op " + Quoted(name) + " (id " + std::to_string(id) + ")";
+}
+
+// Playout::op_of_transfer entries other than op ids.
+constexpr OpId kUnissued = -1;
+constexpr OpId kReported = -2;
+
+// The thread part of a stream name: after the first '/', or all of it.
+std::string_view ThreadName(std::string_view stream) {
+  const size_t slash = stream.find('/');
+  return slash == std::string_view::npos ? stream : stream.substr(slash + 1);
+}
+
 // Exact microseconds with six decimals, from integer picoseconds.
 // REQUIRES: time >= 0.
 std::string JsonMicros(Time time) {
@@ -68,31 +85,118 @@ StreamId Engine::Stream(std::string_view name) {
   if (auto it = stream_ids_.find(name); it != stream_ids_.end()) {
     return it->second;
   }
+  CheckOrDie(stream_names_.size() < static_cast<size_t>(INT32_MAX),
+             "Engine::Stream: too many streams");
+  const size_t slash = name.find('/');
+  const std::string_view process = slash == std::string_view::npos
+                                       ? std::string_view()
+                                       : name.substr(0, slash);
+  ProcessId pid;
+  if (auto it = process_ids_.find(process); it != process_ids_.end()) {
+    pid = it->second;
+  } else {
+    pid = static_cast<ProcessId>(process_names_.size());
+    process_names_.emplace_back(process);
+    process_ids_.emplace(std::string(process), pid);
+  }
   const auto id = static_cast<StreamId>(stream_names_.size());
   stream_names_.emplace_back(name);
   stream_ids_.emplace(std::string(name), id);
+  process_of_stream_.push_back(pid);
   last_on_stream_.push_back(-1);
   return id;
 }
 
-OpId Engine::Add(std::string_view stream, Time duration, std::vector<OpId> deps,
-                 std::string name) {
-  return Add(Stream(stream), duration, std::move(deps), std::move(name));
+NameId Engine::Name(std::string_view name) {
+  if (auto it = name_ids_.find(name); it != name_ids_.end()) {
+    return it->second;
+  }
+  CheckOrDie(names_.size() < static_cast<size_t>(INT32_MAX),
+             "Engine::Name: too many names");
+  const auto id = static_cast<NameId>(names_.size());
+  names_.emplace_back(name);
+  name_ids_.emplace(std::string(name), id);
+  return id;
 }
 
-OpId Engine::Add(StreamId stream, Time duration, std::vector<OpId> deps,
-                 std::string name) {
-  CheckOrDie(!ran_, "Engine::Add after Run");
+void Engine::Reserve(size_t ops, size_t deps) {
+  ops_.reserve(ops);
+  prev_on_stream_.reserve(ops);
+  deps_.reserve(deps);
+}
+
+OpId Engine::Add(std::string_view stream, Time duration, std::vector<OpId> deps,
+                 std::string_view name) {
+  return Add(Stream(stream), duration, deps, Name(name));
+}
+
+OpId Engine::Add(StreamId stream, Time duration, const std::vector<OpId>& deps,
+                 std::string_view name) {
+  return Add(stream, duration, std::span<const OpId>(deps), Name(name));
+}
+
+OpId Engine::Add(StreamId stream, Time duration, std::span<const OpId> deps,
+                 NameId name) {
   CheckOrDie(duration >= Time::Zero(), "Engine::Add: negative duration");
+  return Append(stream, duration, -1, deps, name);
+}
+
+OpId Engine::AddTransfer(std::string_view stream,
+                         topology::CollectiveRequest request,
+                         std::vector<OpId> deps, std::string_view name) {
+  return AddTransfer(Stream(stream), std::move(request),
+                     std::span<const OpId>(deps), Name(name));
+}
+
+OpId Engine::AddTransfer(StreamId stream, topology::CollectiveRequest request,
+                         const std::vector<OpId>& deps, std::string_view name) {
+  return AddTransfer(stream, std::move(request), std::span<const OpId>(deps),
+                     Name(name));
+}
+
+OpId Engine::AddTransfer(StreamId stream, topology::CollectiveRequest request,
+                         std::span<const OpId> deps, NameId name) {
+  CheckOrDie(transfers_.size() < static_cast<size_t>(INT32_MAX),
+             "Engine::AddTransfer: too many transfers");
+  const auto transfer = static_cast<int32_t>(transfers_.size());
+  const OpId id = Append(stream, Time::Zero(), transfer, deps, name);
+  transfers_.push_back(std::move(request));
+  return id;
+}
+
+OpId Engine::Append(StreamId stream, Time duration, int32_t transfer,
+                    std::span<const OpId> deps, NameId name) {
+  CheckOrDie(!ran_, "Engine::Add after Run");
   CheckOrDie(stream >= 0 && static_cast<size_t>(stream) < stream_count(),
              "Engine::Add: unknown stream id");
+  CheckOrDie(name >= 0 && static_cast<size_t>(name) < names_.size(),
+             "Engine::Add: unknown name id");
   CheckOrDie(ops_.size() < static_cast<size_t>(INT32_MAX),
              "Engine::Add: too many ops");
   const auto id = static_cast<OpId>(ops_.size());
-  ops_.push_back({std::move(name), stream, duration, std::move(deps)});
+  ops_.push_back({duration, deps_.size(), static_cast<int32_t>(deps.size()),
+                  stream, transfer, 0, name});
+  deps_.insert(deps_.end(), deps.begin(), deps.end());
   prev_on_stream_.push_back(last_on_stream_[stream]);
   last_on_stream_[stream] = id;
   return id;
+}
+
+void Engine::SetCategory(OpId op, std::string_view category) {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::SetCategory: unknown op id");
+  if (category.empty()) {
+    ops_[op].category = 0;
+    return;
+  }
+  if (auto it = category_ids_.find(category); it != category_ids_.end()) {
+    ops_[op].category = it->second;
+    return;
+  }
+  const auto id = static_cast<int32_t>(category_names_.size());
+  category_names_.emplace_back(category);
+  category_ids_.emplace(std::string(category), id);
+  ops_[op].category = id;
 }
 
 const std::string& Engine::stream_name(StreamId stream) const {
@@ -101,10 +205,48 @@ const std::string& Engine::stream_name(StreamId stream) const {
   return stream_names_[stream];
 }
 
+ProcessId Engine::stream_process(StreamId stream) const {
+  CheckOrDie(stream >= 0 && static_cast<size_t>(stream) < stream_count(),
+             "Engine::stream_process: unknown stream id");
+  return process_of_stream_[stream];
+}
+
+const std::string& Engine::process_name(ProcessId process) const {
+  CheckOrDie(process >= 0 && static_cast<size_t>(process) < process_count(),
+             "Engine::process_name: unknown process id");
+  return process_names_[process];
+}
+
 const std::string& Engine::op_name(OpId op) const {
   CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
              "Engine::op_name: unknown op id");
-  return ops_[op].name;
+  return names_[ops_[op].name];
+}
+
+StreamId Engine::op_stream(OpId op) const {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::op_stream: unknown op id");
+  return ops_[op].stream;
+}
+
+const std::string& Engine::op_category(OpId op) const {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::op_category: unknown op id");
+  return category_names_[ops_[op].category];
+}
+
+bool Engine::is_transfer(OpId op) const {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::is_transfer: unknown op id");
+  return ops_[op].transfer >= 0;
+}
+
+Time Engine::duration(OpId op) const {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::duration: unknown op id");
+  if (ops_[op].transfer < 0) return ops_[op].duration;
+  CheckOrDie(ran_, "Engine::duration of a transfer before a successful Run");
+  return timings_[op].finish - timings_[op].start;
 }
 
 const OpTiming& Engine::timing(OpId op) const {
@@ -123,9 +265,9 @@ Time Engine::makespan() const {
 
 util::Result<void> Engine::CheckDepsKnown() const {
   for (size_t i = 0; i < ops_.size(); ++i) {
-    for (const OpId dep : ops_[i].deps) {
+    for (const OpId dep : Deps(i)) {
       if (dep < 0 || static_cast<size_t>(dep) >= ops_.size()) {
-        return util::Fail("op " + Quoted(ops_[i].name) + " (id " +
+        return util::Fail("op " + Quoted(names_[ops_[i].name]) + " (id " +
                           std::to_string(i) + "): unknown dependency id " +
                           std::to_string(dep) + " (" +
                           std::to_string(ops_.size()) + " ops)");
@@ -142,8 +284,8 @@ Engine::Graph Engine::BuildGraph() const {
   g.next_on_stream.assign(n, -1);
   g.predecessors.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    for (const OpId dep : ops_[i].deps) ++g.dependents_begin[dep + 1];
-    g.predecessors[i] = static_cast<int32_t>(ops_[i].deps.size());
+    for (const OpId dep : Deps(i)) ++g.dependents_begin[dep + 1];
+    g.predecessors[i] = ops_[i].deps_count;
     if (prev_on_stream_[i] >= 0) {
       g.next_on_stream[prev_on_stream_[i]] = static_cast<OpId>(i);
       ++g.predecessors[i];
@@ -156,7 +298,7 @@ Engine::Graph Engine::BuildGraph() const {
   std::vector<size_t> fill(g.dependents_begin.begin(),
                            g.dependents_begin.end() - 1);
   for (size_t i = 0; i < n; ++i) {
-    for (const OpId dep : ops_[i].deps) {
+    for (const OpId dep : Deps(i)) {
       g.dependents[fill[dep]++] = static_cast<OpId>(i);
     }
   }
@@ -205,7 +347,7 @@ std::string Engine::DescribeCycle(
       op = prev;
       continue;
     }
-    for (const OpId dep : ops_[op].deps) {
+    for (const OpId dep : Deps(op)) {
       if (unresolved[dep] > 0) {
         op = dep;
         break;
@@ -214,9 +356,9 @@ std::string Engine::DescribeCycle(
   }
   // walk[step_of[op]..] runs against the edges; print it along them.
   std::string message = "dependency cycle (deps and stream order): ";
-  message += Quoted(ops_[op].name);
+  message += Quoted(names_[ops_[op].name]);
   for (size_t i = walk.size(); i-- > static_cast<size_t>(step_of[op]);) {
-    message += " -> " + Quoted(ops_[walk[i]].name);
+    message += " -> " + Quoted(names_[ops_[walk[i]].name]);
   }
   return message;
 }
@@ -226,46 +368,220 @@ util::Result<void> Engine::Validate() const {
   return CheckAcyclic(BuildGraph());
 }
 
-util::Result<void> Engine::Run() {
+// The playout: Start(op) records the start and schedules the finish;
+// Finish(op) releases its successors, starting those whose last
+// predecessor it was. Start times equal the max() in the header because
+// an op starts exactly when its last predecessor finishes.
+//
+// Transfers: the network model runs on double seconds beside the queue.
+// `network_now_s` is its clock (the last time given to AdvanceTo or
+// Start); one pending poll event sits at the first picosecond at or after
+// NextEventTime() and is moved whenever that changes (after every Start
+// and AdvanceTo). Finished transfers are finished by events of their own
+// at the current time (at least 1 ps after their start), so the network
+// is never re-entered from inside one of its own calls.
+struct Engine::Playout {
+  Playout(const Engine& engine, const Graph& graph,
+          topology::NetworkModel* network)
+      : engine(engine),
+        graph(graph),
+        network(network),
+        waiting(graph.predecessors),
+        timings(engine.ops_.size(), {Time::Zero(), Time::Picos(-1)}) {
+    // What Start() reads, packed: 8 bytes an op rather than an Op.
+    duration_ps.reserve(engine.ops_.size());
+    for (const Op& op : engine.ops_) {
+      duration_ps.push_back(op.transfer >= 0 ? -1 : op.duration.picos());
+    }
+  }
+
+  const Engine& engine;
+  const Graph& graph;
+  topology::NetworkModel* network;
+  std::vector<int32_t> waiting;
+  std::vector<OpTiming> timings;     // finish < 0: not finished
+  std::vector<int64_t> duration_ps;  // by op; -1: a transfer
+  EventQueue queue;
+  std::vector<OpId> op_of_transfer;  // by network id; kUnissued, kReported
+  double network_now_s = 0;
+  size_t reported = 0;
+  EventId poll;
+  Time poll_at;
+  bool poll_pending = false;
+  std::string failure;  // non-empty: the run stops with this error
+
+  void Start(OpId op) {
+    timings[op].start = queue.now();
+    const int64_t duration = duration_ps[op];
+    if (duration < 0) [[unlikely]] {
+      StartTransfer(op, engine.ops_[op].transfer);
+      return;
+    }
+    queue.Schedule(queue.now() + Time::Picos(duration),
+                   [this, op] { Finish(op); });
+  }
+  void Release(OpId op) {
+    if (--waiting[op] == 0) Start(op);
+  }
+  void Finish(OpId op) {
+    timings[op].finish = queue.now();
+    for (size_t k = graph.dependents_begin[op];
+         k < graph.dependents_begin[op + 1]; ++k) {
+      Release(graph.dependents[k]);
+    }
+    if (graph.next_on_stream[op] >= 0) Release(graph.next_on_stream[op]);
+  }
+
+  void Fail(std::string message) {
+    if (failure.empty()) failure = "network model: " + std::move(message);
+  }
+  // The model's next event time, or nullopt (also on a failure).
+  std::optional<double> NextEventTime() {
+    const std::optional<double> next = network->NextEventTime();
+    if (next && !(std::isfinite(*next) && *next >= network_now_s)) {
+      Fail("next event time " + std::to_string(*next) +
+           " s is not finite or before its clock at " +
+           std::to_string(network_now_s) + " s");
+      return std::nullopt;
+    }
+    return next;
+  }
+  // AdvanceTo(to_s); every transfer it reports finishes now, and at least
+  // 1 ps after its start. REQUIRES: network_now_s <= to_s <= next event.
+  void Advance(double to_s) {
+    network_now_s = to_s;
+    for (const int id : network->AdvanceTo(to_s)) {
+      if (id < 0 || static_cast<size_t>(id) >= op_of_transfer.size() ||
+          op_of_transfer[id] < 0) {
+        Fail("AdvanceTo reported transfer id " + std::to_string(id) +
+             ", which is not running");
+        return;
+      }
+      const OpId op = op_of_transfer[id];
+      op_of_transfer[id] = kReported;
+      ++reported;
+      const Time at = std::max(queue.now(), timings[op].start + Time::Picos(1));
+      queue.Schedule(at, [this, op] { Finish(op); });
+    }
+  }
+  // Advances the model through every event that rounds up to `now` or
+  // earlier.
+  void Drain(Time now) {
+    std::optional<double> previous;
+    size_t reported_before = reported;
+    while (failure.empty()) {
+      const std::optional<double> next = NextEventTime();
+      if (!next || Time::FromSecondsCeil(*next) > now) return;
+      // A second AdvanceTo to the same time that reported nothing changes
+      // nothing: the model is stuck.
+      if (previous && *next == *previous && reported == reported_before) {
+        Fail("no progress at " + std::to_string(*next) + " s");
+        return;
+      }
+      previous = next;
+      reported_before = reported;
+      Advance(*next);
+    }
+  }
+  void SchedulePoll() {
+    const std::optional<double> next = NextEventTime();
+    if (!next) {
+      if (poll_pending) queue.Cancel(poll);
+      poll_pending = false;
+      return;
+    }
+    const Time at = std::max(Time::FromSecondsCeil(*next), queue.now());
+    if (poll_pending) {
+      if (poll_at == at) return;
+      queue.Cancel(poll);
+    }
+    poll = queue.Schedule(at, [this] { Poll(); });
+    poll_at = at;
+    poll_pending = true;
+  }
+  void Poll() {
+    poll_pending = false;
+    Drain(queue.now());
+    SchedulePoll();
+  }
+  void StartTransfer(OpId op, int32_t transfer) {
+    Drain(queue.now());
+    if (!failure.empty()) return;
+    // Now in seconds, held within [the model's clock, its next event];
+    // the model is advanced to the start first so that running flows have
+    // the right bytes left.
+    double start_s = std::max(queue.now().seconds(), network_now_s);
+    if (const std::optional<double> next = NextEventTime()) {
+      start_s = std::min(start_s, *next);
+      if (start_s > network_now_s) Advance(start_s);
+    }
+    if (!failure.empty()) return;
+    network_now_s = start_s;
+    const int id = network->Start(start_s, engine.transfers_[transfer]);
+    if (id < 0 || (static_cast<size_t>(id) < op_of_transfer.size() &&
+                   op_of_transfer[id] != kUnissued)) {
+      Fail("Start returned transfer id " + std::to_string(id) +
+           ", which it issued before");
+      return;
+    }
+    if (static_cast<size_t>(id) >= op_of_transfer.size()) {
+      op_of_transfer.resize(id + 1, kUnissued);
+    }
+    op_of_transfer[id] = op;
+    SchedulePoll();
+  }
+};
+
+util::Result<void> Engine::Run(topology::NetworkModel* network) {
   CheckOrDie(!ran_, "Engine::Run called twice");
   if (auto known = CheckDepsKnown(); !known) return known;
-  const Graph graph = BuildGraph();
-  if (auto acyclic = CheckAcyclic(graph); !acyclic) return acyclic;
-
-  // The playout: Start(op) records the start and schedules the finish;
-  // Finish(op) releases its successors, starting those whose last
-  // predecessor it was. Start times equal the max() in the header because
-  // an op starts exactly when its last predecessor finishes.
-  struct Playout {
-    const Engine& engine;
-    const Graph& graph;
-    std::vector<int32_t> waiting;
-    std::vector<OpTiming> timings;
-    EventQueue queue;
-
-    void Start(OpId op) {
-      timings[op].start = queue.now();
-      queue.Schedule(queue.now() + engine.ops_[op].duration,
-                     [this, op] { Finish(op); });
-    }
-    void Release(OpId op) {
-      if (--waiting[op] == 0) Start(op);
-    }
-    void Finish(OpId op) {
-      timings[op].finish = queue.now();
-      for (size_t k = graph.dependents_begin[op];
-           k < graph.dependents_begin[op + 1]; ++k) {
-        Release(graph.dependents[k]);
+  if (network == nullptr && !transfers_.empty()) {
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (ops_[i].transfer >= 0) {
+        return util::Fail(DescribeOp(names_[ops_[i].name], i) +
+                          ": a transfer needs a network model, and Run() "
+                          "was given none");
       }
-      if (graph.next_on_stream[op] >= 0) Release(graph.next_on_stream[op]);
     }
-  };
-  Playout playout{*this, graph, graph.predecessors,
-                  std::vector<OpTiming>(ops_.size()), EventQueue()};
-  for (size_t i = 0; i < ops_.size(); ++i) {
+  }
+  const Graph graph = BuildGraph();
+  // Transfers touch the network model, so a graph with them is checked for
+  // cycles before it plays; one without is checked by playing it (below),
+  // which saves a pass.
+  if (!transfers_.empty()) {
+    if (auto acyclic = CheckAcyclic(graph); !acyclic) return acyclic;
+  }
+
+  Playout playout(*this, graph, network);
+  for (size_t i = 0; i < ops_.size() && playout.failure.empty(); ++i) {
     if (playout.waiting[i] == 0) playout.Start(static_cast<OpId>(i));
   }
-  playout.queue.RunAll();
+  if (transfers_.empty()) {
+    // Only the network sets `failure`. Every op starts unless it lies on or
+    // behind a cycle; CheckAcyclic then says which.
+    playout.queue.RunAll();
+    if (std::any_of(playout.waiting.begin(), playout.waiting.end(),
+                    [](int32_t w) { return w > 0; })) {
+      util::Result<void> acyclic = CheckAcyclic(graph);
+      CheckOrDie(!acyclic.has_value(), "Engine::Run: ops left unstarted");
+      return acyclic;
+    }
+  } else {
+    while (playout.failure.empty() && playout.queue.RunNext()) {
+    }
+    if (!playout.failure.empty()) return util::Fail(playout.failure);
+    // The graph is acyclic, so only a transfer the model never finished can
+    // hold ops back.
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      if (ops_[i].transfer >= 0 && playout.waiting[i] == 0 &&
+          playout.timings[i].finish < Time::Zero()) {
+        return util::Fail(DescribeOp(names_[ops_[i].name], i) +
+                          ": the network model never finished this transfer "
+                          "(started at " +
+                          playout.timings[i].start.ToString() + ")");
+      }
+    }
+  }
   timings_ = std::move(playout.timings);
   ran_ = true;
   return {};
@@ -279,19 +595,41 @@ std::string Engine::ToChromeTrace() const {
     json += first ? "\n" : ",\n";
     first = false;
   };
-  for (size_t s = 0; s < stream_names_.size(); ++s) {
+  // {"name":<name>,"ph":"M","pid":<pid>,"tid":<tid>,"args":{<args>}}
+  auto metadata = [&](std::string_view name, size_t pid, size_t tid,
+                      std::string_view args) {
     begin_event();
-    json += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":" +
-            std::to_string(s) +
-            ",\"args\":{\"name\":" + JsonString(stream_names_[s]) + "}}";
+    json += "{\"name\":\"";
+    json += name;
+    json += "\",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+            ",\"tid\":" + std::to_string(tid) + ",\"args\":{";
+    json += args;
+    json += "}}";
+  };
+  // Process metadata carries tid 0, as Chrome's own traces do.
+  for (size_t p = 0; p < process_names_.size(); ++p) {
+    metadata("process_name", p, 0, "\"name\":" + JsonString(process_names_[p]));
+    metadata("process_sort_index", p, 0, "\"sort_index\":" + std::to_string(p));
+  }
+  for (size_t s = 0; s < stream_names_.size(); ++s) {
+    const size_t pid = process_of_stream_[s];
+    metadata("thread_name", pid, s,
+             "\"name\":" + JsonString(ThreadName(stream_names_[s])));
+    metadata("thread_sort_index", pid, s,
+             "\"sort_index\":" + std::to_string(s));
   }
   for (size_t i = 0; i < ops_.size(); ++i) {
+    const Op& op = ops_[i];
     const OpTiming& t = timings_[i];
     begin_event();
-    json += "{\"name\":" + JsonString(ops_[i].name) +
-            ",\"ph\":\"X\",\"ts\":" + JsonMicros(t.start) +
+    json += "{\"name\":" + JsonString(names_[op.name]);
+    if (op.category != 0) {
+      json += ",\"cat\":" + JsonString(category_names_[op.category]);
+    }
+    json += ",\"ph\":\"X\",\"ts\":" + JsonMicros(t.start) +
             ",\"dur\":" + JsonMicros(t.finish - t.start) +
-            ",\"pid\":0,\"tid\":" + std::to_string(ops_[i].stream) + "}";
+            ",\"pid\":" + std::to_string(process_of_stream_[op.stream]) +
+            ",\"tid\":" + std::to_string(op.stream) + "}";
   }
   json += "\n]}\n";
   return json;

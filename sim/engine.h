@@ -10,6 +10,18 @@
 // order makes the run deterministic: identical inputs give identical times
 // and identical trace bytes.
 //
+// Two kinds of op: a fixed op (Add) knows its duration up front; a transfer
+// (AddTransfer) carries a topology::CollectiveRequest and takes what the
+// topology::NetworkModel given to Run() says, so transfers that overlap on
+// shared links slow each other under a FlowNetwork. The network keeps time
+// in double seconds; the engine keeps integer picoseconds and meets it at
+// one pending "poll" event at Time::FromSecondsCeil(NextEventTime()).
+// Fixed ops never touch the network.
+//
+// Streams are named "<process>/<thread>" ("stage0/compute", "stage3/ep"):
+// the text before the first '/' names a process (a Chrome trace pid; ""
+// for a name without '/'), the stream is one of its threads.
+//
 // Usage: Add every op, then Run() once, then read timing(), makespan() and
 // ToChromeTrace(). Deps may name ops added later (ids are dense, in Add
 // order), so a graph can be wired in any order; unknown ids and cycles
@@ -24,17 +36,22 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sim/time.h"
+#include "topology/network_model.h"
 #include "util/error.h"
 
 namespace moesim::sim {
 
-using OpId = int32_t;      // dense, in Add order from 0
+using OpId = int32_t;
+using NameId = int32_t;    // an interned op name (Engine::Name)       // dense,
+                           // in Add order from 0
 using StreamId = int32_t;  // dense, in order of first use from 0
+using ProcessId = int32_t;  // dense, in order of first use from 0
 
 struct OpTiming {
   Time start;
@@ -44,31 +61,93 @@ struct OpTiming {
 class Engine {
  public:
   // The stream called `name` (e.g. "rank0/compute", "rank0/ep"), created on
-  // first use. Stream ids are Chrome trace thread ids.
+  // first use, with its process (the text before the first '/'; "" when
+  // there is none) if that is new. Stream ids are Chrome trace thread ids;
+  // process ids are Chrome trace pids.
   StreamId Stream(std::string_view name);
+
+  // The id of op name `name`, interned on first use. Builders that add many
+  // ops of few names intern once and pass the id (no string per op).
+  NameId Name(std::string_view name);
+
+  // Room for `ops` ops with `deps` dependencies in all, so a large graph is
+  // built without reallocating.
+  void Reserve(size_t ops, size_t deps);
 
   // Appends an op to `stream` that waits for every op in `deps` (duplicates
   // allowed). Returns its id. Zero-duration ops are allowed as markers.
   // REQUIRES: Run() not called yet; duration >= 0.
   OpId Add(std::string_view stream, Time duration, std::vector<OpId> deps,
-           std::string name);
+           std::string_view name);
   // REQUIRES: as above; `stream` returned by Stream().
-  OpId Add(StreamId stream, Time duration, std::vector<OpId> deps,
-           std::string name);
+  OpId Add(StreamId stream, Time duration, const std::vector<OpId>& deps,
+           std::string_view name);
+  // REQUIRES: as above; `name` returned by Name().
+  OpId Add(StreamId stream, Time duration, std::span<const OpId> deps,
+           NameId name);
+
+  // Appends a transfer to `stream`: an op whose duration the network model
+  // decides. Let t be the time its last predecessor finishes. Run() then
+  // advances the model through its events up to t (AdvanceTo each
+  // NextEventTime() that rounds up to t or earlier), and calls
+  // Start(s, request) with s = t.seconds(), held within [the model's clock
+  // (the last time given to AdvanceTo or Start), NextEventTime()]; when the
+  // model has something running it is first advanced to s, so running flows
+  // have the right bytes left. The op finishes at
+  // Time::FromSecondsCeil(the NextEventTime() at which AdvanceTo reports
+  // it), and at least 1 ps after its start; finishing releases dependents
+  // like a fixed op. So a transfer under an AnalyticalNetwork ends at
+  // FromSecondsCeil(s + EstimateCollective(...).seconds). `request` is not
+  // checked here: its GPUs must exist on the model's cluster.
+  // REQUIRES: Run() not called yet; for the StreamId overload, `stream`
+  // returned by Stream().
+  OpId AddTransfer(StreamId stream, topology::CollectiveRequest request,
+                   const std::vector<OpId>& deps, std::string_view name);
+  // REQUIRES: as above; `name` returned by Name().
+  OpId AddTransfer(StreamId stream, topology::CollectiveRequest request,
+                   std::span<const OpId> deps, NameId name);
+  OpId AddTransfer(std::string_view stream, topology::CollectiveRequest request,
+                   std::vector<OpId> deps, std::string_view name);
+
+  // Tags `op` with a Chrome trace category ("cat": "gemm", "attention",
+  // "tp", "ep", ...); an empty category removes the tag. Only the trace
+  // reads it. REQUIRES: `op` < op_count().
+  void SetCategory(OpId op, std::string_view category);
 
   // Error when a dep names no op or the ops cannot all run (a cycle through
   // deps and stream order); the message names the ops involved.
   [[nodiscard]] util::Result<void> Validate() const;
 
-  // Validates, then computes every op's start and finish.
-  // REQUIRES: not called before on this engine.
-  [[nodiscard]] util::Result<void> Run();
+  // Validates, then computes every op's start and finish. Transfers run on
+  // `network`, which may be null when there are none (an error naming the
+  // first transfer otherwise). It is an error, too, when the model never
+  // finishes a started transfer, reports an id it did not issue, or stops
+  // making progress. A failed run leaves the engine as before (`network`
+  // may have started transfers).
+  // REQUIRES: no Run() succeeded on this engine before; `network` has
+  // started nothing and was advanced to no time > 0; it is used only during
+  // the call.
+  [[nodiscard]] util::Result<void> Run(topology::NetworkModel* network);
+  // Run(nullptr): for graphs of fixed ops only.
+  [[nodiscard]] util::Result<void> Run() { return Run(nullptr); }
 
   bool ran() const { return ran_; }
   size_t op_count() const { return ops_.size(); }
   size_t stream_count() const { return stream_names_.size(); }
+  size_t process_count() const { return process_names_.size(); }
   const std::string& stream_name(StreamId stream) const;
+  // The process `stream` belongs to, and its name ("stage0" for
+  // "stage0/compute").
+  ProcessId stream_process(StreamId stream) const;
+  const std::string& process_name(ProcessId process) const;
   const std::string& op_name(OpId op) const;
+  StreamId op_stream(OpId op) const;
+  // "" when none was set.
+  const std::string& op_category(OpId op) const;
+  bool is_transfer(OpId op) const;
+  // A fixed op's duration as given to Add; a transfer's finish - start.
+  // REQUIRES: `op` < op_count(); Run() succeeded when `op` is a transfer.
+  Time duration(OpId op) const;
 
   // REQUIRES: Run() succeeded; `op` < op_count().
   const OpTiming& timing(OpId op) const;
@@ -76,20 +155,35 @@ class Engine {
   // succeeded.
   Time makespan() const;
 
-  // Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one
-  // "thread_name" metadata event per stream, then one complete ("X") event
-  // per op in id order, ts and dur in microseconds with six decimals (exact
-  // picosecond arithmetic), pid 0, tid = stream id.
-  // REQUIRES: Run() succeeded.
+  // Chrome trace-event JSON (opens in Perfetto and chrome://tracing), one
+  // event per line:
+  //  - per process in id order: "process_name" (args.name = its name) and
+  //    "process_sort_index" (args.sort_index = pid) metadata, pid = id,
+  //    tid 0;
+  //  - per stream in id order: "thread_name" (args.name = the text after
+  //    the first '/', or the whole name) and "thread_sort_index"
+  //    (args.sort_index = tid), tid = stream id, pid = its process;
+  //  - per op in id order: a complete ("X") event with "cat" when the op has
+  //    a category, ts and dur in microseconds with six decimals (exact
+  //    picosecond arithmetic), its stream's pid and tid.
+  // The bytes depend only on the inputs. REQUIRES: Run() succeeded.
   std::string ToChromeTrace() const;
 
  private:
+  // Compact: a step of a large layout has millions of ops.
   struct Op {
-    std::string name;
+    Time duration;      // fixed ops; zero for transfers
+    size_t deps_begin;  // into deps_
+    int32_t deps_count;
     StreamId stream;
-    Time duration;
-    std::vector<OpId> deps;
+    int32_t transfer;  // index into transfers_; -1: a fixed op
+    int32_t category;  // index into category_names_; 0: none
+    NameId name;       // index into names_
   };
+  std::span<const OpId> Deps(size_t op) const {
+    return {deps_.data() + ops_[op].deps_begin,
+            static_cast<size_t>(ops_[op].deps_count)};
+  }
   // Successor lists: the reverse of deps, plus stream order.
   struct Graph {
     std::vector<size_t> dependents_begin;  // CSR offsets, op_count() + 1
@@ -98,16 +192,29 @@ class Engine {
     std::vector<int32_t> predecessors;  // deps + stream predecessor
   };
 
+  struct Playout;  // Run()'s state (engine.cc)
+
+  OpId Append(StreamId stream, Time duration, int32_t transfer,
+              std::span<const OpId> deps, NameId name);
   util::Result<void> CheckDepsKnown() const;
   Graph BuildGraph() const;
   util::Result<void> CheckAcyclic(const Graph& graph) const;
   std::string DescribeCycle(const std::vector<int32_t>& unresolved) const;
 
   std::vector<Op> ops_;
+  std::vector<OpId> deps_;  // every op's deps, in op order
+  std::vector<std::string> names_;
+  std::map<std::string, NameId, std::less<>> name_ids_;
   std::vector<std::string> stream_names_;
   std::map<std::string, StreamId, std::less<>> stream_ids_;
   std::vector<OpId> last_on_stream_;  // -1: stream has no op yet
   std::vector<OpId> prev_on_stream_;  // per op; -1: first on its stream
+  std::vector<ProcessId> process_of_stream_;
+  std::vector<std::string> process_names_;
+  std::map<std::string, ProcessId, std::less<>> process_ids_;
+  std::vector<topology::CollectiveRequest> transfers_;
+  std::vector<std::string> category_names_{std::string()};  // [0]: none
+  std::map<std::string, int32_t, std::less<>> category_ids_;
   std::vector<OpTiming> timings_;
   bool ran_ = false;
 };

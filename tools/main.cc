@@ -7,6 +7,7 @@
 
 #include "tools/calibrate_report.h"
 #include "tools/memory_report.h"
+#include "tools/run_report.h"
 #include "tools/scenario_flags.h"
 #include "tools/topo_report.h"
 
@@ -24,6 +25,13 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   CLI::App app{"moesim: discrete-event simulator of long-context MoE training"};
   app.require_subcommand(1);
+
+  moesim::tools::RunFlags run_flags;
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Replay one training step: step time, TFLOPS/GPU, tokens/s/GPU, "
+      "bubble, exposed communication, memory; --trace for Perfetto");
+  moesim::tools::AddRunFlags(*run, run_flags);
 
   moesim::tools::ScenarioFlags memory_flags;
   bool memory_json = false;
@@ -66,6 +74,12 @@ int main(int argc, char** argv) {
     return Fail(e.what());
   }
 
+  if (run->parsed()) {
+    auto report = moesim::tools::RunCommand(run_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
   if (memory->parsed()) {
     auto scenario = moesim::tools::ResolveFlags(memory_flags);
     if (!scenario) return Fail(scenario.error().message);

@@ -1,20 +1,30 @@
 // sim::Time, sim::EventQueue and sim::Engine (sim/time.h, sim/event_queue.h,
 // sim/engine.h). Every expected time is derived in a comment from the
-// start = max(stream free, deps finished) rule or the (time, seq) order.
+// start = max(stream free, deps finished) rule or the (time, seq) order, and
+// for transfers from the network model's answer (EstimateCollective, or the
+// max-min sharing of FlowNetwork).
 #include "sim/engine.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "sim/event_queue.h"
 #include "sim/time.h"
+#include "topology/cluster.h"
+#include "topology/collectives.h"
+#include "topology/network_model.h"
+#include "topology/network_params.h"
+#include "topology/system.h"
 
 namespace moesim::sim {
 namespace {
@@ -466,33 +476,84 @@ size_t Count(const std::string& text, const std::string& needle) {
   return count;
 }
 
-TEST(Engine, ChromeTraceNamesStreamsAndIsWellFormed) {
+// Streams "rank0/ep", "rank0/compute", "rank1/compute" and "host": processes
+// "rank0" (pid 0), "rank1" (pid 1) and "" (pid 2, the name without '/'), in
+// order of first use; tids are stream ids 0-3.
+TEST(Engine, ChromeTraceNamesProcessesAndThreadsAndIsWellFormed) {
   Engine engine;
   const OpId dispatch = engine.Add("rank0/ep", Time::Micros(4), {}, "dispatch");
+  engine.SetCategory(dispatch, "ep");
   engine.Add("rank0/compute", Time::Picos(1500), {dispatch}, "experts \"fc1\"");
+  const OpId recv =
+      engine.Add("rank1/compute", Time::Micros(2), {dispatch}, "recv");
+  engine.SetCategory(recv, "gemm");
+  engine.Add("host", Time::Micros(1), {}, "sync");
   ASSERT_TRUE(engine.Run().has_value());
+  EXPECT_EQ(engine.process_count(), 3u);
+  EXPECT_EQ(engine.process_name(0), "rank0");
+  EXPECT_EQ(engine.process_name(1), "rank1");
+  EXPECT_EQ(engine.process_name(2), "");
+  EXPECT_EQ(engine.stream_process(engine.Stream("rank0/compute")), 0);
+  EXPECT_EQ(engine.stream_process(engine.Stream("host")), 2);
+  EXPECT_EQ(engine.op_category(dispatch), "ep");
+  EXPECT_EQ(engine.op_category(1), "");
   const std::string json = engine.ToChromeTrace();
-  EXPECT_TRUE(json.starts_with("{\"traceEvents\":["));
-  EXPECT_TRUE(json.ends_with("]}\n"));
   EXPECT_TRUE(BracketsBalance(json)) << json;
-  // One thread_name per stream (tid = stream id in order of first use).
-  EXPECT_EQ(Count(json, "\"thread_name\""), 2u);
-  EXPECT_NE(json.find("\"tid\":0,\"args\":{\"name\":\"rank0/ep\"}"),
-            std::string::npos);
-  EXPECT_NE(json.find("\"tid\":1,\"args\":{\"name\":\"rank0/compute\"}"),
-            std::string::npos);
-  // One complete event per op.
-  EXPECT_EQ(Count(json, "\"ph\":\"X\""), 2u);
-  // dispatch: ts 0, dur 4 us.
-  EXPECT_NE(json.find("{\"name\":\"dispatch\",\"ph\":\"X\",\"ts\":0.000000,"
-                      "\"dur\":4.000000,\"pid\":0,\"tid\":0}"),
-            std::string::npos);
-  // experts: starts when dispatch ends (4 us), 1,500 ps = 0.0015 us; the
-  // quotes in its name are escaped.
-  EXPECT_NE(json.find("{\"name\":\"experts \\\"fc1\\\"\",\"ph\":\"X\","
-                      "\"ts\":4.000000,\"dur\":0.001500,\"pid\":0,\"tid\":1}"),
-            std::string::npos)
-      << json;
+  // dispatch [0, 4] us; experts starts when dispatch ends (4 us) and takes
+  // 1,500 ps = 0.0015 us, its quotes escaped; recv [4, 6] us; sync [0, 1].
+  EXPECT_EQ(
+      json,
+      "{\"traceEvents\":[\n"
+      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+      "\"args\":{\"name\":\"rank0\"}},\n"
+      "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+      "\"args\":{\"sort_index\":0}},\n"
+      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+      "\"args\":{\"name\":\"rank1\"}},\n"
+      "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+      "\"args\":{\"sort_index\":1}},\n"
+      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
+      "\"args\":{\"name\":\"\"}},\n"
+      "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":2,\"tid\":0,"
+      "\"args\":{\"sort_index\":2}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+      "\"args\":{\"name\":\"ep\"}},\n"
+      "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":0,"
+      "\"args\":{\"sort_index\":0}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":1,"
+      "\"args\":{\"name\":\"compute\"}},\n"
+      "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":0,\"tid\":1,"
+      "\"args\":{\"sort_index\":1}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
+      "\"args\":{\"name\":\"compute\"}},\n"
+      "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
+      "\"args\":{\"sort_index\":2}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":3,"
+      "\"args\":{\"name\":\"host\"}},\n"
+      "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":2,\"tid\":3,"
+      "\"args\":{\"sort_index\":3}},\n"
+      "{\"name\":\"dispatch\",\"cat\":\"ep\",\"ph\":\"X\",\"ts\":0.000000,"
+      "\"dur\":4.000000,\"pid\":0,\"tid\":0},\n"
+      "{\"name\":\"experts \\\"fc1\\\"\",\"ph\":\"X\",\"ts\":4.000000,"
+      "\"dur\":0.001500,\"pid\":0,\"tid\":1},\n"
+      "{\"name\":\"recv\",\"cat\":\"gemm\",\"ph\":\"X\",\"ts\":4.000000,"
+      "\"dur\":2.000000,\"pid\":1,\"tid\":2},\n"
+      "{\"name\":\"sync\",\"ph\":\"X\",\"ts\":0.000000,\"dur\":1.000000,"
+      "\"pid\":2,\"tid\":3}\n"
+      "]}\n");
+  EXPECT_EQ(Count(json, "\"ph\":\"X\""), 4u);
+}
+
+TEST(Engine, SetCategoryReplacesAndClears) {
+  Engine engine;
+  const OpId op = engine.Add("s0/x", Time::Micros(1), {}, "op");
+  engine.SetCategory(op, "gemm");
+  engine.SetCategory(op, "attention");
+  EXPECT_EQ(engine.op_category(op), "attention");
+  engine.SetCategory(op, "");
+  EXPECT_EQ(engine.op_category(op), "");
+  ASSERT_TRUE(engine.Run().has_value());
+  EXPECT_EQ(engine.ToChromeTrace().find("\"cat\""), std::string::npos);
 }
 
 TEST(EngineDeathTest, AddAfterRunAborts) {
@@ -500,6 +561,432 @@ TEST(EngineDeathTest, AddAfterRunAborts) {
   engine.Add("s0", Time::Micros(1), {}, "a");
   ASSERT_TRUE(engine.Run().has_value());
   EXPECT_DEATH(engine.Add("s0", Time::Micros(1), {}, "b"), "after Run");
+}
+
+// ---------------------------------------------------------------- Transfers
+
+using topology::Collective;
+using topology::CollectiveRequest;
+
+struct Net {
+  topology::Cluster cluster;
+  topology::NetworkParams params;
+};
+
+Net MakeNet(const std::string& system, int gpus) {
+  auto s = topology::LoadSystem(system);
+  EXPECT_TRUE(s) << s.error().message;
+  auto c = topology::Cluster::Build(*s, gpus);
+  auto p = topology::NetworkParamsFor(*s);
+  if (!c || !p) {
+    ADD_FAILURE() << (c ? p.error().message : c.error().message);
+    std::abort();  // the test cannot go on without them
+  }
+  return {std::move(*c), *p};
+}
+
+std::vector<int> Gpus(int begin, int end) {
+  std::vector<int> gpus;
+  for (int g = begin; g < end; ++g) gpus.push_back(g);
+  return gpus;
+}
+
+topology::CollectiveEstimate Estimate(const Net& net,
+                                      const CollectiveRequest& r) {
+  return topology::EstimateCollective(net.params, r.collective,
+                                      topology::ShapeOf(r.gpus, net.cluster),
+                                      r.bytes);
+}
+
+// Forwards to another model and checks the seam's REQUIRES on every call the
+// engine makes: Start and AdvanceTo never go back before the model's clock
+// (the last time given to either), AdvanceTo never passes NextEventTime(),
+// Start never passes it either, and when something runs the engine has
+// advanced the model to the start time first.
+class CheckingNetwork final : public topology::NetworkModel {
+ public:
+  explicit CheckingNetwork(topology::NetworkModel& inner) : inner_(inner) {}
+
+  int Start(double now_s, const CollectiveRequest& request) override {
+    EXPECT_GE(now_s, clock_s_) << "Start before the model's clock";
+    if (const std::optional<double> next = inner_.NextEventTime()) {
+      EXPECT_LE(now_s, *next) << "Start past the next event";
+      EXPECT_EQ(now_s, clock_s_) << "Start without AdvanceTo to it first";
+    }
+    clock_s_ = now_s;
+    ++starts_;
+    return inner_.Start(now_s, request);
+  }
+  std::optional<double> NextEventTime() const override {
+    return inner_.NextEventTime();
+  }
+  std::vector<int> AdvanceTo(double now_s) override {
+    EXPECT_GE(now_s, clock_s_) << "AdvanceTo before the model's clock";
+    if (const std::optional<double> next = inner_.NextEventTime()) {
+      EXPECT_LE(now_s, *next) << "AdvanceTo past the next event";
+    }
+    clock_s_ = now_s;
+    ++advances_;
+    std::vector<int> done = inner_.AdvanceTo(now_s);
+    finished_ += static_cast<int>(done.size());
+    return done;
+  }
+
+  int starts() const { return starts_; }
+  int finished() const { return finished_; }
+  int advances() const { return advances_; }
+
+ private:
+  topology::NetworkModel& inner_;
+  double clock_s_ = 0;
+  int starts_ = 0;
+  int finished_ = 0;
+  int advances_ = 0;
+};
+
+// Every transfer takes `seconds` (zero: the model reports it finished the
+// moment it started); with `never_finish`, none ever finishes; with `stuck`,
+// NextEventTime() names the last start but AdvanceTo reports nothing.
+class FixedNetwork final : public topology::NetworkModel {
+ public:
+  explicit FixedNetwork(double seconds) : seconds_(seconds) {}
+  bool never_finish = false;
+  bool stuck = false;
+
+  int Start(double now_s, const CollectiveRequest&) override {
+    finish_s_.push_back(now_s + seconds_);
+    return static_cast<int>(finish_s_.size()) - 1;
+  }
+  std::optional<double> NextEventTime() const override {
+    if (never_finish) return std::nullopt;
+    if (stuck) {
+      return finish_s_.empty() ? std::nullopt
+                               : std::optional<double>(finish_s_.back());
+    }
+    std::optional<double> next;
+    for (const double t : finish_s_) {
+      if (t >= 0 && (!next || t < *next)) next = t;
+    }
+    return next;
+  }
+  std::vector<int> AdvanceTo(double now_s) override {
+    std::vector<int> done;
+    if (stuck) return done;
+    for (size_t i = 0; i < finish_s_.size(); ++i) {
+      if (finish_s_[i] >= 0 && finish_s_[i] <= now_s) {
+        done.push_back(static_cast<int>(i));
+        finish_s_[i] = -1;
+      }
+    }
+    return done;
+  }
+
+ private:
+  double seconds_;
+  std::vector<double> finish_s_;
+};
+
+// Under AnalyticalNetwork a transfer finishes at the model's answer, start +
+// EstimateCollective seconds, rounded up to the picosecond.
+TEST(EngineTransfer, AnalyticalTakesTheEstimate) {
+  const Net net = MakeNet("dgx-h100", 16);
+  const double gib = 1 << 30;
+  const CollectiveRequest tp_ar{Collective::kAllReduce, Gpus(0, 8), gib};
+  const CollectiveRequest ep_a2a{Collective::kAllToAll, Gpus(0, 16), gib / 4};
+  const CollectiveRequest pp{Collective::kSendRecv, {0, 8}, gib / 8};
+  const double ar_s = Estimate(net, tp_ar).seconds;
+  const double a2a_s = Estimate(net, ep_a2a).seconds;
+  const double pp_s = Estimate(net, pp).seconds;
+
+  Engine engine;
+  const OpId ar = engine.AddTransfer("stage0/tp", tp_ar, {}, "tp_ar");
+  const OpId gemm = engine.Add("stage0/compute", Time::Micros(5), {}, "gemm");
+  const OpId a2a = engine.AddTransfer("stage0/ep", ep_a2a, {gemm}, "a2a");
+  const OpId send = engine.AddTransfer("stage0/tp", pp, {}, "send");
+  const OpId after =
+      engine.Add("stage0/compute", Time::Micros(1), {a2a}, "after_a2a");
+  topology::AnalyticalNetwork analytical(net.cluster, net.params);
+  CheckingNetwork checked(analytical);
+  ASSERT_TRUE(engine.Run(&checked).has_value());
+  EXPECT_EQ(checked.starts(), 3);
+  EXPECT_EQ(checked.finished(), 3);
+
+  // tp_ar starts at 0 and takes exactly its estimate, rounded up.
+  EXPECT_EQ(engine.timing(ar).start, Time::Zero());
+  EXPECT_EQ(engine.timing(ar).finish, Time::FromSecondsCeil(ar_s));
+  EXPECT_TRUE(engine.is_transfer(ar));
+  EXPECT_EQ(engine.duration(ar), Time::FromSecondsCeil(ar_s));
+  // a2a starts when gemm ends (5 us = 5e-6 s); the model says it finishes at
+  // 5e-6 + a2a_s seconds, which the engine rounds up: within 1 ps of
+  // 5 us + ceil(a2a_s).
+  EXPECT_EQ(engine.timing(a2a).start, Time::Micros(5));
+  EXPECT_EQ(engine.timing(a2a).finish, Time::FromSecondsCeil(5e-6 + a2a_s));
+  EXPECT_LE(
+      std::abs((engine.duration(a2a) - Time::FromSecondsCeil(a2a_s)).picos()),
+      1);
+  // send waits for tp_ar on its stream; the model's clock is then at ar_s,
+  // so send starts there (ceil(ar_s) in seconds is not below it) and ends
+  // pp_s later.
+  const Time ar_end = engine.timing(ar).finish;
+  EXPECT_EQ(engine.timing(send).start, ar_end);
+  EXPECT_EQ(engine.timing(send).finish,
+            Time::FromSecondsCeil(std::max(ar_end.seconds(), ar_s) + pp_s));
+  // A fixed op that depends on a transfer starts at its finish.
+  EXPECT_EQ(engine.timing(after).start, engine.timing(a2a).finish);
+  EXPECT_EQ(engine.timing(after).finish,
+            engine.timing(a2a).finish + Time::Micros(1));
+  EXPECT_FALSE(engine.is_transfer(gemm));
+  EXPECT_EQ(engine.duration(gemm), Time::Micros(5));
+}
+
+// Send/recv of 1 GiB from GPU 0 to another node: alone it takes L + D, the
+// NCCL latency L plus D = bytes / (GPU 0's NIC rate). Two such sends out of
+// GPU 0 (to GPUs 8 and 16) share its NIC: max-min gives each half the rate
+// for the whole transfer, so each ends at L + 2D, both at the same time.
+TEST(EngineTransfer, FlowNetworkSharesANic) {
+  const Net net = MakeNet("dgx-h100", 24);
+  const double gib = 1 << 30;
+  const CollectiveRequest to8{Collective::kSendRecv, {0, 8}, gib};
+  const CollectiveRequest to16{Collective::kSendRecv, {0, 16}, gib};
+  const double latency_s = Estimate(net, to8).latency_us * 1e-6;
+
+  Engine solo;
+  const OpId alone = solo.AddTransfer("stage0/pp", to8, {}, "alone");
+  topology::FlowNetwork solo_net(net.cluster, net.params);
+  ASSERT_TRUE(solo.Run(&solo_net).has_value());
+  const Time alone_time = solo.timing(alone).finish;
+  const double data_s = alone_time.seconds() - latency_s;  // D, to 1 ps
+  ASSERT_GT(data_s, 0);
+
+  Engine engine;
+  const OpId a = engine.AddTransfer("stage0/pp_next", to8, {}, "a");
+  const OpId b = engine.AddTransfer("stage0/pp_other", to16, {}, "b");
+  topology::FlowNetwork flow(net.cluster, net.params);
+  CheckingNetwork checked(flow);
+  ASSERT_TRUE(engine.Run(&checked).has_value());
+  // Both start at 0 and overlap.
+  EXPECT_EQ(engine.timing(a).start, Time::Zero());
+  EXPECT_EQ(engine.timing(b).start, Time::Zero());
+  EXPECT_GT(engine.timing(a).finish, alone_time);
+  EXPECT_GT(engine.timing(b).finish, alone_time);
+  // L + 2D; D is known to 1 ps from the solo run, so 2D to 2 ps.
+  const double expected_ps = (latency_s + 2 * data_s) * 1e12;
+  EXPECT_NEAR(static_cast<double>(engine.timing(a).finish.picos()), expected_ps,
+              3);
+  EXPECT_EQ(engine.timing(a).finish, engine.timing(b).finish);
+}
+
+// Arrival mid-transfer. A (GPU 0 -> 8, 1 GiB, alone L + D) starts at 0; a
+// fixed op of D/2 delays B (GPU 0 -> 16, 1 GiB) to D/2. Until D/2 A has the
+// NIC alone and sends half its bytes; then each gets half the rate, so A's
+// last half takes D and its data ends at 1.5D. By then B has sent half its
+// bytes at half rate and sends the rest alone in D/2, ending at 2D. Each
+// adds L. (Were the model not advanced to D/2 before B's Start, A would lose
+// its first half and end near 2.5D.)
+TEST(EngineTransfer, FlowNetworkResolvesWhenATransferArrives) {
+  const Net net = MakeNet("dgx-h100", 24);
+  const double gib = 1 << 30;
+  const CollectiveRequest to8{Collective::kSendRecv, {0, 8}, gib};
+  const CollectiveRequest to16{Collective::kSendRecv, {0, 16}, gib};
+  const double latency_s = Estimate(net, to8).latency_us * 1e-6;
+  const double data_s = gib / (net.params.nic_gb_s * 1e9);
+
+  Engine engine;
+  const OpId a = engine.AddTransfer("stage0/pp_next", to8, {}, "a");
+  const OpId wait = engine.Add("stage0/compute",
+                               Time::FromSecondsCeil(data_s / 2), {}, "wait");
+  const OpId b = engine.AddTransfer("stage0/pp_other", to16, {wait}, "b");
+  topology::FlowNetwork flow(net.cluster, net.params);
+  CheckingNetwork checked(flow);
+  ASSERT_TRUE(engine.Run(&checked).has_value());
+  EXPECT_EQ(engine.timing(b).start, engine.timing(wait).finish);
+  // B starts up to 1 ps after D/2 (the round-up of `wait`): A ends up to 1 ps
+  // earlier, B not at all; allow 3 ps for that and the rounding of each end.
+  EXPECT_NEAR(static_cast<double>(engine.timing(a).finish.picos()),
+              (1.5 * data_s + latency_s) * 1e12, 3);
+  EXPECT_NEAR(static_cast<double>(engine.timing(b).finish.picos()),
+              (2 * data_s + latency_s) * 1e12, 3);
+}
+
+TEST(EngineTransfer, RunWithoutANetworkIsAnError) {
+  Engine engine;
+  engine.Add("stage0/compute", Time::Micros(1), {}, "gemm");
+  engine.AddTransfer("stage0/dp", {Collective::kReduceScatter, {0, 8}, 1e6},
+                     {0}, "grad_rs");
+  const util::Result<void> ran = engine.Run();
+  ASSERT_FALSE(ran.has_value());
+  EXPECT_EQ(ran.error().message,
+            "op 'grad_rs' (id 1): a transfer needs a network model, and Run() "
+            "was given none");
+  EXPECT_FALSE(engine.ran());
+  // Run(nullptr) is the same call; fixed ops alone need no model.
+  EXPECT_FALSE(engine.Run(nullptr).has_value());
+  Engine fixed;
+  fixed.Add("s0/x", Time::Micros(1), {}, "a");
+  EXPECT_TRUE(fixed.Run(nullptr).has_value());
+}
+
+// A model that reports a transfer finished the moment it started: the
+// transfer still takes 1 ps (as Time::FromSecondsCeil never makes a
+// positive duration zero), and its dependents start then.
+TEST(EngineTransfer, InstantTransferTakesOnePicosecond) {
+  Engine engine;
+  const OpId t0 = engine.AddTransfer("stage0/ep", {}, {}, "t0");
+  const OpId gemm = engine.Add("stage0/compute", Time::Micros(3), {}, "gemm");
+  const OpId t1 = engine.AddTransfer("stage0/ep", {}, {gemm}, "t1");
+  const OpId next = engine.Add("stage0/compute", Time::Nanos(1), {t1}, "next");
+  FixedNetwork instant(0);
+  CheckingNetwork checked(instant);
+  ASSERT_TRUE(engine.Run(&checked).has_value());
+  // t0 [0, 1 ps]; t1 waits for gemm (3 us) and for t0 on its stream:
+  // [3 us, 3 us + 1 ps]; next starts at t1's end.
+  EXPECT_EQ(engine.timing(t0).finish, Time::Picos(1));
+  EXPECT_EQ(engine.timing(t1).start, Time::Micros(3));
+  EXPECT_EQ(engine.timing(t1).finish, Time::Micros(3) + Time::Picos(1));
+  EXPECT_EQ(engine.timing(next).start, engine.timing(t1).finish);
+}
+
+// Transfers of a fixed length behave like fixed ops of that length rounded
+// up: three on one stream, 2.5 ps each, end at ceil(2.5e-12 s) = 3 ps, then
+// 3 ps + 2.5 ps -> 6 ps (5.5 rounded up), then 9 ps.
+TEST(EngineTransfer, TransfersOnOneStreamSerialize) {
+  Engine engine;
+  for (const char* name : {"t0", "t1", "t2"}) {
+    engine.AddTransfer("stage0/ep", {}, {}, name);
+  }
+  FixedNetwork network(2.5e-12);
+  ASSERT_TRUE(engine.Run(&network).has_value());
+  EXPECT_EQ(engine.timing(0).finish, Time::Picos(3));
+  EXPECT_EQ(engine.timing(1).start, Time::Picos(3));
+  EXPECT_EQ(engine.timing(1).finish, Time::Picos(6));
+  EXPECT_EQ(engine.timing(2).finish, Time::Picos(9));
+  EXPECT_EQ(engine.makespan(), Time::Picos(9));
+}
+
+TEST(EngineTransfer, ANetworkThatNeverFinishesIsAnError) {
+  Engine engine;
+  engine.Add("stage0/compute", Time::Micros(2), {}, "gemm");
+  engine.AddTransfer("stage0/ep", {}, {0}, "dispatch");
+  engine.Add("stage0/compute", Time::Micros(2), {1}, "experts");
+  FixedNetwork never(1e-6);
+  never.never_finish = true;
+  const util::Result<void> ran = engine.Run(&never);
+  ASSERT_FALSE(ran.has_value());
+  EXPECT_EQ(ran.error().message,
+            "op 'dispatch' (id 1): the network model never finished this "
+            "transfer (started at 2.000 us)");
+  EXPECT_FALSE(engine.ran());
+}
+
+TEST(EngineTransfer, AStuckNetworkIsAnError) {
+  Engine engine;
+  engine.AddTransfer("stage0/ep", {}, {}, "dispatch");
+  FixedNetwork stuck(1e-6);
+  stuck.stuck = true;
+  const util::Result<void> ran = engine.Run(&stuck);
+  ASSERT_FALSE(ran.has_value());
+  EXPECT_NE(ran.error().message.find("no progress"), std::string::npos)
+      << ran.error().message;
+}
+
+// A seeded random graph on a 16-GPU cluster: two pipeline stages of 8 GPUs,
+// fixed ops and transfers of every kind on five streams each.
+Engine RandomTransferEngine(unsigned seed) {
+  std::mt19937 rng(seed);
+  Engine engine;
+  const char* const kThreads[] = {"compute", "tp", "ep", "dp", "pp"};
+  std::uniform_int_distribution<int> stage(0, 1), thread(0, 4), kind(0, 5);
+  std::uniform_int_distribution<int64_t> duration_ns(1, 50'000);
+  std::uniform_real_distribution<double> bytes(1e5, 2e8);
+  for (int i = 0; i < 120; ++i) {
+    std::vector<OpId> deps;
+    if (i > 0) {
+      std::uniform_int_distribution<OpId> earlier(0, i - 1);
+      for (int k = 0; k < i % 3; ++k) deps.push_back(earlier(rng));
+    }
+    const int s = stage(rng);
+    const int t = thread(rng);
+    const std::string stream = "stage" + std::to_string(s) + "/" + kThreads[t];
+    const std::string name = "op" + std::to_string(i);
+    if (t == 0) {
+      engine.Add(stream, Time::Nanos(duration_ns(rng)), std::move(deps), name);
+      continue;
+    }
+    CollectiveRequest request;
+    request.bytes = bytes(rng);
+    switch (kind(rng)) {
+      case 0:
+        request.collective = Collective::kAllReduce;
+        request.gpus = Gpus(8 * s, 8 * s + 8);
+        break;
+      case 1:
+        request.collective = Collective::kAllToAll;
+        request.gpus = Gpus(0, 16);
+        break;
+      case 2:
+        request.collective = Collective::kReduceScatter;
+        request.gpus = {s, s + 8};
+        break;
+      case 3:
+        request.collective = Collective::kAllGather;
+        request.gpus = Gpus(8 * s, 8 * s + 4);
+        break;
+      default:
+        request.collective = Collective::kSendRecv;
+        request.gpus = {8 * s + kind(rng) % 8, 8 * (1 - s) + kind(rng) % 8};
+        break;
+    }
+    engine.AddTransfer(stream, std::move(request), std::move(deps), name);
+  }
+  return engine;
+}
+
+// Many overlapping transfers on a FlowNetwork: every seam REQUIRES holds
+// (CheckingNetwork), every transfer is started and finished once, none is
+// faster than the analytical model says it is alone (less 1%, the flow
+// model's agreement), and the same inputs give the same trace bytes.
+TEST(EngineTransfer, RandomGraphsKeepTheSeamContractAndAreDeterministic) {
+  const Net net = MakeNet("dgx-h100", 16);
+  std::string traces[2];
+  for (std::string& trace : traces) {
+    Engine engine = RandomTransferEngine(11);
+    topology::FlowNetwork flow(net.cluster, net.params);
+    CheckingNetwork checked(flow);
+    ASSERT_TRUE(engine.Run(&checked).has_value());
+    int transfers = 0;
+    for (OpId op = 0; op < static_cast<OpId>(engine.op_count()); ++op) {
+      if (!engine.is_transfer(op)) continue;
+      ++transfers;
+      EXPECT_GE(engine.duration(op), Time::Picos(1));
+    }
+    EXPECT_GT(transfers, 50);
+    EXPECT_EQ(checked.starts(), transfers);
+    EXPECT_EQ(checked.finished(), transfers);
+    trace = engine.ToChromeTrace();
+  }
+  EXPECT_EQ(traces[0], traces[1]);
+
+  // Analytical: each transfer takes its estimate alone on the wire (to 1
+  // ps); under the flow model it takes at least 99% of that.
+  Engine flow_engine = RandomTransferEngine(11);
+  topology::FlowNetwork flow(net.cluster, net.params);
+  ASSERT_TRUE(flow_engine.Run(&flow).has_value());
+  Engine analytical_engine = RandomTransferEngine(11);
+  topology::AnalyticalNetwork analytical(net.cluster, net.params);
+  CheckingNetwork checked(analytical);
+  ASSERT_TRUE(analytical_engine.Run(&checked).has_value());
+  for (OpId op = 0; op < static_cast<OpId>(flow_engine.op_count()); ++op) {
+    if (!flow_engine.is_transfer(op)) continue;
+    const double alone_s = analytical_engine.duration(op).seconds();
+    EXPECT_GE(flow_engine.duration(op).seconds(), 0.99 * alone_s)
+        << flow_engine.op_name(op);
+  }
+}
+
+TEST(EngineTransferDeathTest, DurationOfATransferBeforeRunAborts) {
+  Engine engine;
+  const OpId t = engine.AddTransfer("stage0/ep", {}, {}, "t");
+  EXPECT_DEATH((void)engine.duration(t), "before a successful Run");
 }
 
 }  // namespace

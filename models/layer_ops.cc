@@ -1,0 +1,671 @@
+#include "models/layer_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "models/params.h"
+
+// Rules this file fixes where Megatron-Core leaves a choice or the op graph
+// simplifies it (each is repeated where it applies):
+//  - Linear layers of the recipe (QKV, projections, MLA down/up, Gated
+//    DeltaNet in/out, MLP, experts, shared experts, MTP eh_proj) run at the
+//    training precision; the router, the Gated DeltaNet scan and the output
+//    layer stay 16-bit. Low precision adds one fp8_quantize per GEMM input
+//    activation (forward) and one per output gradient (backward), 3 bytes per
+//    element (read 16-bit, write 8-bit) as sim/moe_layer.cc.
+//  - Norms fused into the following TE linear (LayerNormColumnParallelLinear:
+//    softmax attention and Gated DeltaNet input norms, dense-MLP norm) belong
+//    to that linear's module; only the separate TENorm modules (MLA input
+//    norm, MoE pre-MLP norm) are `layernorm` (as models/memory.cc).
+//  - Memory-bound bytes: rmsnorm forward reads and writes the tensor (2 x),
+//    backward reads input and gradient and writes the gradient (3 x);
+//    activations and quantizes as sim/moe_layer.cc; `copy` kernels move the
+//    same bytes in both passes.
+//  - Residual adds, dropout, biases, the router's score function, the
+//    shared-expert gate and the Gated DeltaNet gating/l2norm elementwise
+//    kernels are not listed (small next to what is).
+
+namespace moesim::models {
+namespace {
+
+constexpr double kBf16 = 2;  // bytes per 16-bit element
+constexpr double kFp32 = 4;
+constexpr double kQuantizeBytes = 3;  // per element: read 16-bit, write 8-bit
+// Chunk length of FLA's chunked gated delta rule (chunk_gated_delta_rule,
+// BT = 64), the kernel Megatron's GatedDeltaNet calls.
+constexpr int64_t kGdnChunk = 64;
+
+// Sizes shared by every op of one layer on one GPU.
+struct Shapes {
+  const Model& m;
+  const Parallelism& par;
+  const TrainingOptions& tr;
+  int64_t tp = 1;
+  int64_t h = 0;          // hidden size
+  int64_t tokens = 0;     // T = seq x mbs / cp: tokens a linear layer sees
+  int64_t sp_tokens = 0;  // sequence-parallel shard: T / tp under SP, else T
+  bool sp = false;        // sequence parallel with tp > 1
+  bool low = false;       // FP8 / FP4 linear layers
+};
+
+Shapes MakeShapes(const Model& m, const Parallelism& par,
+                  const TrainingOptions& tr) {
+  Shapes x{m, par, tr};
+  x.tp = par.tp;
+  x.h = m.hidden_size();
+  x.tokens = tr.seq_length * tr.micro_batch_size / par.cp;
+  x.sp = par.sequence_parallel && par.tp > 1;
+  x.sp_tokens = x.sp ? x.tokens / par.tp : x.tokens;
+  x.low = IsLowPrecision(tr.precision);
+  return x;
+}
+
+LayerOp MakeOp(std::string name, OpKind kind, const std::string& module) {
+  LayerOp op;
+  op.name = std::move(name);
+  op.kind = kind;
+  op.module = module;
+  return op;
+}
+
+LayerOp MemoryOp(std::string name, const char* kernel, double bytes,
+                 const std::string& module, Pass pass = Pass::kForward) {
+  LayerOp op = MakeOp(std::move(name), OpKind::kMemoryBound, module);
+  op.kernel = kernel;
+  op.bytes = bytes;
+  op.pass = pass;
+  return op;
+}
+
+LayerOp CollectiveOp(std::string name, CollectiveKind kind, Group group,
+                     double bytes, const std::string& module,
+                     Pass pass = Pass::kForward) {
+  LayerOp op = MakeOp(std::move(name), OpKind::kCollective, module);
+  op.collective = kind;
+  op.group = group;
+  op.bytes = bytes;
+  op.pass = pass;
+  return op;
+}
+
+// One GEMM (or `groups` of them): C[m x n] = A[m x k] B[k x n].
+struct MatmulSpec {
+  std::string name;
+  int64_t m = 0, n = 0, k = 0;
+  OpKind kind = OpKind::kGemm;
+  int64_t groups = 1;
+  double rows = 0;  // real rows over all groups; 0: m x groups
+  GemmPrecision precision = GemmPrecision::kTraining;
+  std::string module = {};
+  bool quantize_input = true;  // false: input already quantized (shared)
+};
+
+// Collects forward ops with the backward ops that undo each one; backward is
+// the reverse order of these segments.
+class Builder {
+ public:
+  explicit Builder(const Shapes& x) : x_(x) {}
+
+  void Add(LayerOp fwd, std::vector<LayerOp> bwd) {
+    forward_.push_back(std::move(fwd));
+    segments_.push_back(std::move(bwd));
+  }
+  void AddBackwardOnly(LayerOp bwd) { segments_.push_back({std::move(bwd)}); }
+
+  // An all-gather or reduce-scatter of `bytes` over `group`; its backward is
+  // the other one.
+  void GatherOrScatter(const std::string& name, CollectiveKind kind,
+                       Group group, double bytes, const std::string& module) {
+    const CollectiveKind back = kind == CollectiveKind::kAllGather
+                                    ? CollectiveKind::kReduceScatter
+                                    : CollectiveKind::kAllGather;
+    Add(CollectiveOp(name, kind, group, bytes, module),
+        {CollectiveOp(name + ".bwd", back, group, bytes, module,
+                      Pass::kDgrad)});
+  }
+
+  // Forward GEMM; backward dgrad (m x k x n) then wgrad (n x k x m), each with
+  // the forward FLOPs.
+  void Matmul(const MatmulSpec& s) {
+    const double rows = s.rows > 0 ? s.rows : double(s.m) * s.groups;
+    const bool quantize = x_.low && s.precision == GemmPrecision::kTraining;
+    if (quantize && s.quantize_input) {
+      Add(MemoryOp(s.name + ".quantize", "fp8_quantize",
+                   kQuantizeBytes * rows * s.k, s.module),
+          {});
+    }
+    LayerOp op = MakeOp(s.name, s.kind, s.module);
+    op.m = s.m;
+    op.n = s.n;
+    op.k = s.k;
+    op.groups = s.groups;
+    op.precision = s.precision;
+    op.flops = 2 * rows * s.n * s.k;
+    std::vector<LayerOp> bwd;
+    if (quantize) {
+      bwd.push_back(MemoryOp(s.name + ".grad_quantize", "fp8_quantize",
+                             kQuantizeBytes * rows * s.n, s.module,
+                             Pass::kDgrad));
+    }
+    LayerOp dgrad = op;
+    dgrad.name = s.name + ".dgrad";
+    dgrad.pass = Pass::kDgrad;
+    dgrad.n = s.k;
+    dgrad.k = s.n;
+    LayerOp wgrad = op;
+    wgrad.name = s.name + ".wgrad";
+    wgrad.pass = Pass::kWgrad;
+    wgrad.m = s.n;
+    wgrad.n = s.k;
+    wgrad.k = s.m;
+    bwd.push_back(std::move(dgrad));
+    bwd.push_back(std::move(wgrad));
+    Add(std::move(op), std::move(bwd));
+  }
+
+  // RMSNorm over tokens x width.
+  void Norm(const std::string& name, double tokens, double width,
+            const std::string& module) {
+    const double bytes = tokens * width * kBf16;
+    Add(MemoryOp(name, "rmsnorm_fwd", 2 * bytes, module),
+        {MemoryOp(name + ".bwd", "rmsnorm_bwd", 3 * bytes, module,
+                  Pass::kDgrad)});
+  }
+
+  // A `copy`-class kernel moving `bytes` in both passes; `flops` (forward)
+  // only for work Bridge counts (the Gated DeltaNet convolution).
+  void Copy(const std::string& name, double bytes, const std::string& module,
+            double flops = 0) {
+    LayerOp fwd = MemoryOp(name, "copy", bytes, module);
+    fwd.flops = flops;
+    LayerOp bwd = MemoryOp(name + ".bwd", "copy", bytes, module, Pass::kDgrad);
+    bwd.flops = 2 * flops;
+    Add(std::move(fwd), {std::move(bwd)});
+  }
+
+  // MLP activation on `rows` rows of fc1 output (2f gated, else f) -> f.
+  void Activation(const std::string& name, double rows, double f,
+                  const std::string& module) {
+    const bool gated = IsGated(x_.m);
+    const double fc1 = gated ? 2 * f : f;
+    Add(MemoryOp(name, gated ? "swiglu_fwd" : "copy", (fc1 + f) * rows * kBf16,
+                 module),
+        {MemoryOp(name + ".bwd", gated ? "swiglu_bwd" : "copy",
+                  (f + 2 * fc1) * rows * kBf16, module, Pass::kDgrad)});
+  }
+
+  // Input of a column-parallel linear over tokens x width: SP all-gathers the
+  // sequence (backward reduce-scatters); without SP the input is replicated
+  // and only the backward all-reduces its gradient.
+  void ColumnInput(const std::string& name, double width,
+                   const std::string& module) {
+    if (x_.tp == 1) return;
+    const double bytes = double(x_.tokens) * width * kBf16;
+    if (x_.sp) {
+      GatherOrScatter(name + ".ag", CollectiveKind::kAllGather, Group::kTp,
+                      bytes, module);
+    } else {
+      AddBackwardOnly(CollectiveOp(name + ".ar.bwd", CollectiveKind::kAllReduce,
+                                   Group::kTp, bytes, module, Pass::kDgrad));
+    }
+  }
+
+  // Output of a row-parallel linear (T x hidden partial sums): SP
+  // reduce-scatters (backward all-gathers), else all-reduces.
+  void RowOutput(const std::string& name, const std::string& module) {
+    if (x_.tp == 1) return;
+    const double bytes = double(x_.tokens) * x_.h * kBf16;
+    if (x_.sp) {
+      GatherOrScatter(name + ".rs", CollectiveKind::kReduceScatter, Group::kTp,
+                      bytes, module);
+    } else {
+      Add(CollectiveOp(name + ".ar", CollectiveKind::kAllReduce, Group::kTp,
+                       bytes, module),
+          {});
+    }
+  }
+
+  // Core attention with average attended context `context` (Bridge's FLOPs
+  // rule); one backward op at twice the forward FLOPs.
+  void Attention(const AttentionWork& w, double context,
+                 const std::string& module) {
+    LayerOp op = MakeOp("core_attn", OpKind::kAttention, module);
+    op.attention = w;
+    op.flops = 2.0 * w.batch * w.seq_q * context * w.heads_q *
+               (w.head_dim_qk + w.head_dim_v);
+    LayerOp bwd = op;
+    bwd.name = "core_attn.bwd";
+    bwd.pass = Pass::kDgrad;
+    bwd.flops = 2 * op.flops;
+    Add(std::move(op), {std::move(bwd)});
+  }
+
+  // MoE dispatch or combine; its backward is the other one.
+  void Dispatch(const DispatchWork& w, const std::string& module) {
+    LayerOp op =
+        MakeOp(w.combine ? "combine" : "dispatch", OpKind::kDispatch, module);
+    op.dispatch = w;
+    LayerOp bwd = op;
+    bwd.name = op.name + ".bwd";
+    bwd.pass = Pass::kDgrad;
+    bwd.dispatch.combine = !w.combine;
+    Add(std::move(op), {std::move(bwd)});
+  }
+
+  LayerOps Finish(const Recompute& rc, bool full) && {
+    LayerOps out;
+    for (const LayerOp& op : forward_) {
+      if (full || Recomputed(op.module, rc)) out.recompute.push_back(op);
+    }
+    for (auto it = segments_.rbegin(); it != segments_.rend(); ++it) {
+      for (LayerOp& op : *it) out.backward.push_back(std::move(op));
+    }
+    out.forward = std::move(forward_);
+    return out;
+  }
+
+ private:
+  static bool Recomputed(const std::string& module, const Recompute& rc) {
+    if (module == "core_attn") return rc.core_attn;
+    if (module == "mla_up_proj") return rc.mla_up_proj;
+    if (module == "layernorm") return rc.layernorm;
+    if (module == "mlp") return rc.mlp;
+    if (module == "moe") return rc.moe;
+    // Inside the MoE layer: its own flag or the whole layer's.
+    if (module == "moe_act") return rc.moe_act || rc.moe;
+    if (module == "shared_experts") return rc.shared_experts || rc.moe;
+    return false;
+  }
+
+  const Shapes& x_;
+  std::vector<LayerOp> forward_;
+  std::vector<std::vector<LayerOp>> segments_;
+};
+
+// Average attended keys per query under Bridge's rule: s/2 for full causal,
+// W - W(W-1)/(2s) for a sliding window W < s.
+double CausalContext(double s, int64_t window) {
+  const double w = static_cast<double>(window);
+  return window > 0 && w < s ? w - w * (w - 1) / (2 * s) : s / 2;
+}
+
+AttentionWork BaseAttention(const Shapes& x) {
+  AttentionWork w;
+  w.batch = x.tr.micro_batch_size;
+  w.seq_q = x.tr.seq_length / x.par.cp;
+  w.seq_kv = x.tr.seq_length;
+  w.heads_q = x.m.num_attention_heads() / x.tp;
+  w.causal = true;
+  return w;
+}
+
+// Softmax attention (MHA / GQA, sliding window, sinks, QK-norm, Qwen3-Next's
+// output gate): TE spec with the input norm fused into linear_qkv.
+void AddAttention(Builder& b, const Shapes& x, const LayerKind& kind) {
+  const Model& m = x.m;
+  const int64_t T = x.tokens, d = HeadDim(m);
+  AttentionWork w = BaseAttention(x);
+  w.heads_kv = std::max<int64_t>(1, QueryGroups(m) / x.tp);
+  w.head_dim_qk = w.head_dim_v = d;
+  w.window = kind.sliding_window ? m.window_size() : 0;
+  w.softmax_offset = m.learnable_softmax_offset();
+  const int64_t gate = m.attention_output_gate() ? w.heads_q * d : 0;
+  b.Norm("input_norm", x.sp_tokens, x.h, "");
+  b.ColumnInput("qkv", x.h, "");
+  b.Matmul({.name = "qkv",
+            .m = T,
+            .n = w.heads_q * d + 2 * w.heads_kv * d + gate,
+            .k = x.h});
+  const double qk_bytes = double(T) * (w.heads_q + w.heads_kv) * d * kBf16;
+  if (m.qk_layernorm()) b.Norm("qk_norm", T, (w.heads_q + w.heads_kv) * d, "");
+  b.Copy("rope", 2 * qk_bytes, "");  // read and write Q and K
+  b.Attention(w, CausalContext(double(x.tr.seq_length), w.window), "core_attn");
+  if (gate > 0) {
+    // sigmoid(gate) * O: read O and the gate, write O.
+    b.Copy("attn_gate", 3.0 * T * gate * kBf16, "");
+  }
+  b.Matmul({.name = "proj", .m = T, .n = x.h, .k = w.heads_q * d});
+  b.RowOutput("proj", "");
+}
+
+// Multi-latent attention (MCore multi_latent_attention.py, TE spec). The
+// down-projections are duplicated over TP and run on the sequence-parallel
+// shard (T/tp tokens under SP, the full T otherwise); the up-projections are
+// LayerNormColumnParallelLinear: q_norm / kv_norm fused in, the compressed
+// latents all-gathered over TP inside them (bytes T x rank), so the norms and
+// gathers belong to `mla_up_proj` with the up-projections and RoPE
+// (qkv_up_proj_and_rope_apply). The RoPE part of K (T x r) is gathered
+// outside. Without q_lora_rank, linear_q_proj is an ordinary column-parallel
+// linear on the gathered hidden states.
+void AddMla(Builder& b, const Shapes& x) {
+  const Model& m = x.m;
+  const int64_t T = x.tokens, Ts = x.sp_tokens, h = x.h;
+  const int64_t dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(),
+                dv = m.v_head_dim();
+  const int64_t q_rank = m.q_lora_rank(), kv_rank = m.kv_lora_rank();
+  AttentionWork w = BaseAttention(x);
+  w.heads_kv = w.heads_q;  // K and V materialised per head
+  w.head_dim_qk = dn + r;
+  w.head_dim_v = dv;
+  const std::string up = "mla_up_proj";
+  b.Norm("input_norm", Ts, h, "layernorm");
+  if (q_rank > 0) {
+    b.Matmul({.name = "q_down", .m = Ts, .n = q_rank, .k = h});
+  } else {
+    b.ColumnInput("q_proj", h, "");
+    b.Matmul({.name = "q_proj", .m = T, .n = w.heads_q * (dn + r), .k = h});
+  }
+  b.Matmul({.name = "kv_down",
+            .m = Ts,
+            .n = kv_rank + r,
+            .k = h,
+            .quantize_input = q_rank == 0});  // shares q_down's input
+  if (x.sp) {
+    const double bytes = double(T) * r * kBf16;
+    b.GatherOrScatter("k_pos_emb.ag", CollectiveKind::kAllGather, Group::kTp,
+                      bytes, "");
+  }
+  if (q_rank > 0) {
+    b.Norm("q_norm", Ts, q_rank, up);
+    b.ColumnInput("q_up", q_rank, up);
+    b.Matmul({.name = "q_up",
+              .m = T,
+              .n = w.heads_q * (dn + r),
+              .k = q_rank,
+              .module = up});
+  }
+  b.Norm("kv_norm", Ts, kv_rank, up);
+  b.ColumnInput("kv_up", kv_rank, up);
+  b.Matmul({.name = "kv_up",
+            .m = T,
+            .n = w.heads_q * (dn + dv),
+            .k = kv_rank,
+            .module = up});
+  // RoPE and the no-RoPE/RoPE concatenation: read and write Q and K.
+  b.Copy("rope", 2.0 * T * w.heads_q * 2 * (dn + r) * kBf16, up);
+  b.Attention(w, x.tr.seq_length / 2.0, "core_attn");
+  b.Matmul({.name = "proj", .m = T, .n = h, .k = w.heads_q * dv});
+  b.RowOutput("proj", "");
+}
+
+// Gated DeltaNet (MCore gated_delta_net.py; HF modeling_qwen3_next.py), the
+// input norm fused into in_proj (split here into the qkvz and ba GEMMs, which
+// share one quantized input). The chunked gated delta rule (FLA
+// chunk_gated_delta_rule, chunk C = 64) per value head with key dim dk and
+// value dim dv is listed as grouped GEMMs over the local value heads (16-bit):
+//   chunk_qk_kk  Q K^T and K K^T within each chunk     T x 2C x dk
+//   chunk_wu     W = A (K beta), U = A (V beta)        T x (dk+dv) x C
+//   state_out    W S and Q S against the chunk state   2T x dv x dk
+//   state_update S += K^T V_new per chunk              dk x dv x T
+//   intra_out    (Q K^T masked) V_new                  T x dv x C
+// = 3 C dk + 2 C dv + 3 dk dv multiply-adds per token and head (the
+// triangular solve for A, about C^2/3, is left out). Bridge counts 4 dv^2
+// (recurrent form): with dk = dv = 128 this lists 90112 against 65536, a gap
+// the FLOPs test states exactly.
+void AddGatedDeltaNet(Builder& b, const Shapes& x) {
+  const Model& m = x.m;
+  const int64_t T = x.tokens, h = x.h, tp = x.tp;
+  const int64_t dk = m.linear_key_head_dim(), dv = m.linear_value_head_dim();
+  const int64_t nv = m.linear_num_value_heads() / tp;
+  const int64_t qk = m.linear_num_key_heads() / tp * dk, v = nv * dv;
+  const int64_t C = kGdnChunk;
+  b.Norm("input_norm", x.sp_tokens, h, "");
+  b.ColumnInput("in_proj", h, "");
+  b.Matmul({.name = "in_proj_qkvz", .m = T, .n = 2 * qk + 2 * v, .k = h});
+  b.Matmul({.name = "in_proj_ba",
+            .m = T,
+            .n = 2 * nv,
+            .k = h,
+            .quantize_input = false});
+  // Depthwise causal conv1d over q, k, v channels: read and write them.
+  const double channels = 2.0 * qk + v;
+  b.Copy("conv1d", 2 * T * channels * kBf16, "",
+         2.0 * T * channels * m.linear_conv_kernel_dim());
+  auto scan = [&](const char* name, int64_t mm, int64_t n, int64_t k) {
+    b.Matmul({.name = name,
+              .m = mm,
+              .n = n,
+              .k = k,
+              .kind = OpKind::kGroupedGemm,
+              .groups = nv,
+              .precision = GemmPrecision::k16Bit});
+  };
+  scan("gdn.chunk_qk_kk", T, 2 * C, dk);
+  scan("gdn.chunk_wu", T, dk + dv, C);
+  scan("gdn.state_out", 2 * T, dv, dk);
+  scan("gdn.state_update", dk, dv, T);
+  scan("gdn.intra_out", T, dv, C);
+  // Gated RMSNorm: read the output and z, write the output.
+  LayerOp norm = MemoryOp("gdn.norm", "rmsnorm_fwd", 3.0 * T * v * kBf16, "");
+  // Backward reads dy, the output and z, writes both gradients.
+  b.Add(norm, {MemoryOp("gdn.norm.bwd", "rmsnorm_bwd", 5.0 * T * v * kBf16, "",
+                        Pass::kDgrad)});
+  b.Matmul({.name = "out_proj", .m = T, .n = h, .k = v});
+  b.RowOutput("out_proj", "");
+}
+
+// Dense MLP, TE spec: pre-MLP norm fused into fc1, all of it `mlp`.
+void AddMlp(Builder& b, const Shapes& x) {
+  const int64_t T = x.tokens, f = x.m.ffn_hidden_size() / x.tp;
+  const std::string mod = "mlp";
+  b.Norm("pre_mlp_norm", x.sp_tokens, x.h, mod);
+  b.ColumnInput("fc1", x.h, mod);
+  b.Matmul({.name = "fc1",
+            .m = T,
+            .n = (IsGated(x.m) ? 2 : 1) * f,
+            .k = x.h,
+            .module = mod});
+  b.Activation("act", T, f, mod);
+  b.Matmul({.name = "fc2", .m = T, .n = x.h, .k = f, .module = mod});
+  b.RowOutput("fc2", mod);
+}
+
+// MoE layer (MCore moe_layer.py with the alltoall/flex dispatchers). The
+// layer works on the tokens it receives, T/tp under SP (no TP gather at its
+// entry; without SP every TP rank routes all T, which MCore refuses in
+// training); the dispatcher all-gathers the received rows over ETP when etp > 1
+// and reduce-scatters them after fc2. Balanced routing: each GPU gets
+// tokens x topk routed rows (x etp after the gather) over its experts/ep local
+// experts; token drop pads every expert to its capacity
+// ceil(tokens x topk x CF / E) from each EP rank (as models/memory.cc).
+void AddMoe(Builder& b, const Shapes& x) {
+  const Model& m = x.m;
+  const int64_t h = x.h, tokens = x.sp_tokens, e = m.num_moe_experts();
+  const int64_t topk = m.moe_router_topk(), etp = x.par.etp;
+  const int64_t groups = e / x.par.ep, f = MoeFfnHidden(m) / etp;
+  const int64_t fc1 = (IsGated(m) ? 2 : 1) * f;
+  int64_t per_expert = 0;
+  double rows = 0;
+  if (x.tr.routing == Routing::kTokenDrop &&
+      x.tr.moe_expert_capacity_factor > 0) {
+    const int64_t capacity = static_cast<int64_t>(
+        std::ceil(double(tokens) * topk * x.tr.moe_expert_capacity_factor / e));
+    per_expert = capacity * x.par.ep * etp;
+    rows = double(per_expert) * groups;
+  } else {
+    rows = double(tokens) * topk * etp;
+    per_expert = static_cast<int64_t>(std::ceil(rows / groups));
+  }
+  const std::string mod = "moe";
+  b.Norm("pre_mlp_norm", tokens, h, "layernorm");
+  b.Matmul({.name = "router",
+            .m = tokens,
+            .n = e,
+            .k = h,
+            .precision = GemmPrecision::k16Bit,
+            .module = mod});
+  b.Copy("router_topk", 3.0 * tokens * e * kFp32, mod);
+  DispatchWork w;
+  w.tokens = tokens;
+  w.topk = topk;
+  w.hidden = h;
+  w.experts = e;
+  // 16-bit here; whether a dispatcher sends FP8 (DeepEP / HybridEP under FP8
+  // recipes) is the replay's call.
+  w.bytes_per_element = 2;
+  b.Dispatch(w, mod);
+  const double row_bytes = rows * h * kBf16;
+  if (etp > 1) {
+    b.GatherOrScatter("experts.ag", CollectiveKind::kAllGather, Group::kEtp,
+                      row_bytes, mod);
+  }
+  b.Matmul({.name = "experts_fc1",
+            .m = per_expert,
+            .n = fc1,
+            .k = h,
+            .kind = OpKind::kGroupedGemm,
+            .groups = groups,
+            .rows = rows,
+            .module = mod});
+  b.Activation("experts_act", rows, f, "moe_act");
+  b.Matmul({.name = "experts_fc2",
+            .m = per_expert,
+            .n = h,
+            .k = f,
+            .kind = OpKind::kGroupedGemm,
+            .groups = groups,
+            .rows = rows,
+            .module = mod});
+  if (etp > 1) {
+    b.GatherOrScatter("experts.rs", CollectiveKind::kReduceScatter, Group::kEtp,
+                      row_bytes, mod);
+  }
+  w.combine = true;
+  b.Dispatch(w, mod);
+  // Shared experts: a TP-sharded dense MLP on the layer's tokens (Megatron
+  // runs it beside the routed path; listed after it).
+  if (m.moe_shared_expert_intermediate_size() > 0) {
+    const int64_t T = x.tokens;
+    const int64_t fs = m.moe_shared_expert_intermediate_size() / x.tp;
+    const std::string sh = "shared_experts";
+    b.ColumnInput("shared_fc1", h, sh);
+    b.Matmul({.name = "shared_fc1",
+              .m = T,
+              .n = (IsGated(m) ? 2 : 1) * fs,
+              .k = h,
+              .module = sh});
+    b.Activation("shared_act", T, fs, sh);
+    b.Matmul({.name = "shared_fc2", .m = T, .n = h, .k = fs, .module = sh});
+    b.RowOutput("shared_fc2", sh);
+  }
+}
+
+// Vocab-parallel embedding lookup: gather (read and write T x h rows;
+// backward scatter-adds the same bytes) and the TP sum of the partial rows.
+void AddEmbedding(Builder& b, const Shapes& x, const std::string& prefix) {
+  b.Copy(prefix + "embedding", 2.0 * x.tokens * x.h * kBf16, "");
+  b.RowOutput(prefix + "embedding", "");
+}
+
+// MTP head input (MCore multi_token_prediction.py): embedding of the shifted
+// tokens, enorm and hnorm, eh_proj (column parallel, 2h -> h) whose output is
+// gathered over TP (gather_from_tensor_model_parallel_region) and, under SP,
+// scattered back to the sequence shard: the backward of that pair is an
+// all-gather under SP and a local split otherwise.
+void AddMtpInput(Builder& b, const Shapes& x) {
+  AddEmbedding(b, x, "mtp.");
+  b.Norm("mtp.enorm", x.sp_tokens, x.h, "");
+  b.Norm("mtp.hnorm", x.sp_tokens, x.h, "");
+  b.ColumnInput("mtp.eh_proj", 2 * x.h, "");
+  b.Matmul(
+      {.name = "mtp.eh_proj", .m = x.tokens, .n = x.h / x.tp, .k = 2 * x.h});
+  if (x.tp > 1) {
+    const double bytes = double(x.tokens) * x.h * kBf16;
+    std::vector<LayerOp> bwd;
+    if (x.sp) {
+      bwd.push_back(CollectiveOp("mtp.eh_proj.gather.bwd",
+                                 CollectiveKind::kAllGather, Group::kTp, bytes,
+                                 "", Pass::kDgrad));
+    }
+    b.Add(CollectiveOp("mtp.eh_proj.gather", CollectiveKind::kAllGather,
+                       Group::kTp, bytes, ""),
+          std::move(bwd));
+  }
+}
+
+}  // namespace
+
+LayerOps BuildLayerOps(const Model& model, int64_t layer, bool mtp,
+                       const Parallelism& parallel,
+                       const TrainingOptions& training, bool full_recompute) {
+  const Shapes x = MakeShapes(model, parallel, training);
+  Builder b(x);
+  const LayerKind kind = mtp ? MtpLayer(model) : DecoderLayer(model, layer);
+  if (mtp) AddMtpInput(b, x);
+  switch (kind.mixer) {
+    case Mixer::kAttention:
+      AddAttention(b, x, kind);
+      break;
+    case Mixer::kMla:
+      AddMla(b, x);
+      break;
+    case Mixer::kGatedDeltaNet:
+      AddGatedDeltaNet(b, x);
+      break;
+  }
+  if (kind.moe) {
+    AddMoe(b, x);
+  } else {
+    AddMlp(b, x);
+  }
+  LayerOps ops = std::move(b).Finish(training.recompute, full_recompute);
+  const ParamGroups p =
+      mtp ? MtpLayerParams(model) : DecoderLayerParams(model, layer);
+  ops.dense_params = p.tp / parallel.tp + p.replicated;
+  ops.expert_params = p.experts / (int64_t{parallel.ep} * parallel.etp);
+  return ops;
+}
+
+LayerOps BuildEmbeddingOps(const Model& model, const Parallelism& parallel,
+                           const TrainingOptions& training) {
+  const Shapes x = MakeShapes(model, parallel, training);
+  Builder b(x);
+  AddEmbedding(b, x, "");
+  LayerOps ops = std::move(b).Finish(Recompute{}, false);
+  ops.dense_params =
+      EmbeddingParams(model, PaddedVocab(model, parallel.tp)) / parallel.tp;
+  return ops;
+}
+
+// Per head: final norm, the vocab-parallel output GEMM (16-bit) on the
+// gathered sequence, Megatron's vocab-parallel cross entropy (logits read and
+// written in fp32, 3 all-reduces of one fp32 value per token: max, sum of
+// exponentials, target logit; its backward needs no communication).
+LayerOps BuildOutputOps(const Model& model, const Parallelism& parallel,
+                        const TrainingOptions& training, int64_t heads) {
+  const Shapes x = MakeShapes(model, parallel, training);
+  Builder b(x);
+  const int64_t vocab = PaddedVocab(model, parallel.tp) / parallel.tp;
+  const double T = static_cast<double>(x.tokens);
+  for (int64_t i = 0; i < heads; ++i) {
+    const std::string prefix = i == 0 ? "" : "mtp" + std::to_string(i) + ".";
+    b.Norm(prefix + "final_norm", x.sp_tokens, x.h, "");
+    b.ColumnInput(prefix + "output", x.h, "");
+    b.Matmul({.name = prefix + "output",
+              .m = x.tokens,
+              .n = vocab,
+              .k = x.h,
+              .precision = GemmPrecision::k16Bit});
+    b.Copy(prefix + "cross_entropy", T * vocab * kFp32 * 2, "");
+    if (x.tp > 1) {
+      b.Add(
+          CollectiveOp(prefix + "cross_entropy.ar", CollectiveKind::kAllReduce,
+                       Group::kTp, T * kFp32 * 3, ""),
+          {});
+    }
+  }
+  LayerOps ops = std::move(b).Finish(Recompute{}, false);
+  // The output weight, unless tied to an embedding on this same (only)
+  // pipeline stage; the final norm. MTP heads' norms are MTP layer params.
+  const bool own_weight =
+      model.untie_embeddings_and_output_weights() || parallel.pp > 1;
+  ops.dense_params =
+      (own_weight ? EmbeddingParams(model, PaddedVocab(model, parallel.tp)) /
+                        parallel.tp
+                  : 0) +
+      model.hidden_size();
+  return ops;
+}
+
+}  // namespace moesim::models

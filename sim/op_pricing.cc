@@ -1,0 +1,385 @@
+#include "sim/op_pricing.h"
+
+#include <algorithm>
+
+#include "sim/moe_layer.h"
+
+namespace moesim::sim {
+
+namespace {
+
+using calibration::Dtype;
+using calibration::Estimate;
+using models::LayerOp;
+using models::OpKind;
+using topology::Collective;
+
+constexpr double kBf16Bytes = 2;
+// Megatron's default SMs for the DeepEP and HybridEP kernels
+// (--moe-deepep-num-sms 20, --moe-hybridep-num-sms 16; as sim/moe_layer.h).
+constexpr int kDeepEpSms = 20;
+constexpr int kHybridEpSms = 16;
+
+Collective ToCollective(models::CollectiveKind kind) {
+  switch (kind) {
+    case models::CollectiveKind::kAllGather:
+      return Collective::kAllGather;
+    case models::CollectiveKind::kReduceScatter:
+      return Collective::kReduceScatter;
+    case models::CollectiveKind::kAllReduce:
+      return Collective::kAllReduce;
+    case models::CollectiveKind::kAllToAll:
+      return Collective::kAllToAll;
+  }
+  return Collective::kAllReduce;
+}
+
+StreamKind StreamOf(models::Group group) {
+  switch (group) {
+    case models::Group::kTp:
+    case models::Group::kEtp:
+      return StreamKind::kTp;
+    case models::Group::kCp:
+      return StreamKind::kCp;
+    case models::Group::kEp:
+      return StreamKind::kEp;
+    case models::Group::kDp:
+    case models::Group::kEdp:
+      return StreamKind::kDp;
+    case models::Group::kPp:
+      return StreamKind::kPp;
+  }
+  return StreamKind::kTp;
+}
+
+// Builds a template: Serial() ops wait for the previous op, Add() ops for
+// the listed ones.
+class Builder {
+ public:
+  int Serial(TimedOp op) {
+    op.deps = {last_};
+    return Add(std::move(op));
+  }
+  int Add(TimedOp op) {
+    out_.ops.push_back(std::move(op));
+    last_ = static_cast<int>(out_.ops.size()) - 1;
+    return last_;
+  }
+  int last() const { return last_; }
+  void set_last(int op) { last_ = op; }
+  OpTemplate Finish() {
+    out_.exit = last_;
+    return std::move(out_);
+  }
+
+ private:
+  OpTemplate out_;
+  int last_ = kEntry;
+};
+
+TimedOp ComputeOp(std::string name, const char* category,
+                  const Estimate& estimate) {
+  TimedOp op;
+  op.stream = StreamKind::kCompute;
+  op.duration = Time::FromSecondsCeil(estimate.seconds);
+  op.name = std::move(name);
+  op.category = category;
+  return op;
+}
+
+calibration::AttentionShape Shape(const models::AttentionWork& a, int64_t seq_q,
+                                  int64_t seq_kv, bool causal) {
+  calibration::AttentionShape s;
+  s.batch = a.batch;
+  s.seq_q = seq_q;
+  s.seq_kv = seq_kv;
+  s.heads_q = a.heads_q;
+  s.heads_kv = a.heads_kv;
+  s.head_dim_qk = a.head_dim_qk;
+  s.head_dim_v = a.head_dim_v;
+  s.causal = causal;
+  s.window = a.window;
+  s.dtype = Dtype::kBf16;  // TE runs core attention in 16 bits
+  return s;
+}
+
+// Core attention; with cp > 1 Megatron's p2p ring (context_parallel.py,
+// AttnFuncWithCPAndKVP2P): each rank holds chunks i and 2cp-1-i of seq/(2cp)
+// tokens. Step 0 is the causal block of the local chunks; each of the cp - 1
+// later steps attends to a remote rank's K/V and does half a full block
+// (both local chunks against one remote chunk, or the later local chunk
+// against both), never an empty one. Before each step s > 0 the K/V block
+// moved one hop along the ring on the CP stream, sent while step s - 1
+// computed. Backward rotates K/V and the accumulating dK/dV (twice the
+// bytes) and ends with one more hop that returns dK/dV to its owner.
+void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
+  const models::AttentionWork& a = op.attention;
+  const bool backward = op.pass != models::Pass::kForward;
+  const int cp = static_cast<int>(
+      rank.groups[static_cast<int>(models::Group::kCp)].size());
+  const calibration::CostModel& costs = *rank.costs;
+  if (cp <= 1) {
+    b.Serial(ComputeOp(
+        op.name, "attention",
+        costs.Attention(Shape(a, a.seq_q, a.seq_kv, a.causal), backward)));
+    return;
+  }
+  const int64_t chunk = a.seq_q / 2;  // seq / (2 cp)
+  const Estimate diagonal =
+      costs.Attention(Shape(a, a.seq_q, a.seq_q, a.causal), backward);
+  const Estimate half =
+      costs.Attention(Shape(a, a.seq_q, chunk, false), backward);
+  // One K/V block: the local 2 chunks' keys and values, 16-bit.
+  const double kv_bytes = static_cast<double>(a.batch) * a.seq_q * a.heads_kv *
+                          (a.head_dim_qk + a.head_dim_v) * kBf16Bytes;
+  const double hop_bytes = backward ? 2 * kv_bytes : kv_bytes;
+  auto hop = [&](int step) {
+    return SendRecvOp(rank, rank.cp_hop, hop_bytes, StreamKind::kCp,
+                      op.name + " cp hop " + std::to_string(step));
+  };
+  const int entry = b.last();
+  int block = kEntry, transfer = kEntry;
+  for (int step = 0; step < cp; ++step) {
+    // The hop bringing the next block starts once this block is in hand
+    // (the previous hop done) and the rank's inputs are ready.
+    int next_transfer = kEntry;
+    if (step + 1 < cp) {
+      TimedOp t = hop(step + 1);
+      t.deps = {entry};
+      if (transfer != kEntry) t.deps.push_back(transfer);
+      next_transfer = b.Add(std::move(t));
+    }
+    TimedOp compute = ComputeOp(
+        op.name + (step == 0 ? " diag" : " step " + std::to_string(step)),
+        "attention", step == 0 ? diagonal : half);
+    compute.deps = {block == kEntry ? entry : block};
+    if (transfer != kEntry) compute.deps.push_back(transfer);
+    block = b.Add(std::move(compute));
+    transfer = next_transfer;
+  }
+  b.set_last(block);
+  if (backward) {
+    TimedOp back = hop(cp);
+    back.name = op.name + " cp dkv home";
+    back.deps = {block};
+    b.Add(std::move(back));
+  }
+}
+
+// MoE dispatch or combine over EP. alltoall (MoEAlltoAllTokenDispatcher):
+// permute the tokens into rows per expert, NCCL all-to-all of every routed
+// row, sort the received chunks by local expert; combine runs it backwards.
+// DeepEP / HybridEP send each token once per destination rank at their
+// table's bottleneck bandwidth (as sim/moe_layer.cc); DeepEP's rows are
+// permuted by Megatron afterwards, HybridEP permutes inside its kernels.
+util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
+                               Builder& b) {
+  const models::DispatchWork& d = op.dispatch;
+  const calibration::CostModel& costs = *rank.costs;
+  const double rows = static_cast<double>(d.tokens) * d.topk;
+  const double row_bytes = static_cast<double>(d.hidden) * d.bytes_per_element;
+  const double token_row_bytes = static_cast<double>(d.hidden) * kBf16Bytes;
+  const char* kernel = d.combine ? "unpermute" : "permute";
+  const Estimate reorder =
+      costs.MemoryBound(kernel, (d.tokens + rows) * token_row_bytes);
+  const Estimate sort = costs.MemoryBound("permute", 2.0 * rows * row_bytes);
+  const bool ep = rank.ep > 1;
+  if (rank.dispatcher == models::Dispatcher::kAllToAll || !ep) {
+    if (!d.combine)
+      b.Serial(ComputeOp(op.name + " permute", "memory_bound", reorder));
+    if (ep) {
+      if (d.combine)
+        b.Serial(ComputeOp(op.name + " sort", "memory_bound", sort));
+      b.Serial(CollectiveOp(rank, models::Group::kEp, Collective::kAllToAll,
+                            rows * row_bytes, StreamKind::kEp,
+                            op.name + " all-to-all"));
+      if (!d.combine)
+        b.Serial(ComputeOp(op.name + " sort", "memory_bound", sort));
+    }
+    if (d.combine)
+      b.Serial(ComputeOp(op.name + " unpermute", "memory_bound", reorder));
+    return {};
+  }
+  const bool deepep = rank.dispatcher == models::Dispatcher::kDeepEp;
+  const char* name = deepep ? "deepep" : "hybridep";
+  const topology::GroupShape& shape =
+      rank.shapes[static_cast<int>(models::Group::kEp)];
+  const std::string tier = shape.domains > 1 ? "net" : "nvlink";
+  const char* phase = d.combine ? "combine" : "dispatch";
+  auto rate = costs.Dispatch(name, phase, tier, rank.ep, d.tokens, Dtype::kBf16,
+                             deepep ? kDeepEpSms : kHybridEpSms);
+  if (!rate) {
+    return util::Fail("calibration/tables/" + costs.tables().gpu +
+                      "/dispatch.csv: no " + name + " " + phase +
+                      " row for tier " + tier);
+  }
+  MoeLayerSpec spec;
+  spec.experts = d.experts;
+  spec.topk = d.topk;
+  spec.ep = rank.ep;
+  spec.router_groups = d.router_groups;
+  spec.router_group_topk = d.router_group_topk;
+  const double ranks_per_token = DistinctRanksPerToken(spec);
+  const double bytes = ranks_per_token * (rank.ep - 1.0) / rank.ep *
+                       static_cast<double>(d.tokens) * row_bytes;
+  const double received = d.tokens * ranks_per_token;
+  const Estimate permute =
+      costs.MemoryBound(kernel, (received + rows) * token_row_bytes);
+  if (deepep && d.combine)
+    b.Serial(ComputeOp(op.name + " unpermute", "memory_bound", permute));
+  TimedOp comm;
+  comm.stream = StreamKind::kEp;
+  comm.duration = Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9));
+  comm.name = op.name + " " + name;
+  comm.category = "ep";
+  b.Serial(std::move(comm));
+  if (deepep && !d.combine)
+    b.Serial(ComputeOp(op.name + " permute", "memory_bound", permute));
+  return {};
+}
+
+}  // namespace
+
+const char* StreamKindName(StreamKind kind) {
+  static constexpr const char* kNames[] = {"compute", "tp", "cp",
+                                           "ep",      "dp", "pp"};
+  return kNames[static_cast<int>(kind)];
+}
+
+calibration::Dtype TrainingDtype(models::Precision precision) {
+  switch (precision) {
+    case models::Precision::kBf16:
+      return Dtype::kBf16;
+    case models::Precision::kFp8CurrentScaling:
+    case models::Precision::kFp8Delayed:
+    case models::Precision::kFp8Blockwise:
+      return Dtype::kFp8;
+    case models::Precision::kMxfp8:
+      return Dtype::kMxfp8;
+    case models::Precision::kNvfp4:
+      return Dtype::kNvfp4;
+  }
+  return Dtype::kBf16;
+}
+
+namespace {
+
+TimedOp Transfer(const RankContext& rank, Collective collective,
+                 const std::vector<int>& gpus,
+                 const topology::GroupShape& shape, double bytes,
+                 StreamKind stream, std::string name) {
+  TimedOp op;
+  op.stream = stream;
+  op.name = std::move(name);
+  op.category = StreamKindName(stream);
+  if (rank.flow_network) {
+    op.transfer = topology::CollectiveRequest{collective, gpus, bytes};
+  } else {
+    op.duration = Time::FromSecondsCeil(
+        topology::EstimateCollective(*rank.network, collective, shape, bytes)
+            .seconds);
+  }
+  return op;
+}
+
+}  // namespace
+
+TimedOp CollectiveOp(const RankContext& rank, models::Group group,
+                     Collective collective, double bytes, StreamKind stream,
+                     std::string name) {
+  const int g = static_cast<int>(group);
+  return Transfer(rank, collective, rank.groups[g], rank.shapes[g], bytes,
+                  stream, std::move(name));
+}
+
+TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
+                   double bytes, StreamKind stream, std::string name) {
+  return Transfer(rank, Collective::kSendRecv, pair,
+                  topology::ShapeOf(pair, *rank.cluster), bytes, stream,
+                  std::move(name));
+}
+
+OpTemplate Coalesce(const OpTemplate& t) {
+  const int n = static_cast<int>(t.ops.size());
+  // Dependents of each op inside the template; the exit has one outside.
+  std::vector<int> dependents(n, 0);
+  for (const TimedOp& op : t.ops) {
+    for (const int d : op.deps) {
+      if (d != kEntry) ++dependents[d];
+    }
+  }
+  if (t.exit != kEntry) ++dependents[t.exit];
+  OpTemplate out;
+  std::vector<int> index(n, kEntry);  // old op -> new op
+  int last_compute = kEntry;          // new index of the latest compute op
+  std::vector<std::string> tail;      // last merged name per new op
+  for (int i = 0; i < n; ++i) {
+    const TimedOp& op = t.ops[i];
+    const bool compute = op.stream == StreamKind::kCompute && !op.transfer;
+    if (compute && op.deps.size() == 1 && op.deps[0] != kEntry &&
+        dependents[op.deps[0]] == 1 && index[op.deps[0]] == last_compute &&
+        last_compute != kEntry) {
+      TimedOp& merged = out.ops[last_compute];
+      merged.duration += op.duration;
+      merged.category = "compute";
+      tail[last_compute] = op.name;
+      index[i] = last_compute;
+      continue;
+    }
+    TimedOp copy = op;
+    for (int& d : copy.deps) {
+      if (d != kEntry) d = index[d];
+    }
+    out.ops.push_back(std::move(copy));
+    tail.emplace_back();
+    index[i] = static_cast<int>(out.ops.size()) - 1;
+    if (compute) last_compute = index[i];
+  }
+  for (size_t i = 0; i < out.ops.size(); ++i) {
+    if (!tail[i].empty()) out.ops[i].name += " .. " + tail[i];
+  }
+  out.exit = t.exit == kEntry ? kEntry : index[t.exit];
+  return out;
+}
+
+util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
+                                  const RankContext& rank) {
+  Builder b;
+  const calibration::CostModel& costs = *rank.costs;
+  for (const LayerOp& op : ops) {
+    const Dtype dtype = op.precision == models::GemmPrecision::k16Bit
+                            ? Dtype::kBf16
+                            : rank.training_dtype;
+    switch (op.kind) {
+      case OpKind::kGemm:
+        b.Serial(
+            ComputeOp(op.name, "gemm", costs.Gemm(op.m, op.n, op.k, dtype)));
+        break;
+      case OpKind::kGroupedGemm:
+        b.Serial(
+            ComputeOp(op.name, "grouped_gemm",
+                      costs.GroupedGemm(op.groups, op.m, op.n, op.k, dtype)));
+        break;
+      case OpKind::kAttention:
+        AddAttention(op, rank, b);
+        break;
+      case OpKind::kMemoryBound:
+        b.Serial(ComputeOp(op.name, "memory_bound",
+                           costs.MemoryBound(op.kernel, op.bytes)));
+        break;
+      case OpKind::kCollective: {
+        if (rank.groups[static_cast<int>(op.group)].size() <= 1) break;
+        b.Serial(CollectiveOp(rank, op.group, ToCollective(op.collective),
+                              op.bytes, StreamOf(op.group), op.name));
+        break;
+      }
+      case OpKind::kDispatch:
+        if (auto r = AddDispatch(op, rank, b); !r)
+          return std::unexpected(r.error());
+        break;
+    }
+  }
+  return b.Finish();
+}
+
+}  // namespace moesim::sim

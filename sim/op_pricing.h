@@ -1,0 +1,108 @@
+// Prices a layer's ops (models::LayerOps) for one representative rank and
+// lays them out as a template of timed ops on that rank's streams, ready to
+// be instantiated once per micro-batch by the replay.
+//
+// Design. Every micro-batch of a layer does the same work (balanced routing),
+// so each layer is priced once: kernel times from calibration::CostModel,
+// collective times from the topology collective model on the placed group.
+// Under the flow network a collective instead carries its CollectiveRequest
+// and the engine asks the NetworkModel when it finishes (so concurrent
+// transfers share links); the analytical network's answer does not depend on
+// other traffic, so it is priced here once.
+//
+// Ops run one after another (each waits for the previous one), except where
+// Megatron overlaps: the context-parallel ring, where the transfer of the next
+// KV block runs on the CP stream beside the attention of the block in hand
+// (Megatron's causal load balancing: 2 x cp chunks, the diagonal block is
+// causal, the cp - 1 others are half blocks, none is empty). Communication
+// runs on its own stream (TP, CP, EP) so the replay can tell exposed
+// communication from hidden.
+#ifndef MOESIM_SIM_OP_PRICING_H_
+#define MOESIM_SIM_OP_PRICING_H_
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibration/cost_model.h"
+#include "models/layer_ops.h"
+#include "sim/time.h"
+#include "topology/collectives.h"
+#include "topology/network_model.h"
+#include "util/error.h"
+
+namespace moesim::sim {
+
+enum class StreamKind { kCompute, kTp, kCp, kEp, kDp, kPp };
+inline constexpr int kNumStreamKinds = 6;
+const char* StreamKindName(StreamKind kind);  // "compute", "tp", ...
+
+inline constexpr int kEntry = -1;  // a dep on the template's entry
+
+struct TimedOp {
+  StreamKind stream = StreamKind::kCompute;
+  Time duration;  // ignored when `transfer` is set
+  std::optional<topology::CollectiveRequest> transfer;
+  std::string name;
+  // Op class for reports: gemm, grouped_gemm, attention, memory_bound, and
+  // for communication the stream kind (tp, cp, ep, dp, pp).
+  std::string category;
+  std::vector<int> deps;  // earlier ops of the template, or kEntry
+  // Set by the replay when it interns the name and category (-1: not yet).
+  int32_t name_id = -1;
+  int16_t category_id = -1;
+};
+
+struct OpTemplate {
+  std::vector<TimedOp> ops;
+  int exit = kEntry;  // the op whose finish ends it (kEntry: empty)
+};
+
+inline constexpr int kNumGroups = 7;  // models::Group values
+
+// One representative rank: its groups on the cluster and what prices ops.
+struct RankContext {
+  const calibration::CostModel* costs = nullptr;
+  const topology::NetworkParams* network = nullptr;
+  const topology::Cluster* cluster = nullptr;
+  bool flow_network = false;
+  // Members (GPU ids, group order) and shape of the rank's group of each
+  // models::Group kind; the CP ring's slowest hop (two GPUs).
+  std::array<std::vector<int>, kNumGroups> groups;
+  std::array<topology::GroupShape, kNumGroups> shapes;
+  std::vector<int> cp_hop;
+  calibration::Dtype training_dtype = calibration::Dtype::kBf16;
+  models::Dispatcher dispatcher = models::Dispatcher::kAllToAll;
+  int ep = 1;
+};
+
+// Template of `ops` (one pass of one layer, in order). Errors name the
+// calibration table that lacks a row the op needs.
+[[nodiscard]] util::Result<OpTemplate> PriceOps(
+    const std::vector<models::LayerOp>& ops, const RankContext& rank);
+
+// A collective over the rank's group `group` as a timed op on `stream`.
+// REQUIRES: `collective` is not kSendRecv (SendRecvOp).
+TimedOp CollectiveOp(const RankContext& rank, models::Group group,
+                     topology::Collective collective, double bytes,
+                     StreamKind stream, std::string name);
+
+// `t` with each run of compute ops that follow one another (an op whose only
+// dependency is the previous compute op, which nothing else waits for) merged
+// into one op of their summed duration, named "first .. last". Such ops run
+// back to back on the compute stream, so every start and finish outside the
+// run, and every busy interval, is unchanged: the replay uses it when no
+// trace needs the single kernels. Category of a merged op: "compute".
+OpTemplate Coalesce(const OpTemplate& t);
+
+// A point-to-point transfer of `bytes` between two GPUs (`pair`: src, dst).
+TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
+                   double bytes, StreamKind stream, std::string name);
+
+// The calibration dtype of a training precision's low-precision GEMMs.
+calibration::Dtype TrainingDtype(models::Precision precision);
+
+}  // namespace moesim::sim
+
+#endif  // MOESIM_SIM_OP_PRICING_H_

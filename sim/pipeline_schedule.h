@@ -1,0 +1,44 @@
+// Lays Megatron's pipeline schedule out on the engine: every stage's 1F1B
+// order (models::OneFOneBSchedule), chained on the stage, each forward
+// waiting for the activation of the previous virtual stage and each backward
+// for the gradient of the next. What a step does and how a tensor moves
+// between stages are the caller's (callbacks), so the replay and the
+// schedule's own tests share this one piece.
+#ifndef MOESIM_SIM_PIPELINE_SCHEDULE_H_
+#define MOESIM_SIM_PIPELINE_SCHEDULE_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/pipeline.h"
+#include "sim/engine.h"
+
+namespace moesim::sim {
+
+struct PipelineCallbacks {
+  // Adds the ops of `step` on stage `stage`, each first op waiting for every
+  // op of `entry`; returns the op whose finish ends the step.
+  std::function<OpId(int stage, const models::ScheduleStep& step,
+                     const std::vector<OpId>& entry)>
+      run;
+  // Adds the transfer of `step`'s output (the activation after a forward,
+  // the gradient after a backward) from `stage` to stage `to`, after `done`;
+  // returns the op whose finish delivers it.
+  std::function<OpId(int stage, int to, const models::ScheduleStep& step,
+                     OpId done)>
+      send;
+};
+
+// Emits the steps of `pp` stages x `vpp` chunks x `microbatches`. `chain`:
+// per stage, the op its first step waits for (-1: none); on return, the last
+// op of each stage. Virtual stage v = chunk x pp + stage; its forward input
+// comes from stage (stage - 1) mod pp, its backward input from (stage + 1)
+// mod pp.
+// REQUIRES: chain.size() == pp.
+void EmitPipeline(int pp, int vpp, int64_t microbatches,
+                  std::vector<OpId>& chain, const PipelineCallbacks& callbacks);
+
+}  // namespace moesim::sim
+
+#endif  // MOESIM_SIM_PIPELINE_SCHEDULE_H_

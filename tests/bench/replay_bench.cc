@@ -1,0 +1,94 @@
+// Cost of replaying one training step (`moesim run` without the report):
+// resolve, build the platform (cluster graph, calibration tables), build the
+// op graph of every micro-batch and play it. Goals (issue 5): DeepSeek-V3 on
+// 1,024 H100s (TP2 PP8 VPP4 EP64, GBS 16384) within 0.5 s; a 16,384-GPU
+// layout within 2 s; at least 5 M ops/s through the engine; peak RSS of the
+// 16,384-GPU run within 1 GiB (counter peak_rss_mib: the process's high-water
+// mark, so run the benchmark alone with --benchmark_filter to read it).
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include "scenarios/scenario.h"
+#include "sim/replay.h"
+
+namespace {
+
+constexpr const char* kDeepSeek1024 = R"(
+model: "deepseek-v3" system: "dgx-h100" num_gpus: 1024 seq_length: 4096
+layout { tensor_model_parallel_size: 2 pipeline_model_parallel_size: 8
+  virtual_pipeline_model_parallel_size: 4 expert_model_parallel_size: 64
+  pipeline_model_parallel_layout: "Et|(tt|)*30mL"
+  micro_batch_size: 1 global_batch_size: 16384 }
+precision: "fp8-block" dispatcher: "deepep"
+recompute { granularity: "selective" modules: ["mla_up_proj"] })";
+
+// 16,384 H100s: TP2 PP16 EP64, DP 512, 16 micro-batches per pipeline.
+constexpr const char* kDeepSeek16384 = R"(
+model: "deepseek-v3" system: "dgx-h100" num_gpus: 16384 seq_length: 4096
+layout { tensor_model_parallel_size: 2 pipeline_model_parallel_size: 16
+  expert_model_parallel_size: 64
+  pipeline_model_parallel_layout: "Etttt|(tttt|)*14tmL"
+  micro_batch_size: 1 global_batch_size: 8192 }
+precision: "fp8-block" dispatcher: "deepep")";
+
+// The shipped default: DeepSeek-V3 128K on 256 H100s, CP32 (a 32-step ring
+// per attention).
+constexpr const char* kDefault = R"(
+model: "deepseek-v3" system: "dgx-h100" num_gpus: 256 seq_length: 131072
+layout { tensor_model_parallel_size: 1 context_parallel_size: 32
+  expert_model_parallel_size: 32 pipeline_model_parallel_size: 8
+  virtual_pipeline_model_parallel_size: 4
+  pipeline_model_parallel_layout: "Et|(tt|)*30mL"
+  micro_batch_size: 1 global_batch_size: 128 }
+recompute { granularity: "selective"
+            modules: ["mla_up_proj", "layernorm", "moe", "mlp"] }
+precision: "fp8-block" dispatcher: "deepep" optimizer_offload_fraction: 1.0)";
+
+double PeakRssMib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports KiB
+}
+
+void BM_Replay(benchmark::State& state, const char* text) {
+  auto spec = moesim::scenarios::ParseScenario(text, "bench");
+  if (!spec) {
+    state.SkipWithError(spec.error().message.c_str());
+    return;
+  }
+  double ops = 0;
+  for (auto _ : state) {
+    auto s = moesim::scenarios::Resolve(*spec, "bench");
+    if (!s) {
+      state.SkipWithError(s.error().message.c_str());
+      return;
+    }
+    auto platform = moesim::sim::BuildPlatform(*s);
+    if (!platform) {
+      state.SkipWithError(platform.error().message.c_str());
+      return;
+    }
+    auto step = moesim::sim::Replay(*s, *platform, {});
+    if (!step) {
+      state.SkipWithError(step.error().message.c_str());
+      return;
+    }
+    ops = static_cast<double>(step->ops);
+    benchmark::DoNotOptimize(step->step_time_s);
+  }
+  state.counters["ops"] = ops;
+  state.counters["ops_per_s"] =
+      benchmark::Counter(ops * state.iterations(), benchmark::Counter::kIsRate);
+  state.counters["peak_rss_mib"] = PeakRssMib();
+}
+
+BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_1024_h100, kDeepSeek1024)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_16384_h100, kDeepSeek16384)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Replay, default_dsv3_128k_256_h100, kDefault)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,319 @@
+// Property tests of the step replay: each expected value is derived from the
+// mechanism (the pipeline schedule, the CP ring, the network model), not
+// taken from a run of the code under test.
+#include "sim/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/pipeline.h"
+#include "sim/pipeline_schedule.h"
+#include "sim/step_stats.h"
+#include "tests/sim/trace_check.h"
+#include "topology/system.h"
+
+namespace moesim::sim {
+namespace {
+
+// ---- Pipeline schedule -----------------------------------------------------
+
+// A compute-only pipeline: every chunk's forward takes f, its backward b, and
+// stage-to-stage transfers take no time. Megatron's interleaved 1F1B leaves a
+// bubble of (pp - 1) x (f + b) per stage, i.e. (pp - 1) / (vpp x m) of the
+// ideal m x vpp x (f + b) (Narayanan et al., SC'21, section 2.2.2).
+Time ComputeOnlyPipeline(int pp, int vpp, int64_t m, Time f, Time b) {
+  Engine engine;
+  std::vector<StreamId> compute;
+  for (int r = 0; r < pp; ++r) {
+    compute.push_back(engine.Stream("stage" + std::to_string(r) + "/compute"));
+  }
+  PipelineCallbacks callbacks;
+  callbacks.run = [&](int r, const models::ScheduleStep& step,
+                      const std::vector<OpId>& entry) {
+    return engine.Add(compute[r], step.forward ? f : b, entry,
+                      step.forward ? "f" : "b");
+  };
+  callbacks.send = [&](int r, int, const models::ScheduleStep&, OpId done) {
+    return engine.Add(compute[r], Time::Zero(), {done}, "send");
+  };
+  std::vector<OpId> chain(pp, -1);
+  EmitPipeline(pp, vpp, m, chain, callbacks);
+  EXPECT_TRUE(engine.Run());
+  return engine.makespan();
+}
+
+TEST(PipelineSchedule, ComputeOnlyBubbleIsPpMinusOneOverVppM) {
+  const Time f = Time::Millis(1), b = Time::Millis(2);
+  for (const int pp : {2, 4, 8}) {
+    for (const int vpp : {1, 2, 4}) {
+      for (const int64_t m : {int64_t{pp}, 2 * int64_t{pp}, 8 * int64_t{pp}}) {
+        const Time ideal = Time::Picos(m * vpp * (f + b).picos());
+        const Time makespan = ComputeOnlyPipeline(pp, vpp, m, f, b);
+        const double bubble =
+            static_cast<double>((makespan - ideal).picos()) / ideal.picos();
+        EXPECT_NEAR(bubble, (pp - 1.0) / (vpp * m), 1e-12)
+            << "pp " << pp << " vpp " << vpp << " m " << m;
+      }
+    }
+  }
+}
+
+// Megatron's warm-up count (schedules.py): (pp - rank - 1) without
+// interleaving, (pp - rank - 1) x 2 + (vpp - 1) x pp with it; the stage then
+// holds warm-up + 1 micro-batches' activations at most.
+TEST(PipelineSchedule, InFlightEqualsMegatronWarmupFormula) {
+  for (const int pp : {4, 8}) {
+    for (const int vpp : {1, 2, 3}) {
+      const int64_t m = 4 * pp;
+      for (int r = 0; r < pp; ++r) {
+        const models::OneFOneBSchedule s(r, pp, vpp, m);
+        const int64_t warmup =
+            vpp == 1 ? pp - r - 1 : (pp - r - 1) * 2 + (vpp - 1) * pp;
+        EXPECT_EQ(s.warmup(), warmup);
+        int64_t in_flight = 0, peak = 0, forwards_before_backward = -1;
+        for (int64_t i = 0; i < s.size(); ++i) {
+          in_flight += s[i].forward ? 1 : -1;
+          peak = std::max(peak, in_flight);
+          if (!s[i].forward && forwards_before_backward < 0) {
+            forwards_before_backward = i;
+          }
+        }
+        EXPECT_EQ(in_flight, 0);
+        EXPECT_EQ(peak, warmup + 1);
+        EXPECT_EQ(forwards_before_backward, warmup + 1);
+      }
+    }
+  }
+}
+
+// get_schedule_table with 6 micro-batches on pp 4, vpp 2: one full group
+// (micro-batches 0-3 through chunk 0 then chunk 1), then the remainder
+// (4-5) through chunk 0 then chunk 1.
+TEST(PipelineSchedule, ForwardTableWithPartialLastGroup) {
+  const models::OneFOneBSchedule s(0, 4, 2, 6);
+  const std::pair<int64_t, int> want[] = {{0, 0}, {1, 0}, {2, 0}, {3, 0},
+                                          {0, 1}, {1, 1}, {2, 1}, {3, 1},
+                                          {4, 0}, {5, 0}, {4, 1}, {5, 1}};
+  for (int k = 0; k < 12; ++k) {
+    EXPECT_EQ(s.Forward(k).microbatch, want[k].first) << k;
+    EXPECT_EQ(s.Forward(k).chunk, want[k].second) << k;
+    EXPECT_EQ(s.Backward(k).chunk, 1 - want[k].second) << k;
+  }
+}
+
+// ---- Op pricing: CP ring and all-to-all -------------------------------------
+
+struct Fixture {
+  topology::System system;
+  Platform platform;
+};
+
+Fixture H100(int gpus) {
+  auto system = topology::LoadSystem("dgx-h100");
+  EXPECT_TRUE(system);
+  Fixture f{*system, {}};
+  auto params = topology::NetworkParamsFor(*system);
+  EXPECT_TRUE(params);
+  f.platform.network = *params;
+  auto cluster = topology::Cluster::Build(*system, gpus, {});
+  EXPECT_TRUE(cluster);
+  f.platform.cluster = std::make_unique<topology::Cluster>(std::move(*cluster));
+  auto tables = calibration::LoadTables("h100");
+  EXPECT_TRUE(tables);
+  f.platform.costs = std::make_unique<calibration::CostModel>(
+      std::move(*tables), PeaksOf(*system));
+  return f;
+}
+
+RankContext Context(const Fixture& f, models::Group group,
+                    std::vector<int> gpus) {
+  RankContext rank;
+  rank.costs = f.platform.costs.get();
+  rank.network = &f.platform.network;
+  rank.cluster = f.platform.cluster.get();
+  for (int g = 0; g < kNumGroups; ++g) rank.groups[g] = {gpus.front()};
+  rank.groups[static_cast<int>(group)] = gpus;
+  rank.shapes[static_cast<int>(group)] =
+      topology::ShapeOf(gpus, *f.platform.cluster);
+  if (group == models::Group::kCp) rank.cp_hop = {gpus[0], gpus[1]};
+  rank.ep = group == models::Group::kEp ? static_cast<int>(gpus.size()) : 1;
+  return rank;
+}
+
+// Runs a template alone on a fresh engine; returns the makespan and the CP
+// stream's exposed time.
+std::pair<Time, double> RunAlone(const OpTemplate& t) {
+  Engine engine;
+  StepStreams streams;
+  streams.class_s.resize(1);
+  std::vector<OpId> ids;
+  for (const TimedOp& op : t.ops) {
+    std::vector<OpId> deps;
+    for (const int d : op.deps) {
+      if (d != kEntry) deps.push_back(ids[d]);
+    }
+    const std::string stream = std::string("s/") + StreamKindName(op.stream);
+    const StreamId id = engine.Stream(stream);
+    if (static_cast<size_t>(id) >= streams.streams.size()) {
+      streams.streams.push_back({0, op.stream});
+    }
+    ids.push_back(engine.Add(id, op.duration, deps, op.name));
+  }
+  EXPECT_TRUE(engine.Run());
+  const StepResult r = SummarizeStep(engine, streams, 1);
+  return {engine.makespan(), r.comm_s.at("cp").exposed_s};
+}
+
+// Core attention of a DeepSeek-V3-sized MLA layer (128 heads, q/k 192, v
+// 128) on 8K tokens with cp = 2: each rank holds 4K tokens; the ring has a
+// causal diagonal block and one half block, and one K/V hop of
+// 4096 x 128 x 320 x 2 B = 335.5 MB that runs beside the diagonal block.
+models::LayerOp MlaAttention() {
+  models::LayerOp op;
+  op.name = "core_attn";
+  op.kind = models::OpKind::kAttention;
+  op.attention = {.batch = 1,
+                  .seq_q = 4096,
+                  .seq_kv = 8192,
+                  .heads_q = 128,
+                  .heads_kv = 128,
+                  .head_dim_qk = 192,
+                  .head_dim_v = 128,
+                  .causal = true};
+  return op;
+}
+
+TEST(OpPricing, CpRingHiddenWhenHopShorterThanBlock) {
+  const Fixture f = H100(16);
+  // GPUs 0 and 1 share an NVLink domain: the hop takes less than the block.
+  auto t = PriceOps({MlaAttention()}, Context(f, models::Group::kCp, {0, 1}));
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->ops.size(), 3u);  // hop, diagonal, half block
+  const Time hop = t->ops[0].duration, diag = t->ops[1].duration,
+             half = t->ops[2].duration;
+  ASSERT_LT(hop, diag);
+  const auto [makespan, exposed] = RunAlone(*t);
+  EXPECT_EQ(makespan, diag + half);
+  EXPECT_EQ(exposed, 0.0);
+}
+
+TEST(OpPricing, CpRingExposedByTheDifferenceWhenHopLonger) {
+  const Fixture f = H100(16);
+  // GPUs 0 and 8 sit in different nodes: the hop crosses one 400G NIC
+  // (about 7 ms for 335 MB) and outlasts the diagonal block.
+  auto t = PriceOps({MlaAttention()}, Context(f, models::Group::kCp, {0, 8}));
+  ASSERT_TRUE(t) << t.error().message;
+  const Time hop = t->ops[0].duration, diag = t->ops[1].duration,
+             half = t->ops[2].duration;
+  ASSERT_GT(hop, diag);
+  const auto [makespan, exposed] = RunAlone(*t);
+  EXPECT_EQ(makespan, hop + half);
+  EXPECT_NEAR(exposed, (hop - diag).seconds(), 1e-12);
+  // The hop is what the collective model says for one send/recv.
+  const double expected =
+      topology::EstimateCollective(
+          f.platform.network, topology::Collective::kSendRecv,
+          topology::ShapeOf(std::vector<int>{0, 8}, *f.platform.cluster),
+          4096.0 * 128 * 320 * 2)
+          .seconds;
+  EXPECT_EQ(hop, Time::FromSecondsCeil(expected));
+}
+
+TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
+  const Fixture f = H100(16);
+  models::LayerOp op;
+  op.name = "dispatch";
+  op.kind = models::OpKind::kDispatch;
+  op.dispatch = {.tokens = 4096, .topk = 8, .hidden = 2048, .experts = 128};
+  const std::vector<int> ep = {0, 1, 2,  3,  4,  5,  6,  7,
+                               8, 9, 10, 11, 12, 13, 14, 15};
+  auto t = PriceOps({op}, Context(f, models::Group::kEp, ep));
+  ASSERT_TRUE(t) << t.error().message;
+  // permute, all-to-all, sort chunks.
+  ASSERT_EQ(t->ops.size(), 3u);
+  EXPECT_EQ(t->ops[1].stream, StreamKind::kEp);
+  const double bytes = 4096.0 * 8 * 2048 * 2;  // every routed row, bf16
+  const double seconds =
+      topology::EstimateCollective(
+          f.platform.network, topology::Collective::kAllToAll,
+          topology::ShapeOf(ep, *f.platform.cluster), bytes)
+          .seconds;
+  EXPECT_EQ(t->ops[1].duration, Time::FromSecondsCeil(seconds));
+}
+
+// ---- Whole steps ---------------------------------------------------------
+
+scenarios::ResolvedScenario Resolve(const std::string& text) {
+  auto spec = scenarios::ParseScenario(text, "test");
+  EXPECT_TRUE(spec) << spec.error().message;
+  auto s = scenarios::Resolve(*spec, "test", text);
+  EXPECT_TRUE(s) << s.error().message;
+  return *s;
+}
+
+StepResult Simulate(const scenarios::ResolvedScenario& s, bool trace = false) {
+  auto platform = BuildPlatform(s);
+  EXPECT_TRUE(platform) << platform.error().message;
+  ReplayOptions options;
+  options.trace = trace;
+  auto r = Replay(s, *platform, options);
+  EXPECT_TRUE(r) << r.error().message;
+  return *r;
+}
+
+std::string Qwen30b(int gbs) {
+  return R"(model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 16
+    seq_length: 4096 precision: "bf16"
+    layout { tensor_model_parallel_size: 1 pipeline_model_parallel_size: 2
+             expert_model_parallel_size: 8 micro_batch_size: 1
+             global_batch_size: )" +
+         std::to_string(gbs) + " }";
+}
+
+// Doubling the global batch doubles the micro-batches per step: compute
+// doubles, the bubble (pp - 1) x (f + b) and the optimizer stay, so the step
+// grows by a factor just under 2 and TFLOPS/GPU barely moves. With pp 2 and
+// m = 32 -> 64 micro-batches the pure-pipeline ratio is 2 (1 + 1/64) /
+// (1 + 1/32) = 1.97.
+TEST(Replay, DoublingGlobalBatchNearlyDoublesStepTime) {
+  const StepResult a = Simulate(Resolve(Qwen30b(256)));  // dp 8: m = 32
+  const StepResult b = Simulate(Resolve(Qwen30b(512)));  // m = 64
+  const double ratio = b.step_time_s / a.step_time_s;
+  EXPECT_GT(ratio, 1.9);
+  EXPECT_LT(ratio, 2.0);
+  EXPECT_NEAR(b.tflops_per_gpu / a.tflops_per_gpu, 1.0, 0.05);
+  EXPECT_LT(b.bubble_fraction, a.bubble_fraction);
+}
+
+TEST(Replay, TraceIsValidChromeTraceAndDeterministic) {
+  const scenarios::ResolvedScenario s = Resolve(Qwen30b(32));
+  const StepResult a = Simulate(s, true), b = Simulate(s, true);
+  EXPECT_TRUE(CheckChromeTrace(a.trace));
+  EXPECT_EQ(a.trace, b.trace);
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+}
+
+// The shipped default scenario (DeepSeek-V3 128K on 256 H100s): every figure
+// finite and within its physical range.
+TEST(Replay, DefaultScenarioIsPlausible) {
+  auto spec = scenarios::LoadScenario(std::string(MOESIM_SOURCE_DIR) +
+                                      "/scenarios/default.textproto");
+  ASSERT_TRUE(spec);
+  auto s = scenarios::Resolve(*spec, "default");
+  ASSERT_TRUE(s) << s.error().message;
+  const StepResult r = Simulate(*s);
+  EXPECT_GT(r.step_time_s, 0);
+  EXPECT_GT(r.mfu, 0);
+  EXPECT_LT(r.mfu, 1);
+  EXPECT_GE(r.bubble_fraction, 0);
+  EXPECT_LT(r.bubble_fraction, 1);
+  for (const auto& [kind, c] : r.comm_s) {
+    EXPECT_LE(c.exposed_s, c.total_s + 1e-9) << kind;
+    EXPECT_GE(c.exposed_s, 0) << kind;
+  }
+  EXPECT_EQ(r.stages.size(), 8u);
+}
+
+}  // namespace
+}  // namespace moesim::sim

@@ -1,0 +1,178 @@
+#include "tools/run_report.h"
+
+#include <fstream>
+
+#include "tools/text_format.h"
+
+namespace moesim::tools {
+
+namespace {
+
+using models::kGiB;
+
+const char* const kCommKinds[] = {"tp", "cp", "ep", "dp", "pp"};
+
+double Hidden(const sim::CommTime& c) {
+  return c.total_s > 0 ? 1 - c.exposed_s / c.total_s : 1;
+}
+
+}  // namespace
+
+void AddRunFlags(CLI::App& app, RunFlags& f) {
+  AddScenarioFlags(app, f.scenario);
+  app.add_flag("--json", f.json, "Print JSON instead of tables");
+  app.add_option("--trace", f.trace_file,
+                 "Write the step's timeline as Chrome trace-event JSON "
+                 "(opens in ui.perfetto.dev)");
+  app.add_option("--network", f.network,
+                 "analytical (alpha-beta per collective, default) or flow "
+                 "(flows share links by max-min fairness)")
+      ->check(CLI::IsMember({"analytical", "flow"}));
+}
+
+util::Result<RunReport> BuildRunReport(const scenarios::ResolvedScenario& s,
+                                       const sim::ReplayOptions& options) {
+  auto platform = sim::BuildPlatform(s);
+  if (!platform) return std::unexpected(platform.error());
+  auto step = sim::Replay(s, *platform, options);
+  if (!step) return std::unexpected(step.error());
+  return RunReport{std::move(*step), BuildMemoryReport(s)};
+}
+
+std::string FormatRunText(const scenarios::ResolvedScenario& s,
+                          const RunReport& r) {
+  const models::Parallelism& p = s.parallel;
+  const sim::StepResult& st = r.step;
+  std::string out;
+  out += Format("model %s on %d x %s\n", s.model.name().c_str(), p.num_gpus(),
+                s.system.name().c_str());
+  out += Format(
+      "layout TP%d CP%d DP%d PP%d VPP%d | EP%d ETP%d EDP%d | seq %lld MBS %lld "
+      "GBS %lld (%lld micro-batches)\n\n",
+      p.tp, p.cp, p.dp, p.pp, p.vpp, p.ep, p.etp, p.edp,
+      static_cast<long long>(s.training.seq_length),
+      static_cast<long long>(s.training.micro_batch_size),
+      static_cast<long long>(s.training.global_batch_size),
+      static_cast<long long>(s.training.num_microbatches()));
+  out += Format("step time            %10.3f s\n", st.step_time_s);
+  out += Format("model TFLOPS/GPU     %10.1f   (Megatron-Bridge FLOPs count)\n",
+                st.tflops_per_gpu);
+  out += Format("tokens/s/GPU         %10.1f\n", st.tokens_per_sec_per_gpu);
+  out += Format("MFU                  %10.1f %% of the %s dense peak\n",
+                100 * st.mfu, s.spec.precision().c_str());
+  out += Format("pipeline bubble      %10.1f %% of the step (stages idle)\n\n",
+                100 * st.bubble_fraction);
+  out += "communication (mean per stage)   total s   exposed s   hidden\n";
+  for (const char* kind : kCommKinds) {
+    const sim::CommTime& c = st.comm_s.at(kind);
+    out += Format("  %-30s %9.3f   %9.3f   %5.1f %%\n", kind, c.total_s,
+                  c.exposed_s, 100 * Hidden(c));
+  }
+  out += "\ntime by op class (mean per stage, s)\n";
+  for (const auto& [name, seconds] : st.time_by_op_class_s) {
+    out += Format("  %-30s %9.3f\n", name.c_str(), seconds);
+  }
+  out += "\nper stage     compute s   idle s   peak GiB   verdict\n";
+  const models::MemoryEstimate& m = r.memory.memory;
+  for (size_t i = 0; i < st.stages.size(); ++i) {
+    const double peak = m.stages[i].peak_bytes;
+    const double margin = m.capacity_bytes - peak;
+    out += Format(
+        "  pp%-3d     %10.3f %8.3f %10.1f   %s\n", st.stages[i].pp_rank,
+        st.stages[i].compute_s, st.stages[i].idle_s, peak / kGiB,
+        margin >= 0
+            ? Format("fits (%.1f GiB free)", margin / kGiB).c_str()
+            : Format("OUT OF MEMORY by %.1f GiB", -margin / kGiB).c_str());
+  }
+  out += Format("\nmemory: peak %.1f GiB of %.1f GiB (pp%d): %s\n",
+                m.peak_bytes / kGiB, m.capacity_bytes / kGiB, m.busiest_rank,
+                m.fits ? "fits" : "OUT OF MEMORY");
+  for (const std::string& d : s.defaults_used) {
+    out += "default: " + d + "\n";
+  }
+  for (const std::string& w : s.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+std::string FormatRunJson(const scenarios::ResolvedScenario& s,
+                          const RunReport& r) {
+  const sim::StepResult& st = r.step;
+  const models::MemoryEstimate& m = r.memory.memory;
+  auto comm_object = [&](auto value) {
+    std::string o = "{";
+    bool first = true;
+    for (const char* kind : kCommKinds) {
+      o += (first ? "" : ", ") + JsonString(kind) + ": " +
+           JsonNumber(value(st.comm_s.at(kind)));
+      first = false;
+    }
+    return o + "}";
+  };
+  std::string out = "{\n";
+  auto field = [&](const char* key, const std::string& value) {
+    out += "  " + JsonString(key) + ": " + value + ",\n";
+  };
+  field("model", JsonString(s.model.name()));
+  field("system", JsonString(s.system.name()));
+  field("num_gpus", JsonNumber(s.parallel.num_gpus()));
+  field("step_time_s", JsonNumber(st.step_time_s));
+  field("tflops_per_gpu", JsonNumber(st.tflops_per_gpu));
+  field("tokens_per_sec_per_gpu", JsonNumber(st.tokens_per_sec_per_gpu));
+  field("mfu", JsonNumber(st.mfu));
+  field("model_flops_per_step", JsonNumber(st.model_flops_per_step));
+  field("peak_memory_gib", JsonNumber(m.peak_bytes / kGiB));
+  field("capacity_gib", JsonNumber(m.capacity_bytes / kGiB));
+  field("fits", m.fits ? "true" : "false");
+  field("margin_gib", JsonNumber(m.margin_bytes / kGiB));
+  field("bubble_fraction", JsonNumber(st.bubble_fraction));
+  field("exposed_comm_s",
+        comm_object([](const sim::CommTime& c) { return c.exposed_s; }));
+  field("comm_s",
+        comm_object([](const sim::CommTime& c) { return c.total_s; }));
+  field("hidden_fraction", comm_object(Hidden));
+  std::string classes = "{";
+  bool first = true;
+  for (const auto& [name, seconds] : st.time_by_op_class_s) {
+    classes +=
+        (first ? "" : ", ") + JsonString(name) + ": " + JsonNumber(seconds);
+    first = false;
+  }
+  field("time_by_op_class_s", classes + "}");
+  std::string stages = "[";
+  for (size_t i = 0; i < st.stages.size(); ++i) {
+    stages += Format(
+        "%s{\"pp_rank\": %d, \"compute_s\": %s, \"idle_s\": %s, "
+        "\"peak_memory_gib\": %s}",
+        i ? ", " : "", st.stages[i].pp_rank,
+        JsonNumber(st.stages[i].compute_s).c_str(),
+        JsonNumber(st.stages[i].idle_s).c_str(),
+        JsonNumber(m.stages[i].peak_bytes / kGiB).c_str());
+  }
+  field("stages", stages + "]");
+  field("ops", JsonNumber(static_cast<double>(st.ops)));
+  field("defaults_used", JsonList(s.defaults_used));
+  out += "  \"warnings\": " + JsonList(s.warnings) + "\n}\n";
+  return out;
+}
+
+util::Result<std::string> RunCommand(const RunFlags& f) {
+  auto scenario = ResolveFlags(f.scenario);
+  if (!scenario) return std::unexpected(scenario.error());
+  sim::ReplayOptions options;
+  options.network = f.network == "flow" ? sim::NetworkKind::kFlow
+                                        : sim::NetworkKind::kAnalytical;
+  options.trace = !f.trace_file.empty();
+  auto report = BuildRunReport(*scenario, options);
+  if (!report) return std::unexpected(report.error());
+  if (options.trace) {
+    std::ofstream trace(f.trace_file, std::ios::binary);
+    if (!(trace << report->step.trace)) {
+      return std::unexpected(
+          FlagError("--trace", "cannot write '" + f.trace_file + "'"));
+    }
+  }
+  return f.json ? FormatRunJson(*scenario, *report)
+                : FormatRunText(*scenario, *report);
+}
+
+}  // namespace moesim::tools
