@@ -374,8 +374,12 @@ OpId StepBuilder::EmitForward(int r, const models::ScheduleStep& step,
       // using the previous.
       for (const int b : chunk.buckets_of_item[i]) {
         Bucket& bucket = chunk.buckets[b];
-        const double bytes =
-            bucket.params * (s_.training.fp8_param_gather ? 1.0 : 2.0);
+        // FP8 weights travel in FP8 with fp8_param_gather, except MXFP8,
+        // whose parameters Megatron all-gathers in BF16.
+        const bool fp8_gather =
+            s_.training.fp8_param_gather &&
+            s_.training.precision != models::Precision::kMxfp8;
+        const double bytes = bucket.params * (fp8_gather ? 1.0 : 2.0);
         TimedOp ag = CollectiveOp(
             stages_[r].rank, bucket.expert ? Group::kEdp : Group::kDp,
             Collective::kAllGather, bytes, StreamKind::kDp, "param all-gather");

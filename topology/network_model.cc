@@ -189,8 +189,14 @@ std::vector<int> FlowNetwork::AdvanceTo(double now_s) {
   std::vector<ActiveFlow> running;
   running.reserve(flows_.size());
   for (ActiveFlow& f : flows_) {
-    f.remaining_bytes -= solver_.Rate(f.id) * dt;
-    if (f.remaining_bytes <= kDoneBytes) {
+    const double rate = solver_.Rate(f.id);
+    f.remaining_bytes -= rate * dt;
+    // Done when (almost) nothing is left, or when what is left would end
+    // within the rounding of now_s (late in a long step, remaining / rate
+    // can fall below the spacing of doubles near now_s: NextEventTime would
+    // then return now_s forever).
+    if (f.remaining_bytes <= kDoneBytes ||
+        (rate > 0 && now_s + f.remaining_bytes / rate <= now_s)) {
       solver_.RemoveFlow(f.id);
       changed = true;
       Transfer& t = transfers_[f.transfer];

@@ -294,25 +294,53 @@ TEST(Replay, TraceIsValidChromeTraceAndDeterministic) {
   EXPECT_EQ(a.step_time_s, b.step_time_s);
 }
 
-// The shipped default scenario (DeepSeek-V3 128K on 256 H100s): every figure
-// finite and within its physical range.
-TEST(Replay, DefaultScenarioIsPlausible) {
-  auto spec = scenarios::LoadScenario(std::string(MOESIM_SOURCE_DIR) +
-                                      "/scenarios/default.textproto");
-  ASSERT_TRUE(spec);
-  auto s = scenarios::Resolve(*spec, "default");
-  ASSERT_TRUE(s) << s.error().message;
-  const StepResult r = Simulate(*s);
-  EXPECT_GT(r.step_time_s, 0);
-  EXPECT_GT(r.mfu, 0);
-  EXPECT_LT(r.mfu, 1);
-  EXPECT_GE(r.bubble_fraction, 0);
-  EXPECT_LT(r.bubble_fraction, 1);
-  for (const auto& [kind, c] : r.comm_s) {
-    EXPECT_LE(c.exposed_s, c.total_s + 1e-9) << kind;
-    EXPECT_GE(c.exposed_s, 0) << kind;
+// Without a trace, runs of serial compute ops merge into one engine op
+// (Coalesce): they run back to back either way, so every figure is the same
+// with fewer ops.
+TEST(Replay, MergedComputeRunsGiveTheSameStep) {
+  const scenarios::ResolvedScenario s = Resolve(Qwen30b(64));
+  const StepResult detailed = Simulate(s, true), merged = Simulate(s, false);
+  EXPECT_LT(merged.ops, detailed.ops);
+  EXPECT_EQ(merged.step_time_s, detailed.step_time_s);
+  EXPECT_EQ(merged.bubble_fraction, detailed.bubble_fraction);
+  for (const auto& [kind, c] : detailed.comm_s) {
+    EXPECT_EQ(merged.comm_s.at(kind).exposed_s, c.exposed_s) << kind;
   }
-  EXPECT_EQ(r.stages.size(), 8u);
+  for (const auto& [name, seconds] : detailed.time_by_op_class_s) {
+    EXPECT_NEAR(merged.time_by_op_class_s.at(name), seconds, 1e-9) << name;
+  }
+}
+
+// The shipped default and the seed layouts (scenarios/seeds/): each resolves
+// and replays, and every figure is finite and within its physical range: a
+// positive step, 0 < MFU < 1, a bubble in [0, 1), exposed communication
+// within total, one stage result per pipeline rank.
+TEST(Replay, DefaultAndSeedScenariosArePlausible) {
+  for (const char* file :
+       {"default.textproto", "seeds/dsv3-256k-h100.textproto",
+        "seeds/qwen3-235b-128k-gb200.textproto",
+        "seeds/qwen3-next-8k-gb200.textproto",
+        "seeds/qwen3-next-32k-gb200.textproto",
+        "seeds/qwen3-next-64k-gb200.textproto"}) {
+    SCOPED_TRACE(file);
+    auto spec = scenarios::LoadScenario(std::string(MOESIM_SOURCE_DIR) +
+                                        "/scenarios/" + file);
+    ASSERT_TRUE(spec) << spec.error().message;
+    auto s = scenarios::Resolve(*spec, file);
+    ASSERT_TRUE(s) << s.error().message;
+    const StepResult r = Simulate(*s);
+    EXPECT_GT(r.step_time_s, 0);
+    EXPECT_GT(r.mfu, 0);
+    EXPECT_LT(r.mfu, 1);
+    EXPECT_GE(r.bubble_fraction, 0);
+    EXPECT_LT(r.bubble_fraction, 1);
+    for (const auto& [kind, c] : r.comm_s) {
+      EXPECT_LE(c.exposed_s, c.total_s + 1e-9) << kind;
+      EXPECT_GE(c.exposed_s, 0) << kind;
+    }
+    EXPECT_EQ(r.stages.size(),
+              static_cast<size_t>(s->parallel.pp));
+  }
 }
 
 }  // namespace

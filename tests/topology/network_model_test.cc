@@ -92,6 +92,29 @@ TEST(NetworkModel, TransfersSharingANicEachGetHalf) {
   EXPECT_NEAR(end[1], end[0], 1e-12);
 }
 
+// Late in a long step (t = 10^5 s) a flow's remaining bytes / rate can fall
+// below the spacing of doubles near t; the model must still end it rather
+// than report the same next-event time forever. 1 MiB over NVLink ends
+// within a few events and at about t + the time alone.
+TEST(NetworkModel, FlowsEndLateInALongStep) {
+  Fixture f = Make("dgx-h100", 8);
+  const double start = 1e5, mib = 1 << 20;
+  FlowNetwork alone(f.cluster, f.params);
+  const double t1 = Alone(alone, {Collective::kSendRecv, {0, 1}, mib});
+  FlowNetwork late(f.cluster, f.params);
+  late.Start(start, {Collective::kSendRecv, {0, 1}, mib});
+  late.Start(start, {Collective::kSendRecv, {2, 3}, 3 * mib});
+  int events = 0;
+  double end = -1;
+  while (auto t = late.NextEventTime()) {
+    ASSERT_LT(++events, 10) << "no progress at " << *t;
+    for (int id : late.AdvanceTo(*t)) {
+      if (id == 0) end = *t;
+    }
+  }
+  EXPECT_NEAR(end - start, t1, 1e-9 * start);
+}
+
 // Arrival and departure: A (1 GiB, alone time T) starts at 0, B (1 GiB) at
 // T/2 on the same NIC. From T/2 both get half: A's last half takes T, so A's
 // data ends at 1.5T; B has then sent half and finishes its last half alone by
