@@ -338,8 +338,7 @@ TEST(Replay, DefaultAndSeedScenariosArePlausible) {
       EXPECT_LE(c.exposed_s, c.total_s + 1e-9) << kind;
       EXPECT_GE(c.exposed_s, 0) << kind;
     }
-    EXPECT_EQ(r.stages.size(),
-              static_cast<size_t>(s->parallel.pp));
+    EXPECT_EQ(r.stages.size(), static_cast<size_t>(s->parallel.pp));
   }
 }
 

@@ -1,5 +1,5 @@
-// End-to-end checks of `moesim memory` and `moesim topo` through the real
-// binary.
+// End-to-end checks of `moesim run`, `moesim memory` and `moesim topo`
+// through the real binary.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -52,6 +52,29 @@ TEST(MemoryCommand, JsonHasTheContractKeys) {
     ++stages;
   }
   EXPECT_EQ(stages, 8u);
+}
+
+// `moesim run --json`: the keys the replay issue promises, with the five
+// communication kinds, and byte-identical output for the same input.
+TEST(RunCommand, JsonHasTheContractKeysAndIsDeterministic) {
+  const std::string args =
+      "run --model qwen3-30b-a3b --system dgx-h100 --gpus 16 --pp 2 --ep 8 "
+      "--gbs 64 --json";
+  const Output o = RunMoesim(args);
+  ASSERT_EQ(o.status, 0);
+  for (const char* key :
+       {"\"step_time_s\"", "\"tflops_per_gpu\"", "\"tokens_per_sec_per_gpu\"",
+        "\"mfu\"", "\"peak_memory_gib\"", "\"fits\"", "\"bubble_fraction\"",
+        "\"exposed_comm_s\"", "\"time_by_op_class_s\"", "\"stages\""}) {
+    EXPECT_NE(o.out.find(key), std::string::npos) << key;
+  }
+  const size_t exposed = o.out.find("\"exposed_comm_s\"");
+  const size_t end = o.out.find('}', exposed);
+  for (const char* kind : {"\"tp\"", "\"cp\"", "\"ep\"", "\"dp\"", "\"pp\""}) {
+    const size_t at = o.out.find(kind, exposed);
+    EXPECT_LT(at, end) << kind;
+  }
+  EXPECT_EQ(RunMoesim(args).out, o.out);
 }
 
 TEST(MemoryCommand, SameInputGivesByteIdenticalOutput) {
