@@ -26,6 +26,18 @@ std::string Gib(double bytes) { return Format("%.1f", bytes / kGiB); }
 
 }  // namespace
 
+std::string LayoutLine(const scenarios::ResolvedScenario& s) {
+  const models::Parallelism& p = s.parallel;
+  return Format(
+      "layout TP%d CP%d DP%d PP%d VPP%d | EP%d ETP%d EDP%d | seq %lld MBS %lld "
+      "GBS %lld (%lld micro-batches)",
+      p.tp, p.cp, p.dp, p.pp, p.vpp, p.ep, p.etp, p.edp,
+      static_cast<long long>(s.training.seq_length),
+      static_cast<long long>(s.training.micro_batch_size),
+      static_cast<long long>(s.training.global_batch_size),
+      static_cast<long long>(s.training.num_microbatches()));
+}
+
 MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& s) {
   MemoryReport r;
   r.params = models::CountParams(s.model);
@@ -45,15 +57,7 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
   out += Format("model %s on %d x %s (%s, %.1f GiB)\n", s.model.name().c_str(),
                 p.num_gpus(), s.system.name().c_str(),
                 s.system.gpu().name().c_str(), s.system.gpu().memory_gib());
-  out += Format(
-      "layout TP%d CP%d DP%d PP%d VPP%d | EP%d ETP%d EDP%d | seq %lld MBS %lld "
-      "GBS %lld"
-      " (%lld micro-batches)\n",
-      p.tp, p.cp, p.dp, p.pp, p.vpp, p.ep, p.etp, p.edp,
-      static_cast<long long>(s.training.seq_length),
-      static_cast<long long>(s.training.micro_batch_size),
-      static_cast<long long>(s.training.global_batch_size),
-      static_cast<long long>(s.training.num_microbatches()));
+  out += LayoutLine(s) + "\n";
   out += Format("params %.2fB total, %.2fB active (%.2fB / %.2fB with MTP)\n",
                 r.params.total / 1e9, r.params.active / 1e9,
                 r.params.total_with_mtp / 1e9, r.params.active_with_mtp / 1e9);

@@ -19,6 +19,10 @@ struct MemoryReport {
   models::MemoryEstimate memory;
 };
 
+// "layout TP.. CP.. DP.. PP.. VPP.. | EP.. ETP.. EDP.. | seq .. MBS .. GBS ..
+// (.. micro-batches)", no newline: the layout line every report starts with.
+std::string LayoutLine(const scenarios::ResolvedScenario& scenario);
+
 MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& scenario);
 
 // Human-readable tables. Deterministic: same input, same bytes.

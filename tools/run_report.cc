@@ -46,14 +46,7 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   std::string out;
   out += Format("model %s on %d x %s\n", s.model.name().c_str(), p.num_gpus(),
                 s.system.name().c_str());
-  out += Format(
-      "layout TP%d CP%d DP%d PP%d VPP%d | EP%d ETP%d EDP%d | seq %lld MBS %lld "
-      "GBS %lld (%lld micro-batches)\n\n",
-      p.tp, p.cp, p.dp, p.pp, p.vpp, p.ep, p.etp, p.edp,
-      static_cast<long long>(s.training.seq_length),
-      static_cast<long long>(s.training.micro_batch_size),
-      static_cast<long long>(s.training.global_batch_size),
-      static_cast<long long>(s.training.num_microbatches()));
+  out += LayoutLine(s) + "\n\n";
   out += Format("step time            %10.3f s\n", st.step_time_s);
   out += Format("model TFLOPS/GPU     %10.1f   (Megatron-Bridge FLOPs count)\n",
                 st.tflops_per_gpu);

@@ -20,6 +20,7 @@
 
 #include "sim/event_queue.h"
 #include "sim/time.h"
+#include "tests/topology/network_fixture.h"
 #include "topology/cluster.h"
 #include "topology/collectives.h"
 #include "topology/network_model.h"
@@ -568,22 +569,8 @@ TEST(EngineDeathTest, AddAfterRunAborts) {
 using topology::Collective;
 using topology::CollectiveRequest;
 
-struct Net {
-  topology::Cluster cluster;
-  topology::NetworkParams params;
-};
-
-Net MakeNet(const std::string& system, int gpus) {
-  auto s = topology::LoadSystem(system);
-  EXPECT_TRUE(s) << s.error().message;
-  auto c = topology::Cluster::Build(*s, gpus);
-  auto p = topology::NetworkParamsFor(*s);
-  if (!c || !p) {
-    ADD_FAILURE() << (c ? p.error().message : c.error().message);
-    std::abort();  // the test cannot go on without them
-  }
-  return {std::move(*c), *p};
-}
+using moesim::testing::MakeNet;
+using moesim::testing::Net;
 
 std::vector<int> Gpus(int begin, int end) {
   std::vector<int> gpus;

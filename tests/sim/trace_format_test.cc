@@ -15,6 +15,7 @@
 #include "sim/engine.h"
 #include "sim/time.h"
 #include "tests/sim/trace_check.h"
+#include "tests/topology/network_fixture.h"
 #include "topology/cluster.h"
 #include "topology/network_model.h"
 #include "topology/network_params.h"
@@ -27,22 +28,8 @@ using google::protobuf::Struct;
 using google::protobuf::Value;
 using topology::Collective;
 
-struct Net {
-  topology::Cluster cluster;
-  topology::NetworkParams params;
-};
-
-Net MakeNet(const std::string& system, int gpus) {
-  auto s = topology::LoadSystem(system);
-  EXPECT_TRUE(s) << s.error().message;
-  auto c = topology::Cluster::Build(*s, gpus);
-  auto p = topology::NetworkParamsFor(*s);
-  if (!c || !p) {
-    ADD_FAILURE() << (c ? p.error().message : c.error().message);
-    std::abort();  // the test cannot go on without them
-  }
-  return {std::move(*c), *p};
-}
+using moesim::testing::MakeNet;
+using moesim::testing::Net;
 
 // Two pipeline stages of 8 GPUs each on "stageN/{compute,tp,ep,pp}", plus
 // a "host" stream (process ""): GEMMs and attention, a TP all-reduce, an EP

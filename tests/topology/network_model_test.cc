@@ -6,27 +6,14 @@
 
 #include <cstdlib>
 
+#include "tests/topology/network_fixture.h"
 #include "topology/system.h"
 
 namespace moesim::topology {
 namespace {
 
-struct Fixture {
-  Cluster cluster;
-  NetworkParams params;
-};
-
-Fixture Make(const std::string& system, int gpus) {
-  auto s = LoadSystem(system);
-  EXPECT_TRUE(s) << s.error().message;
-  auto c = Cluster::Build(*s, gpus);
-  auto p = NetworkParamsFor(*s);
-  if (!c || !p) {
-    ADD_FAILURE() << (c ? p.error().message : c.error().message);
-    std::abort();  // the test cannot go on without them
-  }
-  return {std::move(*c), *p};
-}
+using Fixture = moesim::testing::Net;
+constexpr auto Make = moesim::testing::MakeNet;
 
 std::vector<int> Range(int begin, int end) {
   std::vector<int> v;
