@@ -107,11 +107,19 @@ class Builder {
  public:
   explicit Builder(const Shapes& x) : x_(x) {}
 
+  // The CUDA-graph scope of the ops added from now on (forward and backward).
+  void SetScope(GraphScope scope) { scope_ = scope; }
+
   void Add(LayerOp fwd, std::vector<LayerOp> bwd) {
+    fwd.scope = scope_;
+    for (LayerOp& op : bwd) op.scope = scope_;
     forward_.push_back(std::move(fwd));
     segments_.push_back(std::move(bwd));
   }
-  void AddBackwardOnly(LayerOp bwd) { segments_.push_back({std::move(bwd)}); }
+  void AddBackwardOnly(LayerOp bwd) {
+    bwd.scope = scope_;
+    segments_.push_back({std::move(bwd)});
+  }
 
   // An all-gather or reduce-scatter of `bytes` over `group`; its backward is
   // the other one.
@@ -279,6 +287,7 @@ class Builder {
   }
 
   const Shapes& x_;
+  GraphScope scope_ = GraphScope::kNone;
   std::vector<LayerOp> forward_;
   std::vector<std::vector<LayerOp>> segments_;
 };
@@ -488,6 +497,7 @@ void AddMoe(Builder& b, const Shapes& x) {
     per_expert = static_cast<int64_t>(std::ceil(rows / groups));
   }
   const std::string mod = "moe";
+  b.SetScope(GraphScope::kMoeRouter);
   b.Norm("pre_mlp_norm", tokens, h, "layernorm");
   b.Matmul({.name = "router",
             .m = tokens,
@@ -504,7 +514,11 @@ void AddMoe(Builder& b, const Shapes& x) {
   // 16-bit here; whether a dispatcher sends FP8 (DeepEP / HybridEP under FP8
   // recipes) is the replay's call.
   w.bytes_per_element = 2;
+  // The dispatch op starts with the dispatcher's preprocessing; the pricer
+  // keeps kMoePreprocess for that part only.
+  b.SetScope(GraphScope::kMoePreprocess);
   b.Dispatch(w, mod);
+  b.SetScope(GraphScope::kMoe);
   const double row_bytes = rows * h * kBf16;
   if (etp > 1) {
     b.GatherOrScatter("experts.ag", CollectiveKind::kAllGather, Group::kEtp,
@@ -593,6 +607,7 @@ LayerOps BuildLayerOps(const Model& model, int64_t layer, bool mtp,
   Builder b(x);
   const LayerKind kind = mtp ? MtpLayer(model) : DecoderLayer(model, layer);
   if (mtp) AddMtpInput(b, x);
+  b.SetScope(GraphScope::kAttn);
   switch (kind.mixer) {
     case Mixer::kAttention:
       AddAttention(b, x, kind);
@@ -607,6 +622,7 @@ LayerOps BuildLayerOps(const Model& model, int64_t layer, bool mtp,
   if (kind.moe) {
     AddMoe(b, x);
   } else {
+    b.SetScope(GraphScope::kMlp);
     AddMlp(b, x);
   }
   LayerOps ops = std::move(b).Finish(training.recompute, full_recompute);

@@ -58,6 +58,18 @@ enum class CollectiveKind { kAllGather, kReduceScatter, kAllReduce, kAllToAll };
 // MXFP8 / NVFP4 linear layers; 16-bit when the scenario is BF16).
 enum class GemmPrecision { k16Bit, kTraining };
 
+// The CUDA-graph scope (Megatron --cuda-graph-scope; TE graphs a module's
+// forward and its backward) an op belongs to; kNone: never graphed except by
+// a full-iteration graph.
+enum class GraphScope {
+  kNone,           // embedding, output layer, loss
+  kAttn,           // the mixer block: norms, projections, core attention
+  kMlp,            // dense MLP block
+  kMoeRouter,      // pre-MLP norm, router GEMM and top-k
+  kMoePreprocess,  // the dispatcher's preprocessing before the all-to-all
+  kMoe,            // the rest of the MoE block (dispatch on, experts)
+};
+
 struct AttentionWork {
   int64_t batch = 1;
   int64_t seq_q = 0;   // local query tokens (seq / cp)
@@ -99,6 +111,7 @@ struct LayerOp {
   // moe_act and shared_experts ops sit inside the MoE layer: `moe` replays
   // them too (LayerOps::recompute already applies this).
   std::string module;
+  GraphScope scope = GraphScope::kNone;  // backward ops: their forward's
   // FLOPs of this op (2 per multiply-add): 2 x m x n x k x groups for GEMMs,
   // causal-averaged context for attention (Bridge's rule), the convolution of
   // Gated DeltaNet; 0 for the other memory-bound kernels and collectives.

@@ -199,6 +199,18 @@ void Engine::SetCategory(OpId op, std::string_view category) {
   ops_[op].category = id;
 }
 
+std::span<const OpId> Engine::deps(OpId op) const {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::deps: unknown op id");
+  return Deps(op);
+}
+
+OpId Engine::stream_predecessor(OpId op) const {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::stream_predecessor: unknown op id");
+  return prev_on_stream_[op];
+}
+
 const std::string& Engine::stream_name(StreamId stream) const {
   CheckOrDie(stream >= 0 && static_cast<size_t>(stream) < stream_count(),
              "Engine::stream_name: unknown stream id");

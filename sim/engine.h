@@ -145,6 +145,10 @@ class Engine {
   // "" when none was set.
   const std::string& op_category(OpId op) const;
   bool is_transfer(OpId op) const;
+  // The ops `op` waits for (as given to Add), and the op before it on its
+  // stream (-1: first). REQUIRES: `op` < op_count().
+  std::span<const OpId> deps(OpId op) const;
+  OpId stream_predecessor(OpId op) const;
   // A fixed op's duration as given to Add; a transfer's finish - start.
   // REQUIRES: `op` < op_count(); Run() succeeded when `op` is a transfer.
   Time duration(OpId op) const;

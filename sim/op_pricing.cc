@@ -66,6 +66,7 @@ class Builder {
     return last_;
   }
   int last() const { return last_; }
+  size_t size() const { return out_.ops.size(); }
   void set_last(int op) { last_ = op; }
   OpTemplate Finish() {
     out_.exit = last_;
@@ -238,11 +239,45 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   return {};
 }
 
+// Host launch cost of each op: NCCL and compute kernels cost one kernel
+// launch each; a run of consecutive ops of one captured scope costs one
+// graph launch, on its first op. The MoE forward's dispatch ends with a host
+// sync (TE's grouped GEMM takes the tokens per expert as a host list,
+// m_splits), except when the MoE block itself is captured (static shapes).
+void AssignHostCosts(OpTemplate& t,
+                     const std::vector<models::GraphScope>& scopes,
+                     const RankContext& rank) {
+  auto captured = [&](models::GraphScope s) {
+    return rank.graphed[static_cast<int>(s)];
+  };
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    TimedOp& op = t.ops[i];
+    op.graphed = captured(scopes[i]);
+    if (!op.graphed) {
+      op.host_s = rank.launch_s * op.kernels;
+    } else {
+      const bool opens =
+          i == 0 || !t.ops[i - 1].graphed || scopes[i - 1] != scopes[i];
+      op.host_s = opens ? rank.graph_launch_s : 0;
+    }
+  }
+  // The sync after a forward dispatch: the last op before the first
+  // kMoe-scope grouped GEMM of the template.
+  if (captured(models::GraphScope::kMoe)) return;
+  for (size_t i = 1; i < t.ops.size(); ++i) {
+    if (t.ops[i].category == "grouped_gemm" &&
+        scopes[i] == models::GraphScope::kMoe &&
+        t.ops[i].name == "experts_fc1") {
+      t.ops[i - 1].host_sync = true;
+    }
+  }
+}
+
 }  // namespace
 
 const char* StreamKindName(StreamKind kind) {
-  static constexpr const char* kNames[] = {"compute", "tp", "cp",
-                                           "ep",      "dp", "pp"};
+  static constexpr const char* kNames[] = {"compute", "tp", "cp",  "ep",
+                                           "dp",      "pp", "host"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -318,10 +353,14 @@ OpTemplate Coalesce(const OpTemplate& t) {
     const bool compute = op.stream == StreamKind::kCompute && !op.transfer;
     if (compute && op.deps.size() == 1 && op.deps[0] != kEntry &&
         dependents[op.deps[0]] == 1 && index[op.deps[0]] == last_compute &&
-        last_compute != kEntry) {
+        last_compute != kEntry && !t.ops[op.deps[0]].host_sync &&
+        out.ops[last_compute].graphed == op.graphed) {
       TimedOp& merged = out.ops[last_compute];
       merged.duration += op.duration;
       merged.category = "compute";
+      merged.host_s += op.host_s;
+      merged.kernels += op.kernels;
+      merged.host_sync = op.host_sync;
       tail[last_compute] = op.name;
       index[i] = last_compute;
       continue;
@@ -346,7 +385,9 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
                                   const RankContext& rank) {
   Builder b;
   const calibration::CostModel& costs = *rank.costs;
+  std::vector<models::GraphScope> scopes;  // per template op
   for (const LayerOp& op : ops) {
+    const size_t before = b.size();
     const Dtype dtype = op.precision == models::GemmPrecision::k16Bit
                             ? Dtype::kBf16
                             : rank.training_dtype;
@@ -378,8 +419,43 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
           return std::unexpected(r.error());
         break;
     }
+    // A dispatch keeps kMoePreprocess only for the preprocessing (its first
+    // op, before the all-to-all, in a forward dispatch).
+    for (size_t i = before; i < b.size(); ++i) {
+      models::GraphScope scope = op.scope;
+      if (scope == models::GraphScope::kMoePreprocess &&
+          (op.kind != OpKind::kDispatch || op.dispatch.combine ||
+           i != before)) {
+        scope = models::GraphScope::kMoe;
+      }
+      scopes.push_back(scope);
+    }
   }
-  return b.Finish();
+  OpTemplate t = b.Finish();
+  AssignHostCosts(t, scopes, rank);
+  return t;
+}
+
+std::vector<HostSegment> HostSegments(const OpTemplate& t,
+                                      const RankContext& rank) {
+  std::vector<HostSegment> out;
+  for (int i = 0; i < static_cast<int>(t.ops.size()); ++i) {
+    if (out.empty() || t.ops[i - 1].host_sync) {
+      HostSegment s;
+      s.first = s.last = i;
+      const TimedOp& op = t.ops[i];
+      // The launch the op's first kernel waits for: a kernel launch, or the
+      // graph launch when it opens a graphed run.
+      s.first_launch_s = op.graphed ? std::min(op.host_s, rank.graph_launch_s)
+                                    : std::min(op.host_s, rank.launch_s);
+      s.rest_launch_s = op.host_s - s.first_launch_s;
+      out.push_back(s);
+      continue;
+    }
+    out.back().last = i;
+    out.back().rest_launch_s += t.ops[i].host_s;
+  }
+  return out;
 }
 
 }  // namespace moesim::sim

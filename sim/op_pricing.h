@@ -34,9 +34,13 @@
 
 namespace moesim::sim {
 
-enum class StreamKind { kCompute, kTp, kCp, kEp, kDp, kPp };
-inline constexpr int kNumStreamKinds = 6;
-const char* StreamKindName(StreamKind kind);  // "compute", "tp", ...
+// kHost: the host thread that launches the stage's kernels.
+enum class StreamKind { kCompute, kTp, kCp, kEp, kDp, kPp, kHost };
+inline constexpr int kNumStreamKinds = 7;
+inline constexpr StreamKind kCommKinds[] = {StreamKind::kTp, StreamKind::kCp,
+                                            StreamKind::kEp, StreamKind::kDp,
+                                            StreamKind::kPp};
+const char* StreamKindName(StreamKind kind);  // "compute", "tp", ..., "host"
 
 inline constexpr int kEntry = -1;  // a dep on the template's entry
 
@@ -49,6 +53,15 @@ struct TimedOp {
   // for communication the stream kind (tp, cp, ep, dp, pp).
   std::string category;
   std::vector<int> deps;  // earlier ops of the template, or kEntry
+  // Host time to launch it: a kernel launch per kernel, or the launch of a
+  // CUDA graph on the first op of a graphed run (0 on the rest of the run).
+  double host_s = 0;
+  int kernels = 1;  // kernels it stands for (merged runs: several)
+  bool graphed = false;
+  // The host waits for this op to finish before it launches the next ones
+  // (a device-to-host sync, e.g. the tokens per expert TE's grouped GEMM
+  // takes as a host list).
+  bool host_sync = false;
   // Set by the replay when it interns the name and category (-1: not yet).
   int32_t name_id = -1;
   int16_t category_id = -1;
@@ -73,6 +86,12 @@ struct RankContext {
   std::array<topology::GroupShape, kNumGroups> shapes;
   std::vector<int> cp_hop;
   calibration::Dtype training_dtype = calibration::Dtype::kBf16;
+  // Host: seconds per kernel launch and per CUDA-graph launch (host.csv),
+  // and which graph scopes are captured (by models::GraphScope; all of them
+  // with a full-iteration graph).
+  double launch_s = 0;
+  double graph_launch_s = 0;
+  std::array<bool, 6> graphed{};
   models::Dispatcher dispatcher = models::Dispatcher::kAllToAll;
   int ep = 1;
 };
@@ -87,6 +106,17 @@ struct RankContext {
 TimedOp CollectiveOp(const RankContext& rank, models::Group group,
                      topology::Collective collective, double bytes,
                      StreamKind stream, std::string name);
+
+// Segments of a template between host syncs: the host launches a segment's
+// ops one after another; it starts the next segment only once the op that
+// ends this one (host_sync) has finished on the GPU.
+struct HostSegment {
+  int first = 0, last = 0;    // template op indices, inclusive
+  double first_launch_s = 0;  // the launch the segment's first op waits for
+  double rest_launch_s = 0;   // the other launches, before its last op ends
+};
+std::vector<HostSegment> HostSegments(const OpTemplate& t,
+                                      const RankContext& rank);
 
 // `t` with each run of compute ops that follow one another (an op whose only
 // dependency is the previous compute op, which nothing else waits for) merged

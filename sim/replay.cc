@@ -12,6 +12,7 @@
 #include "sim/engine.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_stats.h"
+#include "sim/template_emitter.h"
 #include "util/check.h"
 
 namespace moesim::sim {
@@ -74,6 +75,7 @@ using ClassTimes = std::vector<std::pair<int, double>>;
 struct Item {
   OpTemplate forward, backward;
   ClassTimes forward_classes, backward_classes;
+  std::vector<HostSegment> forward_host, backward_host;
   int64_t dense_params = 0, expert_params = 0;
 };
 
@@ -95,7 +97,7 @@ struct Chunk {
 struct Stage {
   int gpu = 0;  // the representative rank's GPU
   RankContext rank;
-  std::array<StreamId, kNumStreamKinds> streams{};
+  StageStreams streams{};
   std::vector<Chunk> chunks;
   std::vector<OpId> reduce_scatters;
 };
@@ -119,16 +121,17 @@ class StepBuilder {
   // Instantiates `t`; returns {first op, exit op}.
   std::pair<OpId, OpId> Instantiate(int r, const OpTemplate& t,
                                     const ClassTimes& classes,
+                                    const std::vector<HostSegment>& host,
                                     const std::vector<OpId>& entry);
-  // Adds `op`; a compute op outside a template counts in its class here.
-  OpId AddOp(int r, const TimedOp& op, std::span<const OpId> deps,
-             bool count = true);
+  // Adds `op` outside any template; a compute op counts in its class here.
+  OpId AddOp(int r, const TimedOp& op, std::span<const OpId> deps);
   OpId AddOp(int r, const TimedOp& op, std::initializer_list<OpId> deps) {
     return AddOp(r, op, std::span<const OpId>(deps.begin(), deps.size()));
   }
   // Interns names and categories; without a trace, merges runs of serial
   // compute ops (Coalesce) after taking the class times.
-  void Prepare(OpTemplate& t, ClassTimes& classes);
+  void Prepare(OpTemplate& t, ClassTimes& classes,
+               std::vector<HostSegment>& host, const RankContext& rank);
   int ClassId(const std::string& name);
   OpId EmitForward(int r, const models::ScheduleStep& step,
                    std::vector<OpId> entry);
@@ -144,10 +147,11 @@ class StepBuilder {
   Engine engine_;
   std::vector<std::string> class_names_;
   std::vector<std::vector<double>> class_s_;  // [stage][class]
-  std::vector<OpId> scratch_;                 // Instantiate's deps of one op
+  TemplateEmitter emitter_{engine_, options_.trace};
   std::vector<Stage> stages_;
   int64_t microbatches_ = 0;
   double p2p_bytes_ = 0;
+  double launch_s_ = 0, graph_launch_s_ = 0;  // host.csv
 };
 
 util::Result<Item> StepBuilder::PriceItem(const models::LayerOps& ops,
@@ -162,8 +166,8 @@ util::Result<Item> StepBuilder::PriceItem(const models::LayerOps& ops,
   if (!priced) return std::unexpected(priced.error());
   item.forward = std::move(*forward);
   item.backward = std::move(*priced);
-  Prepare(item.forward, item.forward_classes);
-  Prepare(item.backward, item.backward_classes);
+  Prepare(item.forward, item.forward_classes, item.forward_host, st.rank);
+  Prepare(item.backward, item.backward_classes, item.backward_host, st.rank);
   item.dense_params = ops.dense_params;
   item.expert_params = ops.expert_params;
   return item;
@@ -186,6 +190,19 @@ util::Result<void> StepBuilder::BuildStage(int r) {
   ctx.cp_hop =
       CpHop(ctx.groups[static_cast<int>(Group::kCp)], *platform_.cluster);
   ctx.training_dtype = TrainingDtype(s_.training.precision);
+  ctx.launch_s = launch_s_;
+  ctx.graph_launch_s = graph_launch_s_;
+  const models::CudaGraph& g = s_.training.cuda_graph;
+  const bool layer = g.local_transformer_layer || g.full_iteration;
+  using models::GraphScope;
+  ctx.graphed[static_cast<int>(GraphScope::kNone)] = g.full_iteration;
+  ctx.graphed[static_cast<int>(GraphScope::kAttn)] = g.attn || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMlp)] = g.mlp || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMoeRouter)] =
+      g.moe_router || g.moe || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMoePreprocess)] =
+      g.moe_preprocess || g.moe || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMoe)] = g.moe || layer;
   ctx.dispatcher = s_.training.dispatcher;
   ctx.ep = par.ep;
 
@@ -278,7 +295,9 @@ int StepBuilder::ClassId(const std::string& name) {
   return static_cast<int>(class_names_.size() - 1);
 }
 
-void StepBuilder::Prepare(OpTemplate& t, ClassTimes& classes) {
+void StepBuilder::Prepare(OpTemplate& t, ClassTimes& classes,
+                          std::vector<HostSegment>& host,
+                          const RankContext& rank) {
   for (const TimedOp& op : t.ops) {
     if (op.stream != StreamKind::kCompute) continue;
     const int id = ClassId(op.category);
@@ -292,6 +311,7 @@ void StepBuilder::Prepare(OpTemplate& t, ClassTimes& classes) {
   }
   if (!options_.trace) t = Coalesce(t);
   for (TimedOp& op : t.ops) op.name_id = engine_.Name(op.name);
+  host = HostSegments(t, rank);
 }
 
 StepStreams StepBuilder::TakeStreams() {
@@ -311,45 +331,19 @@ StepStreams StepBuilder::TakeStreams() {
   return out;
 }
 
-OpId StepBuilder::AddOp(int r, const TimedOp& op, std::span<const OpId> deps,
-                        bool count) {
-  const StreamId stream = stages_[r].streams[static_cast<int>(op.stream)];
-  const NameId name = op.name_id >= 0 ? op.name_id : engine_.Name(op.name);
-  const OpId id = op.transfer
-                      ? engine_.AddTransfer(stream, *op.transfer, deps, name)
-                      : engine_.Add(stream, op.duration, deps, name);
-  if (options_.trace) engine_.SetCategory(id, op.category);
-  if (count && op.stream == StreamKind::kCompute && !op.transfer) {
+OpId StepBuilder::AddOp(int r, const TimedOp& op, std::span<const OpId> deps) {
+  const OpId id = emitter_.EmitOne(stages_[r].streams, op, deps);
+  if (op.stream == StreamKind::kCompute && !op.transfer) {
     class_s_[r][ClassId(op.category)] += op.duration.seconds();
   }
   return id;
 }
 
-std::pair<OpId, OpId> StepBuilder::Instantiate(int r, const OpTemplate& t,
-                                               const ClassTimes& classes,
-                                               const std::vector<OpId>& entry) {
-  if (t.ops.empty()) {
-    TimedOp marker;
-    marker.name = "(empty)";
-    marker.category = "marker";
-    const OpId id = AddOp(r, marker, entry);
-    return {id, id};
-  }
+std::pair<OpId, OpId> StepBuilder::Instantiate(
+    int r, const OpTemplate& t, const ClassTimes& classes,
+    const std::vector<HostSegment>& host, const std::vector<OpId>& entry) {
   for (const auto& [id, seconds] : classes) class_s_[r][id] += seconds;
-  // Template op i becomes engine op `base + i`: ids are dense in Add order.
-  const OpId base = static_cast<OpId>(engine_.op_count());
-  for (size_t i = 0; i < t.ops.size(); ++i) {
-    scratch_.clear();
-    for (const int d : t.ops[i].deps) {
-      if (d == kEntry) {
-        scratch_.insert(scratch_.end(), entry.begin(), entry.end());
-      } else {
-        scratch_.push_back(base + d);
-      }
-    }
-    AddOp(r, t.ops[i], scratch_, /*count=*/false);
-  }
-  return {base, base + t.exit};
+  return emitter_.Emit(stages_[r].streams, t, host, entry);
 }
 
 OpId StepBuilder::Send(int from, int to, bool forward, OpId after) {
@@ -363,7 +357,7 @@ OpId StepBuilder::EmitForward(int r, const models::ScheduleStep& step,
                               std::vector<OpId> entry) {
   Chunk& chunk = stages_[r].chunks[step.chunk];
   if (chunk.items.empty())
-    return Instantiate(r, OpTemplate{}, {}, entry).second;
+    return Instantiate(r, OpTemplate{}, {}, {}, entry).second;
   // The ops whose finish starts the forward of the last bucket's first item.
   std::vector<OpId> previous_bucket_entry;
   for (size_t i = 0; i < chunk.items.size(); ++i) {
@@ -390,9 +384,10 @@ OpId StepBuilder::EmitForward(int r, const models::ScheduleStep& step,
     if (step.microbatch == 0 && !chunk.buckets_of_item[i].empty()) {
       previous_bucket_entry = deps;
     }
-    const OpId exit = Instantiate(r, chunk.items[i].forward,
-                                  chunk.items[i].forward_classes, deps)
-                          .second;
+    const OpId exit =
+        Instantiate(r, chunk.items[i].forward, chunk.items[i].forward_classes,
+                    chunk.items[i].forward_host, deps)
+            .second;
     entry = {exit};
   }
   return entry.front();
@@ -403,12 +398,13 @@ OpId StepBuilder::EmitBackward(int r, const models::ScheduleStep& step,
   Stage& st = stages_[r];
   Chunk& chunk = st.chunks[step.chunk];
   if (chunk.items.empty())
-    return Instantiate(r, OpTemplate{}, {}, entry).second;
+    return Instantiate(r, OpTemplate{}, {}, {}, entry).second;
   const bool last = step.microbatch == microbatches_ - 1;
   for (size_t i = chunk.items.size(); i-- > 0;) {
-    const OpId exit = Instantiate(r, chunk.items[i].backward,
-                                  chunk.items[i].backward_classes, entry)
-                          .second;
+    const OpId exit =
+        Instantiate(r, chunk.items[i].backward, chunk.items[i].backward_classes,
+                    chunk.items[i].backward_host, entry)
+            .second;
     entry = {exit};
     if (!last) continue;
     // Gradients complete (overlap_grad_reduce): reduce-scatter the bucket
@@ -428,6 +424,18 @@ OpId StepBuilder::EmitBackward(int r, const models::ScheduleStep& step,
 
 util::Result<void> StepBuilder::Build() {
   const models::Parallelism& par = s_.parallel;
+  // Host launch costs (calibration/tables/<gpu>/host.csv).
+  const calibration::CostModel& costs = *platform_.costs;
+  for (const auto& [quantity, seconds] :
+       {std::pair{"eager_op_us", &launch_s_},
+        std::pair{"graph_launch_us", &graph_launch_s_}}) {
+    auto us = costs.Host(quantity);
+    if (!us) {
+      return util::Fail("calibration/tables/" + costs.tables().gpu +
+                        "/host.csv: no " + quantity + " row");
+    }
+    *seconds = *us * 1e-6;
+  }
   microbatches_ = s_.training.num_microbatches();
   // Megatron's p2p tensor: (seq / cp [/ tp with sequence parallel], mbs, h).
   const int64_t seq_local =

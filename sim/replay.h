@@ -76,8 +76,12 @@ struct CommTime {
 
 struct StageTime {
   int pp_rank = 0;
-  double compute_s = 0;  // union of compute-stream intervals
-  double idle_s = 0;     // no stream of the stage busy
+  double compute_s = 0;    // union of compute-stream intervals
+  double idle_s = 0;       // no GPU stream of the stage busy
+  double host_busy_s = 0;  // the host thread launching kernels
+  // Compute-stream time waiting for a launch: a kernel ready on the GPU
+  // (its stream and inputs done) that the host had not launched yet.
+  double host_wait_s = 0;
   std::array<CommTime, kNumStreamKinds> comm{};  // by StreamKind (compute 0)
 };
 
@@ -89,6 +93,8 @@ struct StepResult {
   double mfu = 0;  // tflops_per_gpu / the training dtype's dense peak
   // Mean over stages of idle time / step time.
   double bubble_fraction = 0;
+  double host_idle_s = 0;  // mean over stages of StageTime::host_wait_s
+  double host_busy_s = 0;  // mean over stages
   // Mean over stages, by kind: tp, cp, ep, dp, pp.
   std::map<std::string, CommTime> comm_s;
   // Mean over stages of the busy time of each op class (gemm,

@@ -1,6 +1,7 @@
 #include "sim/step_stats.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "util/check.h"
 
@@ -73,6 +74,26 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
       list.emplace_back(t.start, t.finish);
     }
   }
+  // Host waits: a compute op whose last input to finish was a host launch.
+  std::vector<Time> host_wait(num_stages);
+  for (size_t op = 0; op < engine.op_count(); ++op) {
+    const OpId id = static_cast<OpId>(op);
+    const StepStreams::Stream& info = streams.streams[engine.op_stream(id)];
+    if (info.kind != StreamKind::kCompute) continue;
+    Time gpu_ready, host_ready;
+    if (const OpId prev = engine.stream_predecessor(id); prev >= 0) {
+      gpu_ready = engine.timing(prev).finish;
+    }
+    for (const OpId dep : engine.deps(id)) {
+      const Time done = engine.timing(dep).finish;
+      if (streams.streams[engine.op_stream(dep)].kind == StreamKind::kHost) {
+        host_ready = std::max(host_ready, done);
+      } else {
+        gpu_ready = std::max(gpu_ready, done);
+      }
+    }
+    if (host_ready > gpu_ready) host_wait[info.stage] += host_ready - gpu_ready;
+  }
   std::vector<std::array<std::vector<Interval>, kNumStreamKinds>> by_stage(
       num_stages);
   for (size_t s = 0; s < engine.stream_count(); ++s) {
@@ -91,13 +112,21 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
     st.pp_rank = r;
     const auto& lists = by_stage[r];
     std::vector<Interval> all;
-    for (const auto& list : lists)
-      all.insert(all.end(), list.begin(), list.end());
+    for (int k = 0; k < kNumStreamKinds; ++k) {
+      if (static_cast<StreamKind>(k) == StreamKind::kHost) continue;
+      all.insert(all.end(), lists[k].begin(), lists[k].end());
+    }
+    st.host_busy_s =
+        Length(lists[static_cast<int>(StreamKind::kHost)]).seconds();
+    st.host_wait_s = host_wait[r].seconds();
+    out.host_idle_s += st.host_wait_s / stages;
+    out.host_busy_s += st.host_busy_s / stages;
     const std::vector<Interval>& compute =
         lists[static_cast<int>(StreamKind::kCompute)];
     st.compute_s = Length(compute).seconds();
     st.idle_s = (step - UnionLength(std::move(all))).seconds();
-    for (int k = 1; k < kNumStreamKinds; ++k) {
+    for (const StreamKind kind_k : kCommKinds) {
+      const int k = static_cast<int>(kind_k);
       const Time total = Length(lists[k]);
       st.comm[k].total_s = total.seconds();
       st.comm[k].exposed_s = (total - Overlap(lists[k], compute)).seconds();
@@ -114,6 +143,40 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
     out.stages.push_back(st);
   }
   return out;
+}
+
+Wall DiagnoseWall(const StepResult& step, double peak_bytes,
+                  double capacity_bytes) {
+  Wall w;
+  double exposed = 0, compute = 0;
+  for (const auto& [kind, c] : step.comm_s) exposed += c.exposed_s;
+  for (const StageTime& st : step.stages) compute += st.compute_s;
+  if (!step.stages.empty()) compute /= step.stages.size();
+  const double t = step.step_time_s > 0 ? step.step_time_s : 1;
+  w.exposed_comm_share = std::min(1.0, exposed / t);
+  w.host_wait_share = std::min(1.0, step.host_idle_s / t);
+  w.compute_share = std::min(1.0, compute / t);
+  w.memory_headroom =
+      capacity_bytes > 0 ? (capacity_bytes - peak_bytes) / capacity_bytes : 0;
+  char evidence[256];
+  std::snprintf(evidence, sizeof evidence,
+                "exposed communication %.0f%% of the step, host waits %.0f%%, "
+                "compute busy %.0f%%, memory headroom %.0f%%",
+                100 * w.exposed_comm_share, 100 * w.host_wait_share,
+                100 * w.compute_share, 100 * w.memory_headroom);
+  w.evidence = evidence;
+  if (w.memory_headroom < kMemoryHeadroom) {
+    w.name = "memory";
+  } else if (w.exposed_comm_share >= kCommShare &&
+             w.exposed_comm_share / kCommShare >=
+                 w.host_wait_share / kHostShare) {
+    w.name = "communication";
+  } else if (w.host_wait_share >= kHostShare) {
+    w.name = "host";
+  } else {
+    w.name = "compute";
+  }
+  return w;
 }
 
 }  // namespace moesim::sim

@@ -38,6 +38,29 @@ struct StepStreams {
 StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
                          int num_stages);
 
+// Which wall binds (the optimization workflow's Three Walls, with the
+// compute wall split into compute and host as its profile phase does), with
+// the evidence. Rules, in the workflow's order (fit first):
+//  - memory: out of memory, or under kMemoryHeadroom of capacity free;
+//  - communication / host: the larger of the exposed-communication share of
+//    the step (union of all kinds beyond compute; the card's EP figure is
+//    "20-60% of step time") and the host-wait share, when it reaches its
+//    threshold (kCommShare, kHostShare);
+//  - compute otherwise.
+struct Wall {
+  std::string name;  // memory, communication, host, compute
+  double exposed_comm_share = 0;
+  double host_wait_share = 0;
+  double compute_share = 0;    // compute-stream busy time / step
+  double memory_headroom = 0;  // free / capacity (negative: OOM)
+  std::string evidence;        // one line
+};
+inline constexpr double kMemoryHeadroom = 0.05;
+inline constexpr double kCommShare = 0.20;
+inline constexpr double kHostShare = 0.10;
+Wall DiagnoseWall(const StepResult& step, double peak_bytes,
+                  double capacity_bytes);
+
 // Length of the union of `intervals` (start, finish), any order.
 Time UnionLength(std::vector<std::pair<Time, Time>> intervals);
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "sim/step_stats.h"
 #include "tools/text_format.h"
 
 namespace moesim::tools {
@@ -53,8 +54,15 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   out += Format("tokens/s/GPU         %10.1f\n", st.tokens_per_sec_per_gpu);
   out += Format("MFU                  %10.1f %% of the %s dense peak\n",
                 100 * st.mfu, s.spec.precision().c_str());
-  out += Format("pipeline bubble      %10.1f %% of the step (stages idle)\n\n",
+  out += Format("pipeline bubble      %10.1f %% of the step (stages idle)\n",
                 100 * st.bubble_fraction);
+  out += Format(
+      "host                 %10.3f s launching, GPU waited %.3f s for "
+      "launches\n",
+      st.host_busy_s, st.host_idle_s);
+  const sim::Wall wall = sim::DiagnoseWall(st, r.memory.memory.peak_bytes,
+                                           r.memory.memory.capacity_bytes);
+  out += "binding wall         " + wall.name + " (" + wall.evidence + ")\n\n";
   out += "communication (mean per stage)   total s   exposed s   hidden\n";
   for (const char* kind : kCommKinds) {
     const sim::CommTime& c = st.comm_s.at(kind);
@@ -118,6 +126,17 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   field("fits", m.fits ? "true" : "false");
   field("margin_gib", JsonNumber(m.margin_bytes / kGiB));
   field("bubble_fraction", JsonNumber(st.bubble_fraction));
+  const sim::Wall wall = sim::DiagnoseWall(st, m.peak_bytes, m.capacity_bytes);
+  field("wall", JsonString(wall.name));
+  field("wall_evidence",
+        Format("{\"exposed_comm_share\": %s, \"host_wait_share\": %s, "
+               "\"compute_share\": %s, \"memory_headroom\": %s}",
+               JsonNumber(wall.exposed_comm_share).c_str(),
+               JsonNumber(wall.host_wait_share).c_str(),
+               JsonNumber(wall.compute_share).c_str(),
+               JsonNumber(wall.memory_headroom).c_str()));
+  field("host_idle_s", JsonNumber(st.host_idle_s));
+  field("host_busy_s", JsonNumber(st.host_busy_s));
   field("exposed_comm_s",
         comm_object([](const sim::CommTime& c) { return c.exposed_s; }));
   field("comm_s",

@@ -898,6 +898,11 @@ OCANNL = ("github.com/ahrefs/ocannl/issues/488 (chain of N no-op kernels stream-
           "replay ~15 us fixed (incl. one stream sync) + ~0.58 us per node; RTX 5070 Ti Laptop, CUDA 13.3, WSL2)")
 
 
+EAGER_OP = ("jiahuanglin.xyz/all_lessons/gpu_kernel_serving/18_pytorch_to_kernel.html (PyTorch op to kernel "
+            "launch: Python ~1 us, pybind11 ~1 us, autograd dispatch 1-3 us, ATen dispatcher 1-2 us, backend "
+            "1-5 us, cudaLaunchKernel 1-3 us; 'before kernel' total ~5-25 us of CPU-side work per op)")
+
+
 def host_tables(C, T, spec):
     for g in GPUS:
         if g == "gb200":
@@ -908,6 +913,10 @@ def host_tables(C, T, spec):
                              source="derived:GB200 Grace-host figure 3.3 us, %s; used for the %s host (%s) as no "
                                     "datacenter figure for it was found" % (
                                         TRITONBENCH, g.upper(), spec[g]["cpu"]))
+        # Eager PyTorch: the CPU time of one op from Python to the launch.
+        T[g]["host"].add(quantity="eager_op_us", value="11.2", unit="us",
+                         source="derived:" + EAGER_OP + "; geometric middle of the published 5-25 us range, "
+                                "sqrt(5 x 25) = 11.2 us; no measured Megatron figure found")
         T[g]["host"].add(quantity="graph_launch_us", value="15", unit="us",
                          source="derived:%s; fixed cost of one graph launch; consumer GPU and host, no datacenter "
                                 "figure found: an upper estimate" % OCANNL)

@@ -10,6 +10,7 @@
 #include "models/pipeline.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_stats.h"
+#include "sim/template_emitter.h"
 #include "tests/sim/trace_check.h"
 #include "topology/system.h"
 
@@ -240,6 +241,82 @@ TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
           topology::ShapeOf(ep, *f.platform.cluster), bytes)
           .seconds;
   EXPECT_EQ(t->ops[1].duration, Time::FromSecondsCeil(seconds));
+}
+
+// ---- Host launches and CUDA graphs ------------------------------------------
+
+// n memory-bound kernels of the attention block (tiny copies: about a
+// microsecond each on an H100, far below the launch cost L = 11.2 us of
+// host.csv's eager_op_us), priced and emitted alone with the host model.
+struct HostRun {
+  Time makespan;
+  Time kernel_sum;
+  Time last_kernel;
+};
+HostRun RunKernels(int n, bool graphed, double launch_s, double graph_launch_s,
+                   double bytes = 64 * 1024) {
+  const Fixture f = H100(8);
+  RankContext rank = Context(f, models::Group::kTp, {0});
+  rank.launch_s = launch_s;
+  rank.graph_launch_s = graph_launch_s;
+  rank.graphed[static_cast<int>(models::GraphScope::kAttn)] = graphed;
+  std::vector<models::LayerOp> ops;
+  for (int i = 0; i < n; ++i) {
+    models::LayerOp op;
+    op.name = "small";
+    op.kind = models::OpKind::kMemoryBound;
+    op.kernel = "copy";
+    op.bytes = bytes;
+    op.scope = models::GraphScope::kAttn;
+    ops.push_back(op);
+  }
+  auto t = PriceOps(ops, rank);
+  EXPECT_TRUE(t) << t.error().message;
+  HostRun out;
+  for (const TimedOp& op : t->ops) out.kernel_sum += op.duration;
+  out.last_kernel = t->ops.back().duration;
+  Engine engine;
+  StageStreams streams;
+  for (int k = 0; k < kNumStreamKinds; ++k) {
+    streams[k] = engine.Stream(std::string("s/") +
+                               StreamKindName(static_cast<StreamKind>(k)));
+  }
+  TemplateEmitter emitter(engine, false);
+  emitter.Emit(streams, *t, HostSegments(*t, rank), {});
+  EXPECT_TRUE(engine.Run());
+  out.makespan = engine.makespan();
+  return out;
+}
+
+// Launch cost L, n kernels of duration d < L, eager: the host launches one
+// kernel every L and the GPU runs each as soon as it is launched, so the
+// step is host-bound: the last kernel is launched at n L and ends d later.
+TEST(HostModel, SmallKernelsAreHostBoundAtNTimesL) {
+  const double launch = 11.2e-6;
+  const HostRun r = RunKernels(100, false, launch, 15e-6);
+  ASSERT_LT(r.last_kernel.seconds(), launch);
+  EXPECT_NEAR(r.makespan.seconds(), 100 * launch + r.last_kernel.seconds(),
+              1e-9);
+  EXPECT_GT(r.makespan, r.kernel_sum * 2);  // gaps dominate
+}
+
+// The same kernels in one CUDA graph: one graph launch G, then the kernels
+// back to back: G + sum of d. The gaps are gone.
+TEST(HostModel, CudaGraphRemovesTheLaunchGaps) {
+  const double graph_launch = 15e-6;
+  const HostRun r = RunKernels(100, true, 11.2e-6, graph_launch);
+  EXPECT_NEAR(r.makespan.seconds(), graph_launch + r.kernel_sum.seconds(),
+              1e-9);
+}
+
+// Kernels longer than their launch (256 MiB copies, about 0.1 ms each):
+// the host stays ahead after the first launch, so the step is L + sum of d
+// (GPU-bound).
+TEST(HostModel, LongKernelsHideTheHost) {
+  const double launch = 11.2e-6;
+  const HostRun r = RunKernels(50, false, launch, 15e-6, 256.0 * (1 << 20));
+  ASSERT_GT(r.last_kernel.seconds(), launch);
+  EXPECT_NEAR(r.makespan.seconds(), launch + r.kernel_sum.seconds(), 1e-9);
 }
 
 // ---- Whole steps ---------------------------------------------------------

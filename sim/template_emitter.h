@@ -1,0 +1,57 @@
+// Adds instances of priced op templates (op_pricing.h) to an engine: each op
+// on its stream with its dependencies mapped, and the host thread's launches
+// in front of them.
+//
+// Host model. The host launches a template's ops in order, one segment at a
+// time (HostSegments: segments end at a host sync). Each segment becomes two
+// ops on the host stream: the launch of its first kernel, which the
+// segment's entry ops wait for, and the launches of the rest, which its last
+// op waits for. So a segment of GPU-heavy kernels runs as soon as its first
+// kernel is launched (the host runs ahead), and a segment of kernels shorter
+// than their launches ends one kernel after its last launch (host-bound).
+// The host stream is FIFO: it launches templates in the order they are
+// emitted, and after a sync it waits for the GPU.
+#ifndef MOESIM_SIM_TEMPLATE_EMITTER_H_
+#define MOESIM_SIM_TEMPLATE_EMITTER_H_
+
+#include <array>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/op_pricing.h"
+
+namespace moesim::sim {
+
+using StageStreams = std::array<StreamId, kNumStreamKinds>;
+
+class TemplateEmitter {
+ public:
+  // `categories`: tag each op with its category for the trace.
+  // REQUIRES: `engine` outlives the emitter.
+  TemplateEmitter(Engine& engine, bool categories);
+
+  // Emits one instance of `t` (with its host segments) on `streams`; ops
+  // that wait for the template's entry wait for every op of `entry`.
+  // Returns {first op, exit op}; an empty template is one zero-length marker.
+  std::pair<OpId, OpId> Emit(const StageStreams& streams, const OpTemplate& t,
+                             const std::vector<HostSegment>& host,
+                             std::span<const OpId> entry);
+
+  // One op outside any template (no host launch modelled).
+  OpId EmitOne(const StageStreams& streams, const TimedOp& op,
+               std::span<const OpId> deps);
+
+ private:
+  Engine& engine_;
+  bool categories_;
+  NameId launch_name_;
+  NameId marker_name_;
+  std::vector<OpId> scratch_;  // deps of one op
+  std::vector<OpId> ids_;      // engine id of each template op
+};
+
+}  // namespace moesim::sim
+
+#endif  // MOESIM_SIM_TEMPLATE_EMITTER_H_
