@@ -185,20 +185,39 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
       costs.MemoryBound(kernel, (d.tokens + rows) * token_row_bytes);
   const Estimate sort = costs.MemoryBound("permute", 2.0 * rows * row_bytes);
   const bool ep = rank.ep > 1;
+  // Kernel launches per piece (eager, permute fusion on; counted from
+  // NVIDIA/Megatron-LM@d96f0b97 token_dispatcher.py): the host blocks once
+  // per forward dispatch, on the token counts: before the all-to-all
+  // (alltoall: d2h_event.synchronize), or in the dispatch (DeepEP's
+  // moe_recv_counter wait, HybridEP's num_dispatched_tokens .cpu()).
+  const bool sync = !d.combine && op.pass == models::Pass::kForward;
+  auto add = [&](TimedOp t, int kernels, bool host_sync) {
+    t.kernels = kernels;
+    t.torch_ops = kernels;
+    t.host_sync = host_sync && sync;
+    b.Serial(std::move(t));
+  };
   if (rank.dispatcher == models::Dispatcher::kAllToAll || !ep) {
-    if (!d.combine)
-      b.Serial(ComputeOp(op.name + " permute", "memory_bound", reorder));
-    if (ep) {
-      if (d.combine)
-        b.Serial(ComputeOp(op.name + " sort", "memory_bound", sort));
-      b.Serial(CollectiveOp(rank, models::Group::kEp, Collective::kAllToAll,
-                            rows * row_bytes, StreamKind::kEp,
-                            op.name + " all-to-all"));
-      if (!d.combine)
-        b.Serial(ComputeOp(op.name + " sort", "memory_bound", sort));
+    // preprocess (6) + the fused permute (4); the counts all-gather and the
+    // token and probs all-to-alls (3); chunk sorts (2).
+    if (!d.combine) {
+      add(ComputeOp(op.name + " permute", "memory_bound", reorder), 10, ep);
     }
-    if (d.combine)
-      b.Serial(ComputeOp(op.name + " unpermute", "memory_bound", reorder));
+    if (ep) {
+      if (d.combine) {
+        add(ComputeOp(op.name + " sort", "memory_bound", sort), 2, false);
+      }
+      add(CollectiveOp(rank, models::Group::kEp, Collective::kAllToAll,
+                       rows * row_bytes, StreamKind::kEp,
+                       op.name + " all-to-all"),
+          d.combine ? 1 : 3, false);
+      if (!d.combine) {
+        add(ComputeOp(op.name + " sort", "memory_bound", sort), 2, false);
+      }
+    }
+    if (d.combine) {
+      add(ComputeOp(op.name + " unpermute", "memory_bound", reorder), 1, false);
+    }
     return {};
   }
   const bool deepep = rank.dispatcher == models::Dispatcher::kDeepEp;
@@ -226,24 +245,56 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   const double received = d.tokens * ranks_per_token;
   const Estimate permute =
       costs.MemoryBound(kernel, (received + rows) * token_row_bytes);
-  if (deepep && d.combine)
-    b.Serial(ComputeOp(op.name + " unpermute", "memory_bound", permute));
+  // DeepEP: layout, notify and dispatch (3), combine (2), and Megatron's
+  // fused permute after it (5) / unpermute before the combine (1);
+  // HybridEP: metadata, routing-map all-gather and dispatch (5), combine (2).
+  if (deepep && d.combine) {
+    add(ComputeOp(op.name + " unpermute", "memory_bound", permute), 1, false);
+  }
   TimedOp comm;
   comm.stream = StreamKind::kEp;
   comm.duration = Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9));
   comm.name = op.name + " " + name;
   comm.category = "ep";
-  b.Serial(std::move(comm));
-  if (deepep && !d.combine)
-    b.Serial(ComputeOp(op.name + " permute", "memory_bound", permute));
+  add(std::move(comm), d.combine ? 2 : (deepep ? 3 : 5), true);
+  if (deepep && !d.combine) {
+    add(ComputeOp(op.name + " permute", "memory_bound", permute), 5, false);
+  }
   return {};
 }
 
-// Host launch cost of each op: NCCL and compute kernels cost one kernel
-// launch each; a run of consecutive ops of one captured scope costs one
-// graph launch, on its first op. The MoE forward's dispatch ends with a host
-// sync (TE's grouped GEMM takes the tokens per expert as a host list,
-// m_splits), except when the MoE block itself is captured (static shapes).
+// Kernel launches of an op in Megatron-Core's eager path, counted from the
+// code (NVIDIA/Megatron-LM@d96f0b97 router.py, token_dispatcher.py,
+// moe_utils.py; TransformerEngine grouped_linear.py): TE's GroupedLinear
+// runs one cuBLAS GEMM per local expert; FP8 current scaling quantizes each
+// expert's input with three kernels (amax, scale, cast), blockwise with one;
+// the fused router (moe_router_fusion) is about 9 launches forward and 11
+// backward beside its GEMM; core attention adds fused RoPE (2) and the
+// bias-dropout-add (1), 3 more in backward; the row-parallel fc2 of a dense
+// MLP adds its bias-dropout-add. Dispatcher counts are set in AddDispatch.
+void CountKernels(TimedOp& op, const RankContext& rank) {
+  const bool expert = op.name.rfind("experts_", 0) == 0;
+  if (op.category == "grouped_gemm") {
+    op.kernels = static_cast<int>(rank.local_experts);
+    op.torch_ops = 1;  // one TE call, a C++ loop of cuBLAS launches
+  } else if (expert && op.name.find("quantize") != std::string::npos) {
+    op.kernels = static_cast<int>(rank.local_experts) *
+                 (rank.fp8_current_scaling ? 3 : 1);
+    op.torch_ops = 1;
+  } else if (op.name == "router_topk" || op.name == "router_topk.bwd") {
+    op.kernels = op.torch_ops = 9;
+  } else if (op.name.rfind("core_attn", 0) == 0 && op.category == "attention") {
+    op.kernels += 3;
+    op.torch_ops = 2;  // the attention and the fused RoPE / BDA
+  } else if (op.name == "fc2") {
+    op.kernels = op.torch_ops = 2;
+  }
+}
+
+// Host cost of each op: one eager PyTorch op (eager_op_us) per torch-level
+// call plus a raw launch (kernel_launch_us) for each further kernel it
+// issues; a run of consecutive ops of one captured scope costs one graph
+// launch, on its first op.
 void AssignHostCosts(OpTemplate& t,
                      const std::vector<models::GraphScope>& scopes,
                      const RankContext& rank) {
@@ -252,24 +303,23 @@ void AssignHostCosts(OpTemplate& t,
   };
   for (size_t i = 0; i < t.ops.size(); ++i) {
     TimedOp& op = t.ops[i];
+    CountKernels(op, rank);
     op.graphed = captured(scopes[i]);
+    if (op.graphed) op.host_sync = false;  // static shapes inside a graph
     if (!op.graphed) {
-      op.host_s = rank.launch_s * op.kernels;
+      const int calls = std::min(op.torch_ops, op.kernels);
+      op.host_s =
+          rank.launch_s * calls + rank.kernel_launch_s * (op.kernels - calls);
     } else {
       const bool opens =
           i == 0 || !t.ops[i - 1].graphed || scopes[i - 1] != scopes[i];
       op.host_s = opens ? rank.graph_launch_s : 0;
     }
   }
-  // The sync after a forward dispatch: the last op before the first
-  // kMoe-scope grouped GEMM of the template.
-  if (captured(models::GraphScope::kMoe)) return;
-  for (size_t i = 1; i < t.ops.size(); ++i) {
-    if (t.ops[i].category == "grouped_gemm" &&
-        scopes[i] == models::GraphScope::kMoe &&
-        t.ops[i].name == "experts_fc1") {
-      t.ops[i - 1].host_sync = true;
-    }
+  // Inside a captured MoE block the dispatcher runs on static shapes: no
+  // host sync (Megatron needs drop-and-pad or capacity for that).
+  if (captured(models::GraphScope::kMoe)) {
+    for (TimedOp& op : t.ops) op.host_sync = false;
   }
 }
 
@@ -360,6 +410,7 @@ OpTemplate Coalesce(const OpTemplate& t) {
       merged.category = "compute";
       merged.host_s += op.host_s;
       merged.kernels += op.kernels;
+      merged.torch_ops += op.torch_ops;
       merged.host_sync = op.host_sync;
       tail[last_compute] = op.name;
       index[i] = last_compute;
@@ -379,6 +430,20 @@ OpTemplate Coalesce(const OpTemplate& t) {
   }
   out.exit = t.exit == kEntry ? kEntry : index[t.exit];
   return out;
+}
+
+std::vector<TemplatePart> SplitAtEpComm(const OpTemplate& t,
+                                        const RankContext& rank) {
+  std::vector<TemplatePart> parts;
+  const int n = static_cast<int>(t.ops.size());
+  int first = 0;
+  for (int i = 0; i < n; ++i) {
+    if (t.ops[i].stream == StreamKind::kEp || i == n - 1) {
+      parts.push_back({first, i, HostSegments(t, rank, first, i)});
+      first = i + 1;
+    }
+  }
+  return parts;
 }
 
 util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
@@ -437,9 +502,11 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
 }
 
 std::vector<HostSegment> HostSegments(const OpTemplate& t,
-                                      const RankContext& rank) {
+                                      const RankContext& rank, int first,
+                                      int last) {
   std::vector<HostSegment> out;
-  for (int i = 0; i < static_cast<int>(t.ops.size()); ++i) {
+  if (last < 0) last = static_cast<int>(t.ops.size()) - 1;
+  for (int i = first; i <= last; ++i) {
     if (out.empty() || t.ops[i - 1].host_sync) {
       HostSegment s;
       s.first = s.last = i;

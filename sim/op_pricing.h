@@ -56,7 +56,8 @@ struct TimedOp {
   // Host time to launch it: a kernel launch per kernel, or the launch of a
   // CUDA graph on the first op of a graphed run (0 on the rest of the run).
   double host_s = 0;
-  int kernels = 1;  // kernels it stands for (merged runs: several)
+  int kernels = 1;    // kernel launches it stands for (merged runs: several)
+  int torch_ops = 1;  // eager PyTorch ops issuing them
   bool graphed = false;
   // The host waits for this op to finish before it launches the next ones
   // (a device-to-host sync, e.g. the tokens per expert TE's grouped GEMM
@@ -89,8 +90,11 @@ struct RankContext {
   // Host: seconds per kernel launch and per CUDA-graph launch (host.csv),
   // and which graph scopes are captured (by models::GraphScope; all of them
   // with a full-iteration graph).
-  double launch_s = 0;
+  double launch_s = 0;         // eager_op_us: one eager PyTorch op
+  double kernel_launch_s = 0;  // kernel_launch_us: each further kernel
   double graph_launch_s = 0;
+  int64_t local_experts = 1;         // experts / EP: GroupedLinear's GEMMs
+  bool fp8_current_scaling = false;  // per-expert amax + scale + cast
   std::array<bool, 6> graphed{};
   models::Dispatcher dispatcher = models::Dispatcher::kAllToAll;
   int ep = 1;
@@ -115,8 +119,21 @@ struct HostSegment {
   double first_launch_s = 0;  // the launch the segment's first op waits for
   double rest_launch_s = 0;   // the other launches, before its last op ends
 };
+// Segments of ops [first, last] (all of them by default).
 std::vector<HostSegment> HostSegments(const OpTemplate& t,
-                                      const RankContext& rank);
+                                      const RankContext& rank, int first = 0,
+                                      int last = -1);
+
+// Parts of a template between EP communication ops: each part ends with an
+// op on the EP stream (or at the end). With EP overlap the replay interleaves
+// the parts of a forward with those of a backward, so one's all-to-all runs
+// beside the other's compute.
+struct TemplatePart {
+  int first = 0, last = 0;  // inclusive
+  std::vector<HostSegment> host;
+};
+std::vector<TemplatePart> SplitAtEpComm(const OpTemplate& t,
+                                        const RankContext& rank);
 
 // `t` with each run of compute ops that follow one another (an op whose only
 // dependency is the previous compute op, which nothing else waits for) merged

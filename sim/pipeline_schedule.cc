@@ -17,6 +17,32 @@ void EmitPipeline(int pp, int vpp, int64_t microbatches,
   std::vector<models::OneFOneBSchedule> schedules;
   for (int r = 0; r < pp; ++r) schedules.emplace_back(r, pp, vpp, microbatches);
 
+  // The op delivering `step`'s input on stage r (-1: none needed); false
+  // when it does not exist yet.
+  auto InputReady = [&](const models::ScheduleStep& step, int r, OpId* input) {
+    const int64_t v = int64_t{step.chunk} * pp + r;
+    *input = -1;
+    if (step.forward && v > 0) {
+      *input = forward_sent[(v - 1) * microbatches + step.microbatch];
+      return *input >= 0;
+    }
+    if (!step.forward && v + 1 < virtual_stages) {
+      *input = backward_sent[(v + 1) * microbatches + step.microbatch];
+      return *input >= 0;
+    }
+    return true;
+  };
+  // Sends `step`'s output onward once `done` finishes.
+  auto Sent = [&](int r, const models::ScheduleStep& step, OpId done) {
+    const int64_t v = int64_t{step.chunk} * pp + r;
+    if (step.forward && v + 1 < virtual_stages) {
+      forward_sent[v * microbatches + step.microbatch] =
+          callbacks.send(r, (r + 1) % pp, step, done);
+    } else if (!step.forward && v > 0) {
+      backward_sent[v * microbatches + step.microbatch] =
+          callbacks.send(r, (r + pp - 1) % pp, step, done);
+    }
+  };
   // Emit each stage's steps in order; a step whose input op does not exist
   // yet waits (in construction only) for its neighbour to get there.
   // Megatron's schedule is deadlock-free, so every pass makes progress.
@@ -27,27 +53,37 @@ void EmitPipeline(int pp, int vpp, int64_t microbatches,
     bool progress = false;
     for (int r = 0; r < pp; ++r) {
       while (next[r] < schedules[r].size()) {
-        const models::ScheduleStep step = schedules[r][next[r]];
-        const int64_t v = int64_t{step.chunk} * pp + r;
+        const models::OneFOneBSchedule& sched = schedules[r];
+        const models::ScheduleStep step = sched[next[r]];
         OpId input = -1;
-        if (step.forward && v > 0) {
-          input = forward_sent[(v - 1) * microbatches + step.microbatch];
-          if (input < 0) break;
-        } else if (!step.forward && v + 1 < virtual_stages) {
-          input = backward_sent[(v + 1) * microbatches + step.microbatch];
-          if (input < 0) break;
+        if (!InputReady(step, r, &input)) break;
+        // A steady-state forward followed by its backward: merged when the
+        // caller overlaps them.
+        const int64_t j = next[r] - sched.warmup();
+        const bool steady_forward =
+            step.forward && j >= 0 && j % 2 == 0 && next[r] + 1 < sched.size();
+        if (callbacks.run_pair && steady_forward) {
+          const models::ScheduleStep back = sched[next[r] + 1];
+          OpId back_input = -1;
+          if (!InputReady(back, r, &back_input)) break;
+          std::vector<OpId> entry;
+          if (chain[r] >= 0) entry.push_back(chain[r]);
+          if (input >= 0) entry.push_back(input);
+          if (back_input >= 0) entry.push_back(back_input);
+          const PipelineCallbacks::PairEnd end =
+              callbacks.run_pair(r, step, back, entry);
+          Sent(r, step, end.forward);
+          Sent(r, back, end.backward);
+          chain[r] = end.both;
+          next[r] += 2;
+          progress = true;
+          continue;
         }
         std::vector<OpId> entry;
         if (chain[r] >= 0) entry.push_back(chain[r]);
         if (input >= 0) entry.push_back(input);
         chain[r] = callbacks.run(r, step, entry);
-        if (step.forward && v + 1 < virtual_stages) {
-          forward_sent[v * microbatches + step.microbatch] =
-              callbacks.send(r, (r + 1) % pp, step, chain[r]);
-        } else if (!step.forward && v > 0) {
-          backward_sent[v * microbatches + step.microbatch] =
-              callbacks.send(r, (r + pp - 1) % pp, step, chain[r]);
-        }
+        Sent(r, step, chain[r]);
         ++next[r];
         progress = true;
       }

@@ -28,6 +28,17 @@ struct PipelineCallbacks {
   std::function<OpId(int stage, int to, const models::ScheduleStep& step,
                      OpId done)>
       send;
+  // Optional (EP overlap, Megatron's merged forward-backward 1F1B): adds the
+  // steady-state forward and the backward that follows it as one merged
+  // step whose two halves interleave. `entry` as for run, plus the inputs of
+  // both halves. Returns the op ending each half and one that ends both.
+  struct PairEnd {
+    OpId forward = -1, backward = -1, both = -1;
+  };
+  std::function<PairEnd(int stage, const models::ScheduleStep& forward,
+                        const models::ScheduleStep& backward,
+                        const std::vector<OpId>& entry)>
+      run_pair;
 };
 
 // Emits the steps of `pp` stages x `vpp` chunks x `microbatches`. `chain`:

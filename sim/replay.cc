@@ -76,6 +76,8 @@ struct Item {
   OpTemplate forward, backward;
   ClassTimes forward_classes, backward_classes;
   std::vector<HostSegment> forward_host, backward_host;
+  // With EP overlap: the parts between EP communication ops.
+  std::vector<TemplatePart> forward_parts, backward_parts;
   int64_t dense_params = 0, expert_params = 0;
 };
 
@@ -137,6 +139,11 @@ class StepBuilder {
                    std::vector<OpId> entry);
   OpId EmitBackward(int r, const models::ScheduleStep& step,
                     std::vector<OpId> entry);
+  // EP overlap: a steady-state forward and backward interleaved part by
+  // part, each one's EP communication beside the other's compute.
+  PipelineCallbacks::PairEnd EmitPair(int r, const models::ScheduleStep& f,
+                                      const models::ScheduleStep& b,
+                                      const std::vector<OpId>& entry);
   void EmitOptimizer(int r, OpId after);
   OpId Send(int from, int to, bool forward, OpId after);
 
@@ -151,7 +158,7 @@ class StepBuilder {
   std::vector<Stage> stages_;
   int64_t microbatches_ = 0;
   double p2p_bytes_ = 0;
-  double launch_s_ = 0, graph_launch_s_ = 0;  // host.csv
+  double launch_s_ = 0, kernel_launch_s_ = 0, graph_launch_s_ = 0;
 };
 
 util::Result<Item> StepBuilder::PriceItem(const models::LayerOps& ops,
@@ -168,6 +175,10 @@ util::Result<Item> StepBuilder::PriceItem(const models::LayerOps& ops,
   item.backward = std::move(*priced);
   Prepare(item.forward, item.forward_classes, item.forward_host, st.rank);
   Prepare(item.backward, item.backward_classes, item.backward_host, st.rank);
+  if (s_.training.ep_overlap) {
+    item.forward_parts = SplitAtEpComm(item.forward, st.rank);
+    item.backward_parts = SplitAtEpComm(item.backward, st.rank);
+  }
   item.dense_params = ops.dense_params;
   item.expert_params = ops.expert_params;
   return item;
@@ -191,6 +202,11 @@ util::Result<void> StepBuilder::BuildStage(int r) {
       CpHop(ctx.groups[static_cast<int>(Group::kCp)], *platform_.cluster);
   ctx.training_dtype = TrainingDtype(s_.training.precision);
   ctx.launch_s = launch_s_;
+  ctx.kernel_launch_s = kernel_launch_s_;
+  ctx.local_experts =
+      s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
+  ctx.fp8_current_scaling =
+      s_.training.precision == models::Precision::kFp8CurrentScaling;
   ctx.graph_launch_s = graph_launch_s_;
   const models::CudaGraph& g = s_.training.cuda_graph;
   const bool layer = g.local_transformer_layer || g.full_iteration;
@@ -346,6 +362,96 @@ std::pair<OpId, OpId> StepBuilder::Instantiate(
   return emitter_.Emit(stages_[r].streams, t, host, entry);
 }
 
+PipelineCallbacks::PairEnd StepBuilder::EmitPair(
+    int r, const models::ScheduleStep& f, const models::ScheduleStep& b,
+    const std::vector<OpId>& entry) {
+  Stage& st = stages_[r];
+  PipelineCallbacks::PairEnd end;
+  // The first forward and the last backward of a chunk carry the DP bucket
+  // hooks: those steps run one after the other.
+  if (f.microbatch == 0 || b.microbatch == microbatches_ - 1 ||
+      st.chunks[f.chunk].items.empty() || st.chunks[b.chunk].items.empty()) {
+    end.forward = EmitForward(r, f, entry);
+    end.backward = EmitBackward(r, b, {end.forward});
+    end.both = end.backward;
+    return end;
+  }
+  // DeepEP / HybridEP hold their SMs while they run: compute beside them
+  // runs on the rest (calibration::CostModel's SM-sharing rule).
+  double stretch = 1;
+  const auto& dispatcher = s_.training.dispatcher;
+  const int sm_count = platform_.costs->peaks().sm_count;
+  const int held = dispatcher == models::Dispatcher::kDeepEp     ? 20
+                   : dispatcher == models::Dispatcher::kHybridEp ? 16
+                                                                 : 0;
+  if (held > 0 && sm_count > held) {
+    stretch = static_cast<double>(sm_count) / (sm_count - held);
+  }
+  struct Cursor {
+    const Chunk* chunk = nullptr;
+    bool forward = true;
+    int item = 0;  // position in this half's order
+    size_t part = 0;
+    std::vector<OpId> ids, entry;
+    OpId exit = -1;
+    double ep_s = 0;  // the EP op that ended the last part (0: none)
+    bool done() const { return item >= static_cast<int>(chunk->items.size()); }
+  };
+  Cursor halves[2];
+  halves[0].chunk = &st.chunks[f.chunk];
+  halves[0].forward = true;
+  halves[1].chunk = &st.chunks[b.chunk];
+  halves[1].forward = false;
+  for (Cursor& c : halves) c.entry = entry;
+  auto emit_part = [&](Cursor& c, double stretch_s) {
+    const int n = static_cast<int>(c.chunk->items.size());
+    const Item& item = c.chunk->items[c.forward ? c.item : n - 1 - c.item];
+    const OpTemplate& t = c.forward ? item.forward : item.backward;
+    const auto& parts = c.forward ? item.forward_parts : item.backward_parts;
+    if (c.part == 0) {
+      for (const auto& [id, seconds] :
+           c.forward ? item.forward_classes : item.backward_classes) {
+        class_s_[r][id] += seconds;
+      }
+      c.ids.assign(t.ops.size(), -1);
+    }
+    if (t.ops.empty()) {
+      c.exit = emitter_.Emit(st.streams, t, {}, c.entry).second;
+    } else {
+      const TemplatePart& p = parts[c.part];
+      emitter_.EmitPart(st.streams, t, p.first, p.last, p.host, c.ids, c.entry,
+                        stretch, stretch_s);
+      const TimedOp& last = t.ops[p.last];
+      c.ep_s = last.stream == StreamKind::kEp && !last.transfer
+                   ? last.duration.seconds()
+                   : 0;
+      if (++c.part < parts.size()) return;
+      c.exit = c.ids[t.exit];
+    }
+    c.entry = {c.exit};
+    c.part = 0;
+    ++c.item;
+  };
+  while (!halves[0].done() || !halves[1].done()) {
+    for (int h = 0; h < 2; ++h) {
+      if (halves[h].done()) continue;
+      // This part runs beside the other half's all-to-all, if its last
+      // part ended with one.
+      const double beside = stretch > 1 ? halves[1 - h].ep_s : 0;
+      emit_part(halves[h], beside);
+      halves[1 - h].ep_s = 0;
+    }
+  }
+  end.forward = halves[0].exit;
+  end.backward = halves[1].exit;
+  TimedOp both;
+  both.name = "ep overlap join";
+  both.category = "marker";
+  const OpId deps[] = {end.forward, end.backward};
+  end.both = emitter_.EmitOne(st.streams, both, deps);
+  return end;
+}
+
 OpId StepBuilder::Send(int from, int to, bool forward, OpId after) {
   const std::vector<int> pair = {stages_[from].gpu, stages_[to].gpu};
   TimedOp op = SendRecvOp(stages_[from].rank, pair, p2p_bytes_, StreamKind::kPp,
@@ -428,6 +534,7 @@ util::Result<void> StepBuilder::Build() {
   const calibration::CostModel& costs = *platform_.costs;
   for (const auto& [quantity, seconds] :
        {std::pair{"eager_op_us", &launch_s_},
+        std::pair{"kernel_launch_us", &kernel_launch_s_},
         std::pair{"graph_launch_us", &graph_launch_s_}}) {
     auto us = costs.Host(quantity);
     if (!us) {
@@ -457,6 +564,13 @@ util::Result<void> StepBuilder::Build() {
                           OpId done) {
     return Send(r, to, step.forward, done);
   };
+  if (s_.training.ep_overlap) {
+    callbacks.run_pair = [this](int r, const models::ScheduleStep& f,
+                                const models::ScheduleStep& b,
+                                const std::vector<OpId>& entry) {
+      return EmitPair(r, f, b, entry);
+    };
+  }
   size_t ops = 0;
   for (const Stage& st : stages_) {
     for (const Chunk& chunk : st.chunks) {

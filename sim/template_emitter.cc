@@ -9,12 +9,13 @@ TemplateEmitter::TemplateEmitter(Engine& engine, bool categories)
       marker_name_(engine.Name("(empty)")) {}
 
 OpId TemplateEmitter::EmitOne(const StageStreams& streams, const TimedOp& op,
-                              std::span<const OpId> deps) {
+                              std::span<const OpId> deps, Time duration) {
   const StreamId stream = streams[static_cast<int>(op.stream)];
   const NameId name = op.name_id >= 0 ? op.name_id : engine_.Name(op.name);
+  const Time d = duration >= Time::Zero() ? duration : op.duration;
   const OpId id = op.transfer
                       ? engine_.AddTransfer(stream, *op.transfer, deps, name)
-                      : engine_.Add(stream, op.duration, deps, name);
+                      : engine_.Add(stream, d, deps, name);
   if (categories_) engine_.SetCategory(id, op.category);
   return id;
 }
@@ -28,11 +29,24 @@ std::pair<OpId, OpId> TemplateEmitter::Emit(
     return {id, id};
   }
   ids_.assign(t.ops.size(), -1);
+  EmitPart(streams, t, 0, static_cast<int>(t.ops.size()) - 1, host, ids_,
+           entry);
+  return {ids_.front(), ids_[t.exit]};
+}
+
+OpId TemplateEmitter::EmitPart(const StageStreams& streams, const OpTemplate& t,
+                               int first, int last,
+                               const std::vector<HostSegment>& host,
+                               std::vector<OpId>& ids,
+                               std::span<const OpId> entry, double stretch,
+                               double stretch_s) {
   const StreamId host_stream = streams[static_cast<int>(StreamKind::kHost)];
   for (const HostSegment& seg : host) {
     // After a sync the host waits for the op that ended the last segment.
     std::span<const OpId> after;
-    if (seg.first > 0) after = std::span<const OpId>(&ids_[seg.first - 1], 1);
+    if (seg.first > first && t.ops[seg.first - 1].host_sync) {
+      after = std::span<const OpId>(&ids[seg.first - 1], 1);
+    }
     const OpId first_launch =
         engine_.Add(host_stream, Time::FromSecondsCeil(seg.first_launch_s),
                     after, launch_name_);
@@ -43,23 +57,29 @@ std::pair<OpId, OpId> TemplateEmitter::Emit(
                       std::span<const OpId>(), launch_name_);
     }
     for (int i = seg.first; i <= seg.last; ++i) {
+      const TimedOp& op = t.ops[i];
       scratch_.clear();
-      bool outside = t.ops[i].deps.empty();
-      for (const int d : t.ops[i].deps) {
+      bool outside = op.deps.empty();
+      for (const int d : op.deps) {
         if (d == kEntry) {
           scratch_.insert(scratch_.end(), entry.begin(), entry.end());
           outside = true;
         } else {
-          scratch_.push_back(ids_[d]);
+          scratch_.push_back(ids[d]);
           outside = outside || d < seg.first;
         }
       }
       if (outside) scratch_.push_back(first_launch);
       if (i == seg.last && rest_launch >= 0) scratch_.push_back(rest_launch);
-      ids_[i] = EmitOne(streams, t.ops[i], scratch_);
+      Time duration = Time::Picos(-1);
+      if (stretch_s > 0 && op.stream == StreamKind::kCompute && !op.transfer) {
+        duration = Time::FromSecondsCeil(op.duration.seconds() * stretch);
+        stretch_s -= op.duration.seconds();
+      }
+      ids[i] = EmitOne(streams, op, scratch_, duration);
     }
   }
-  return {ids_.front(), ids_[t.exit]};
+  return ids[last];
 }
 
 }  // namespace moesim::sim

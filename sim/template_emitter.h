@@ -39,9 +39,21 @@ class TemplateEmitter {
                              const std::vector<HostSegment>& host,
                              std::span<const OpId> entry);
 
-  // One op outside any template (no host launch modelled).
+  // Ops [first, last] of one instance of `t`, whose earlier parts' engine
+  // ids are in `ids` (t.ops.size() entries; this call fills its range), with
+  // `host` the segments of that range. Compute ops are stretched by
+  // `stretch` (>= 1) until `stretch_s` seconds of their unstretched time
+  // have passed: they run beside kernels that hold some of the GPU's SMs.
+  // Returns the engine id of op `last`.
+  OpId EmitPart(const StageStreams& streams, const OpTemplate& t, int first,
+                int last, const std::vector<HostSegment>& host,
+                std::vector<OpId>& ids, std::span<const OpId> entry,
+                double stretch = 1, double stretch_s = 0);
+
+  // One op outside any template (no host launch modelled); `duration`
+  // overrides the op's own when not negative.
   OpId EmitOne(const StageStreams& streams, const TimedOp& op,
-               std::span<const OpId> deps);
+               std::span<const OpId> deps, Time duration = Time::Picos(-1));
 
  private:
   Engine& engine_;

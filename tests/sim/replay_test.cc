@@ -419,5 +419,57 @@ TEST(Replay, DefaultAndSeedScenariosArePlausible) {
   }
 }
 
+// ---- EP overlap -----------------------------------------------------------
+
+// A GEMM running beside a DeepEP all-to-all shares the GPU with the 20 SMs
+// DeepEP holds (Megatron's --moe-deepep-num-sms default): on an H100's 132
+// SMs it runs at 112/132 of its speed, so it takes 132/112 times as long;
+// after the all-to-all's window it runs at full speed again.
+TEST(EpOverlap, GemmBesideDeepEpSlowsByTheSmShare) {
+  OpTemplate t;
+  for (int i = 0; i < 2; ++i) {
+    TimedOp gemm;
+    gemm.name = "gemm";
+    gemm.category = "gemm";
+    gemm.duration = Time::Micros(100);
+    gemm.deps = {i == 0 ? kEntry : 0};
+    t.ops.push_back(gemm);
+  }
+  t.exit = 1;
+  Engine engine;
+  StageStreams streams;
+  for (int k = 0; k < kNumStreamKinds; ++k) {
+    streams[k] = engine.Stream(std::string("s/") +
+                               StreamKindName(static_cast<StreamKind>(k)));
+  }
+  TemplateEmitter emitter(engine, false);
+  std::vector<OpId> ids(2, -1);
+  const double stretch = 132.0 / 112.0;
+  // The all-to-all beside it lasts 100 us: only the first GEMM overlaps.
+  emitter.EmitPart(streams, t, 0, 1, {{0, 1, 0, 0}}, ids, {}, stretch, 100e-6);
+  ASSERT_TRUE(engine.Run());
+  EXPECT_EQ(engine.duration(ids[0]), Time::FromSecondsCeil(100e-6 * stretch));
+  EXPECT_EQ(engine.duration(ids[1]), Time::Micros(100));
+}
+
+// Megatron's merged forward-backward 1F1B on Qwen3-30B (16 H100, EP16,
+// HybridEP, the comm-overlap card's A/B): with the overlap some of the EP
+// all-to-all hides behind the other half's compute, so the step is shorter;
+// without it none of it is hidden.
+TEST(EpOverlap, HidesAllToAllAndShortensTheStep) {
+  auto run = [](bool overlap) {
+    return Simulate(Resolve(std::string(R"(model: "qwen3-30b-a3b"
+      system: "dgx-h100" num_gpus: 16 seq_length: 4096 precision: "bf16"
+      dispatcher: "hybridep" overlap_moe_expert_parallel_comm: )") +
+                            (overlap ? "true" : "false") + R"(
+      layout { expert_model_parallel_size: 16 global_batch_size: 256 })"));
+  };
+  const StepResult plain = run(false), overlapped = run(true);
+  EXPECT_EQ(plain.comm_s.at("ep").exposed_s, plain.comm_s.at("ep").total_s);
+  EXPECT_LT(overlapped.comm_s.at("ep").exposed_s,
+            0.8 * overlapped.comm_s.at("ep").total_s);
+  EXPECT_LT(overlapped.step_time_s, plain.step_time_s);
+}
+
 }  // namespace
 }  // namespace moesim::sim
