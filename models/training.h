@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace moesim::models {
 
@@ -56,6 +57,12 @@ enum class Dispatcher { kAllToAll, kDeepEp, kHybridEp };
 
 enum class Routing { kForceBalanced, kDroplessNatural, kTokenDrop };
 
+// Megatron --cp-comm-type (TE context parallel): p2p ring (default), a2a
+// (heads scattered, Ulysses-style), allgather (K/V all-gathered), and
+// a2a+p2p (a2a inside hierarchical_context_parallel_sizes[0], p2p ring
+// across the rest).
+enum class CpCommType { kP2p, kA2a, kAllGather, kA2aP2p };
+
 // CUDA-graph scope: none, TE-scoped per-module graphs, or the whole iteration.
 struct CudaGraph {
   bool full_iteration = false;
@@ -87,6 +94,9 @@ struct TrainingOptions {
   double moe_expert_capacity_factor = 0;  // token drop; 0 = dropless
   CudaGraph cuda_graph;
   bool ep_overlap = false;  // --overlap-moe-expert-parallel-comm
+  CpCommType cp_comm_type = CpCommType::kP2p;
+  // --hierarchical-context-parallel-sizes, inner first (a2a+p2p only).
+  std::vector<int> hierarchical_cp_sizes;
   // Optimizer.
   bool distributed_optimizer = true;
   int main_grad_bytes = 4;   // fp32 main grads (bf16 with precision-aware: 2)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -68,6 +69,8 @@ constexpr FlagInfo kFlags[] = {
     {"--moe-router-force-load-balancing", Kind::kBool},
     {"--moe-shared-expert-overlap", Kind::kBool},
     {"--cpu-offloading", Kind::kBool},
+    {"--cp-comm-type", Kind::kList},
+    {"--hierarchical-context-parallel-sizes", Kind::kList},
 };
 
 const FlagInfo* FindFlag(std::string_view name) {
@@ -89,6 +92,22 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
     out += item;
   }
   return out;
+}
+
+// An integer value of `flag`, >= min.
+Result<int> ParseInt(std::string_view flag, const std::string& text, int min) {
+  int64_t value = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() ||
+      value > INT32_MAX || value < INT32_MIN) {
+    return std::unexpected(FlagError(flag, "'" + text + "' is not an integer"));
+  }
+  if (value < min) {
+    return std::unexpected(
+        FlagError(flag, "must be >= " + std::to_string(min) + ", got " + text));
+  }
+  return static_cast<int>(value);
 }
 
 // Shell-like split: blanks separate, quotes group, backslash escapes.
@@ -245,19 +264,9 @@ class Given {
   Result<std::optional<int>> Int(std::string_view flag, int min) const {
     auto text = String(flag);
     if (!text) return std::optional<int>();
-    int64_t value = 0;
-    auto [end, ec] =
-        std::from_chars(text->data(), text->data() + text->size(), value);
-    if (ec != std::errc() || end != text->data() + text->size() ||
-        value > INT32_MAX || value < INT32_MIN) {
-      return std::unexpected(
-          FlagError(flag, "'" + *text + "' is not an integer"));
-    }
-    if (value < min) {
-      return std::unexpected(FlagError(
-          flag, "must be >= " + std::to_string(min) + ", got " + *text));
-    }
-    return std::optional<int>(static_cast<int>(value));
+    auto value = ParseInt(flag, *text, min);
+    if (!value) return std::unexpected(value.error());
+    return std::optional<int>(*value);
   }
   // Floating-point flag in [lo, hi]; nullopt when absent.
   Result<std::optional<double>> Double(std::string_view flag, double lo,
@@ -535,6 +544,39 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   return {};
 }
 
+// --cp-comm-type (Megatron takes one type, or one per layer; a list is
+// modelled only when every entry is the same) and
+// --hierarchical-context-parallel-sizes.
+Result<void> ApplyContextParallel(const Given& g, Scenario& spec) {
+  constexpr std::string_view kType = "--cp-comm-type";
+  if (const std::vector<std::string>* types = g.List(kType)) {
+    for (const std::string& type : *types) {
+      if (type != "p2p" && type != "a2a" && type != "allgather" &&
+          type != "a2a+p2p") {
+        return std::unexpected(FlagError(
+            kType, "unknown '" + type + "' (p2p, a2a, allgather, a2a+p2p)"));
+      }
+    }
+    if (std::adjacent_find(types->begin(), types->end(),
+                           std::not_equal_to<>()) != types->end()) {
+      return std::unexpected(FlagError(
+          kType, "per-layer cp_comm_type lists are not modelled; got '" +
+                     Join(*types, " ") + "'"));
+    }
+    spec.set_cp_comm_type(types->front());
+  }
+  constexpr std::string_view kSizes = "--hierarchical-context-parallel-sizes";
+  if (const std::vector<std::string>* sizes = g.List(kSizes)) {
+    spec.clear_hierarchical_context_parallel_sizes();
+    for (const std::string& text : *sizes) {
+      auto size = ParseInt(kSizes, text, 1);
+      if (!size) return std::unexpected(size.error());
+      spec.add_hierarchical_context_parallel_sizes(*size);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
@@ -569,6 +611,8 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
   if (auto ok = ApplyCudaGraph(given, spec, warnings); !ok)
     return std::unexpected(ok.error());
   if (auto ok = ApplyMoe(given, spec); !ok) return std::unexpected(ok.error());
+  if (auto ok = ApplyContextParallel(given, spec); !ok)
+    return std::unexpected(ok.error());
   if (!not_modelled.empty()) {
     warnings.insert(warnings.begin(), std::string(kPrefix) + "not modelled: " +
                                           Join(not_modelled, ", "));

@@ -8,8 +8,9 @@
 // Tokens split at blanks; single and double quotes group, a backslash
 // escapes the next character and backslash-newline joins lines. Both
 // `--flag value` and `--flag=value` work; list flags (--recompute-modules,
-// --cuda-graph-scope) take every value up to the next `--flag`; a flag given
-// twice keeps the last value, as argparse does.
+// --cuda-graph-scope, --cp-comm-type, --hierarchical-context-parallel-sizes)
+// take every value up to the next `--flag`; a flag given twice keeps the last
+// value, as argparse does.
 //
 // Only the flags that change the scenario are applied (see megatron_args.cc
 // for the table). Flags absent from the string leave the scenario's field as

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "models/architecture.h"
 #include "util/textproto.h"
 
 namespace moesim::scenarios::internal {
@@ -50,6 +51,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"optimizer_offload_fraction", "--cpu-offload"},
     {"overlap_moe_expert_parallel_comm", "--ep-overlap"},
     {"routing", "--routing"},
+    {"cp_comm_type", "--cp-comm-type"},
+    {"hierarchical_context_parallel_sizes", "--hierarchical-cp-sizes"},
 };
 
 std::string Num(double value) {
@@ -248,6 +251,90 @@ Result<void> CheckSequenceAndBatch(const ResolvedScenario& r,
             SizesProduct({{"pipeline_model_parallel_size", p.pp},
                           {"virtual_pipeline_model_parallel_size", p.vpp}}) +
             "; set pipeline_model_parallel_layout for an uneven split"));
+  }
+  return {};
+}
+
+// --cp-comm-type and --hierarchical-context-parallel-sizes (TE context
+// parallelism). a2a scatters the attention heads of each TP rank over the CP
+// ranks (TE asserts the query and key/value heads split evenly); a2a+p2p does
+// so inside the inner hierarchical group and runs the p2p ring across the
+// outer one.
+Result<void> CheckCpCommType(const ResolvedScenario& r, const FieldNamer& at) {
+  constexpr std::string_view kType = "cp_comm_type";
+  constexpr std::string_view kSizes = "hierarchical_context_parallel_sizes";
+  const models::CpCommType type = r.training.cp_comm_type;
+  const std::vector<int>& sizes = r.training.hierarchical_cp_sizes;
+  const int tp = r.parallel.tp, cp = r.parallel.cp;
+  std::vector<std::string> texts;
+  for (int size : sizes) texts.push_back(std::to_string(size));
+  std::string list = "[";  // appended, not "[" + ...: GCC 12 -Wrestrict
+  list += Join(texts, ", ");
+  list += ']';
+
+  // Heads and query groups per TP rank divisible by the a2a group size.
+  auto heads_split = [&](std::string_view field, std::string_view mode,
+                         std::string_view group_name,
+                         int group) -> Result<void> {
+    const models::Model& m = r.model;
+    const int64_t groups = m.multi_latent_attention() ? m.num_attention_heads()
+                                                      : models::QueryGroups(m);
+    const std::pair<std::string_view, int64_t> counts[] = {
+        {"num_attention_heads", m.num_attention_heads()},
+        {"num_query_groups", groups}};
+    for (auto [what, count] : counts) {
+      const int64_t per_rank = count / tp;
+      if (per_rank % group == 0) continue;
+      return std::unexpected(at.Error(
+          field, std::string(mode) +
+                     " scatters heads over CP: " + std::string(what) + " " +
+                     std::to_string(count) + " / tensor_model_parallel_size " +
+                     std::to_string(tp) + " = " + std::to_string(per_rank) +
+                     " heads per TP rank not divisible by " +
+                     std::string(group_name) + " " + std::to_string(group)));
+    }
+    return {};
+  };
+
+  for (int size : sizes) {
+    if (size < 1) {
+      return std::unexpected(
+          at.Error(kSizes, "every size must be >= 1, got " + list));
+    }
+  }
+  if (!sizes.empty() && type != models::CpCommType::kA2aP2p) {
+    return std::unexpected(at.Error(
+        kSizes,
+        "only used with cp_comm_type a2a+p2p, got " + r.spec.cp_comm_type()));
+  }
+  switch (type) {
+    case models::CpCommType::kP2p:
+    case models::CpCommType::kAllGather:
+      return {};
+    case models::CpCommType::kA2a:
+      // Megatron accepts a2a with CP 1 (nothing to scatter).
+      if (cp <= 1) return {};
+      return heads_split(kType, "a2a", "context_parallel_size", cp);
+    case models::CpCommType::kA2aP2p:
+      if (sizes.empty()) {
+        return std::unexpected(
+            at.Error(kType,
+                     "a2a+p2p needs hierarchical_context_parallel_sizes "
+                     "(inner a2a size, outer p2p size)"));
+      }
+      if (sizes.size() != 2) {
+        return std::unexpected(at.Error(
+            kSizes,
+            "a2a+p2p takes exactly 2 sizes (inner a2a, outer p2p), got " +
+                list));
+      }
+      if (const int64_t product = int64_t{sizes[0]} * sizes[1]; product != cp) {
+        return std::unexpected(at.Error(
+            kSizes, "product " + Join(texts, "*") + " = " +
+                        std::to_string(product) +
+                        " is not context_parallel_size " + std::to_string(cp)));
+      }
+      return heads_split(kSizes, "a2a+p2p", "the inner a2a size", sizes[0]);
   }
   return {};
 }
@@ -538,9 +625,10 @@ std::string CanonicalRecomputeModule(std::string_view name) {
 
 Result<void> CheckRules(const ResolvedScenario& r, const FieldNamer& at,
                         std::vector<std::string>& warnings) {
-  for (auto check : {CheckMeshes, CheckModelSplit, CheckSequenceAndBatch,
-                     CheckRecompute, CheckPrecisionAndRouting, CheckOptimizer,
-                     CheckCudaGraphAndOffload, CheckEpOverlap}) {
+  for (auto check :
+       {CheckMeshes, CheckModelSplit, CheckSequenceAndBatch, CheckCpCommType,
+        CheckRecompute, CheckPrecisionAndRouting, CheckOptimizer,
+        CheckCudaGraphAndOffload, CheckEpOverlap}) {
     if (auto ok = check(r, at); !ok) return ok;
   }
   const models::Recompute& rc = r.training.recompute;

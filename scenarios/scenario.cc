@@ -174,6 +174,7 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   d.String("dispatcher", "alltoall", s.mutable_dispatcher());
   d.String("routing", "force_balanced", s.mutable_routing());
   d.String("cuda_graph", "none", s.mutable_cuda_graph());
+  d.String("cp_comm_type", "p2p", s.mutable_cp_comm_type());
   Recompute& rc = *s.mutable_recompute();
   if (rc.granularity().empty()) {
     if (rc.modules_size() > 0) {
@@ -249,6 +250,17 @@ Result<models::Routing> ParseRouting(std::string_view s, const FieldNamer& at) {
   return std::unexpected(at.Error(
       "routing", "unknown '" + std::string(s) +
                      "' (force_balanced, dropless_natural, tokendrop)"));
+}
+
+Result<models::CpCommType> ParseCpCommType(std::string_view s,
+                                           const FieldNamer& at) {
+  if (s == "p2p") return models::CpCommType::kP2p;
+  if (s == "a2a") return models::CpCommType::kA2a;
+  if (s == "allgather") return models::CpCommType::kAllGather;
+  if (s == "a2a+p2p") return models::CpCommType::kA2aP2p;
+  return std::unexpected(at.Error(
+      "cp_comm_type",
+      "unknown '" + std::string(s) + "' (p2p, a2a, allgather, a2a+p2p)"));
 }
 
 // none | full_iteration | te:<scope;scope> | local:transformer_layer.
@@ -365,9 +377,9 @@ int DtypeBytes(std::string_view dtype) {
   return 0;
 }
 
-// Parses precision, dispatcher, routing, cuda_graph, recompute and the
-// optimizer dtypes of `spec` (defaults filled) into `out`. Errors name the
-// field and list the accepted values.
+// Parses precision, dispatcher, routing, cuda_graph, cp_comm_type, recompute
+// and the optimizer dtypes of `spec` (defaults filled) into `out`. Errors name
+// the field and list the accepted values.
 Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
                           models::TrainingOptions& out) {
   auto precision = ParsePrecision(spec.precision(), at);
@@ -382,6 +394,12 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   auto graph = ParseCudaGraph(spec.cuda_graph(), at);
   if (!graph) return std::unexpected(graph.error());
   out.cuda_graph = *graph;
+  auto cp_comm = ParseCpCommType(spec.cp_comm_type(), at);
+  if (!cp_comm) return std::unexpected(cp_comm.error());
+  out.cp_comm_type = *cp_comm;
+  out.hierarchical_cp_sizes.assign(
+      spec.hierarchical_context_parallel_sizes().begin(),
+      spec.hierarchical_context_parallel_sizes().end());
   auto recompute = ParseRecompute(spec.recompute(), at);
   if (!recompute) return std::unexpected(recompute.error());
   out.recompute = *recompute;

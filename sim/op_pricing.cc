@@ -54,6 +54,11 @@ StreamKind StreamOf(models::Group group) {
 
 // Builds a template: Serial() ops wait for the previous op, Add() ops for
 // the listed ones.
+TimedOp Transfer(const RankContext& rank, Collective collective,
+                 const std::vector<int>& gpus,
+                 const topology::GroupShape& shape, double bytes,
+                 StreamKind stream, std::string name);
+
 class Builder {
  public:
   int Serial(TimedOp op) {
@@ -113,6 +118,62 @@ calibration::AttentionShape Shape(const models::AttentionWork& a, int64_t seq_q,
 // moved one hop along the ring on the CP stream, sent while step s - 1
 // computed. Backward rotates K/V and the accumulating dK/dV (twice the
 // bytes) and ends with one more hop that returns dK/dV to its owner.
+void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
+             const std::vector<int>& hop_pair, bool backward,
+             const RankContext& rank, Builder& b) {
+  const calibration::CostModel& costs = *rank.costs;
+  const int64_t chunk = a.seq_q / 2;  // seq / (2 ring)
+  const Estimate diagonal =
+      costs.Attention(Shape(a, a.seq_q, a.seq_q, a.causal), backward);
+  const Estimate half =
+      costs.Attention(Shape(a, a.seq_q, chunk, false), backward);
+  // One K/V block: the local 2 chunks' keys and values, 16-bit.
+  const double kv_bytes = static_cast<double>(a.batch) * a.seq_q * a.heads_kv *
+                          (a.head_dim_qk + a.head_dim_v) * kBf16Bytes;
+  const double hop_bytes = backward ? 2 * kv_bytes : kv_bytes;
+  auto hop = [&](int step) {
+    return SendRecvOp(rank, hop_pair, hop_bytes, StreamKind::kCp,
+                      name + " cp hop " + std::to_string(step));
+  };
+  const int entry = b.last();
+  int block = kEntry, transfer = kEntry;
+  for (int step = 0; step < ring; ++step) {
+    // The hop bringing the next block starts once this block is in hand
+    // (the previous hop done) and the rank's inputs are ready.
+    int next_transfer = kEntry;
+    if (step + 1 < ring) {
+      TimedOp t = hop(step + 1);
+      t.deps = {entry};
+      if (transfer != kEntry) t.deps.push_back(transfer);
+      next_transfer = b.Add(std::move(t));
+    }
+    TimedOp compute = ComputeOp(
+        name + (step == 0 ? " diag" : " step " + std::to_string(step)),
+        "attention", step == 0 ? diagonal : half);
+    compute.deps = {block == kEntry ? entry : block};
+    if (transfer != kEntry) compute.deps.push_back(transfer);
+    block = b.Add(std::move(compute));
+    transfer = next_transfer;
+  }
+  b.set_last(block);
+  if (backward) {
+    TimedOp back = hop(ring);
+    back.name = name + " cp dkv home";
+    back.deps = {block};
+    b.Add(std::move(back));
+  }
+}
+
+// Core attention with context parallelism, by Megatron's --cp-comm-type:
+//  - p2p: the ring above over the whole CP group.
+//  - allgather: K/V all-gathered over CP before attention (reduce-scattered
+//    as dK/dV after the backward); each rank's two load-balanced chunks do
+//    1/CP of the causal work, a non-causal block of seq/CP x seq/2.
+//  - a2a (Ulysses): an all-to-all trades the sequence split for a head split
+//    (Q, K, V in; the output back), attention runs on the full sequence with
+//    heads/CP; backward sends dO in and dQ, dK, dV back.
+//  - a2a+p2p: the a2a inside the inner group (heads / inner), then the p2p
+//    ring across the CP / inner outer ranks on inner x local tokens.
 void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
   const models::AttentionWork& a = op.attention;
   const bool backward = op.pass != models::Pass::kForward;
@@ -125,45 +186,62 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
         costs.Attention(Shape(a, a.seq_q, a.seq_kv, a.causal), backward)));
     return;
   }
-  const int64_t chunk = a.seq_q / 2;  // seq / (2 cp)
-  const Estimate diagonal =
-      costs.Attention(Shape(a, a.seq_q, a.seq_q, a.causal), backward);
-  const Estimate half =
-      costs.Attention(Shape(a, a.seq_q, chunk, false), backward);
-  // One K/V block: the local 2 chunks' keys and values, 16-bit.
-  const double kv_bytes = static_cast<double>(a.batch) * a.seq_q * a.heads_kv *
-                          (a.head_dim_qk + a.head_dim_v) * kBf16Bytes;
-  const double hop_bytes = backward ? 2 * kv_bytes : kv_bytes;
-  auto hop = [&](int step) {
-    return SendRecvOp(rank, rank.cp_hop, hop_bytes, StreamKind::kCp,
-                      op.name + " cp hop " + std::to_string(step));
-  };
-  const int entry = b.last();
-  int block = kEntry, transfer = kEntry;
-  for (int step = 0; step < cp; ++step) {
-    // The hop bringing the next block starts once this block is in hand
-    // (the previous hop done) and the rank's inputs are ready.
-    int next_transfer = kEntry;
-    if (step + 1 < cp) {
-      TimedOp t = hop(step + 1);
-      t.deps = {entry};
-      if (transfer != kEntry) t.deps.push_back(transfer);
-      next_transfer = b.Add(std::move(t));
+  const double tokens = static_cast<double>(a.batch) * a.seq_q;
+  switch (rank.cp_comm_type) {
+    case models::CpCommType::kP2p:
+      AddRing(op.name, a, cp, rank.cp_hop, backward, rank, b);
+      return;
+    case models::CpCommType::kAllGather: {
+      const double kv = tokens * cp * a.heads_kv *
+                        (a.head_dim_qk + a.head_dim_v) * kBf16Bytes;
+      const auto gather = CollectiveOp(
+          rank, models::Group::kCp,
+          backward ? Collective::kReduceScatter : Collective::kAllGather, kv,
+          StreamKind::kCp,
+          op.name + (backward ? " dkv reduce-scatter" : " kv all-gather"));
+      const Estimate block =
+          costs.Attention(Shape(a, a.seq_q, a.seq_q * cp / 2, false), backward);
+      if (!backward) b.Serial(gather);
+      b.Serial(ComputeOp(op.name, "attention", block));
+      if (backward) b.Serial(gather);
+      return;
     }
-    TimedOp compute = ComputeOp(
-        op.name + (step == 0 ? " diag" : " step " + std::to_string(step)),
-        "attention", step == 0 ? diagonal : half);
-    compute.deps = {block == kEntry ? entry : block};
-    if (transfer != kEntry) compute.deps.push_back(transfer);
-    block = b.Add(std::move(compute));
-    transfer = next_transfer;
-  }
-  b.set_last(block);
-  if (backward) {
-    TimedOp back = hop(cp);
-    back.name = op.name + " cp dkv home";
-    back.deps = {block};
-    b.Add(std::move(back));
+    case models::CpCommType::kA2a:
+    case models::CpCommType::kA2aP2p: {
+      const bool a2a_only = rank.cp_comm_type == models::CpCommType::kA2a;
+      const int inner = a2a_only ? cp : static_cast<int>(rank.cp_inner.size());
+      const int outer = cp / inner;
+      const std::vector<int>& gpus =
+          a2a_only ? rank.groups[static_cast<int>(models::Group::kCp)]
+                   : rank.cp_inner;
+      const topology::GroupShape& shape =
+          a2a_only ? rank.shapes[static_cast<int>(models::Group::kCp)]
+                   : rank.cp_inner_shape;
+      const double qkv = tokens *
+                         (a.heads_q * a.head_dim_qk +
+                          a.heads_kv * (a.head_dim_qk + a.head_dim_v)) *
+                         kBf16Bytes;
+      const double out = tokens * a.heads_q * a.head_dim_v * kBf16Bytes;
+      auto a2a = [&](double bytes, const char* what) {
+        return Transfer(rank, Collective::kAllToAll, gpus, shape, bytes,
+                        StreamKind::kCp, op.name + " cp a2a " + what);
+      };
+      models::AttentionWork wide = a;
+      wide.seq_q = a.seq_q * inner;
+      wide.heads_q = std::max<int64_t>(1, a.heads_q / inner);
+      wide.heads_kv = std::max<int64_t>(1, a.heads_kv / inner);
+      b.Serial(a2a(backward ? out : qkv, backward ? "dout" : "qkv"));
+      if (outer <= 1) {
+        b.Serial(ComputeOp(
+            op.name, "attention",
+            costs.Attention(Shape(wide, wide.seq_q, wide.seq_q, a.causal),
+                            backward)));
+      } else {
+        AddRing(op.name, wide, outer, rank.cp_outer_hop, backward, rank, b);
+      }
+      b.Serial(a2a(backward ? qkv : out, backward ? "dqkv" : "out"));
+      return;
+    }
   }
 }
 

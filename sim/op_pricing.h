@@ -86,6 +86,12 @@ struct RankContext {
   std::array<std::vector<int>, kNumGroups> groups;
   std::array<topology::GroupShape, kNumGroups> shapes;
   std::vector<int> cp_hop;
+  // Context-parallel communication (Megatron --cp-comm-type): for a2a+p2p,
+  // the inner a2a group (GPU ids) and the slowest hop of the outer ring.
+  models::CpCommType cp_comm_type = models::CpCommType::kP2p;
+  std::vector<int> cp_inner;
+  topology::GroupShape cp_inner_shape;
+  std::vector<int> cp_outer_hop;
   calibration::Dtype training_dtype = calibration::Dtype::kBf16;
   // Host: seconds per kernel launch and per CUDA-graph launch (host.csv),
   // and which graph scopes are captured (by models::GraphScope; all of them

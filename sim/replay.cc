@@ -198,8 +198,24 @@ util::Result<void> StepBuilder::BuildStage(int r) {
     ctx.groups[g] = placement_.Group(KindOf(static_cast<Group>(g)), rank);
     ctx.shapes[g] = topology::ShapeOf(ctx.groups[g], *platform_.cluster);
   }
-  ctx.cp_hop =
-      CpHop(ctx.groups[static_cast<int>(Group::kCp)], *platform_.cluster);
+  const std::vector<int>& cp_group = ctx.groups[static_cast<int>(Group::kCp)];
+  ctx.cp_hop = CpHop(cp_group, *platform_.cluster);
+  ctx.cp_comm_type = s_.training.cp_comm_type;
+  if (ctx.cp_comm_type == models::CpCommType::kA2aP2p &&
+      !s_.training.hierarchical_cp_sizes.empty()) {
+    // Inner a2a group: the first sizes[0] CP members (the fastest-varying
+    // CP index, as Megatron builds hierarchical CP groups); the outer ring
+    // links every inner-th member.
+    const size_t inner = s_.training.hierarchical_cp_sizes.front();
+    ctx.cp_inner.assign(cp_group.begin(),
+                        cp_group.begin() + std::min(inner, cp_group.size()));
+    ctx.cp_inner_shape = topology::ShapeOf(ctx.cp_inner, *platform_.cluster);
+    std::vector<int> outer;
+    for (size_t i = 0; i < cp_group.size(); i += inner) {
+      outer.push_back(cp_group[i]);
+    }
+    ctx.cp_outer_hop = CpHop(outer, *platform_.cluster);
+  }
   ctx.training_dtype = TrainingDtype(s_.training.precision);
   ctx.launch_s = launch_s_;
   ctx.kernel_launch_s = kernel_launch_s_;

@@ -1,5 +1,7 @@
 #include "tools/scenario_flags.h"
 
+#include <charconv>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,33 @@ Result<void> AtLeast(const std::optional<int>& value, std::string_view flag,
                                                std::to_string(*value)));
   }
   return {};
+}
+
+// --hierarchical-cp-sizes: comma-separated sizes >= 1, inner first ("8,4").
+Result<std::vector<int>> ParseSizes(const std::string& value) {
+  constexpr std::string_view kFlag = "--hierarchical-cp-sizes";
+  std::vector<std::string> items = util::SplitList(value, ",");
+  if (items.empty()) {
+    return std::unexpected(
+        FlagError(kFlag, "needs comma-separated sizes, e.g. 8,4"));
+  }
+  std::vector<int> sizes;
+  for (const std::string& item : items) {
+    int64_t size = 0;
+    auto [end, ec] =
+        std::from_chars(item.data(), item.data() + item.size(), size);
+    if (ec != std::errc() || end != item.data() + item.size() ||
+        size > INT32_MAX) {
+      return std::unexpected(FlagError(
+          kFlag, "'" + item + "' is not an integer (sizes like 8,4)"));
+    }
+    if (size < 1) {
+      return std::unexpected(
+          FlagError(kFlag, "every size must be >= 1, got " + item));
+    }
+    sizes.push_back(static_cast<int>(size));
+  }
+  return sizes;
 }
 
 Result<void> CheckRanges(const ScenarioFlags& f) {
@@ -51,6 +80,10 @@ Result<void> CheckRanges(const ScenarioFlags& f) {
         "--cpu-offload",
         "must be in [0, 1] (a fraction of the optimizer state), got " +
             std::to_string(*f.cpu_offload)));
+  }
+  if (f.hierarchical_cp_sizes) {
+    if (auto sizes = ParseSizes(*f.hierarchical_cp_sizes); !sizes)
+      return std::unexpected(sizes.error());
   }
   return {};
 }
@@ -108,6 +141,7 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
   set_string(f.dispatcher, spec.mutable_dispatcher());
   set_string(f.cuda_graph, spec.mutable_cuda_graph());
   set_string(f.routing, spec.mutable_routing());
+  set_string(f.cp_comm_type, spec.mutable_cp_comm_type());
   scenarios::Layout& l = *spec.mutable_layout();
   set_string(f.pp_layout, l.mutable_pipeline_model_parallel_layout());
 
@@ -134,6 +168,13 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
           [&](int v) { spec.set_overlap_moe_expert_parallel_comm(v == 1); });
   if (f.cpu_offload) {
     spec.set_optimizer_offload_fraction(*f.cpu_offload);
+    any = true;
+  }
+  if (f.hierarchical_cp_sizes) {
+    auto sizes = ParseSizes(*f.hierarchical_cp_sizes);
+    if (!sizes) return std::unexpected(sizes.error());
+    spec.clear_hierarchical_context_parallel_sizes();
+    for (int size : *sizes) spec.add_hierarchical_context_parallel_sizes(size);
     any = true;
   }
   if (f.recompute) {
@@ -185,6 +226,12 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
                  "Optimizer CPU offload fraction, 0..1");
   app.add_option("--ep-overlap", flags.ep_overlap,
                  "1 = overlap_moe_expert_parallel_comm");
+  app.add_option("--cp-comm-type", flags.cp_comm_type,
+                 "Context-parallel communication: p2p (default), a2a, "
+                 "allgather, a2a+p2p");
+  app.add_option("--hierarchical-cp-sizes", flags.hierarchical_cp_sizes,
+                 "a2a+p2p group sizes, inner (a2a) first, e.g. 8,4; their "
+                 "product is --cp");
   app.add_option("--megatron-args", flags.megatron_args,
                  "Megatron-LM / Megatron-Bridge argument string (applied "
                  "before the flags)");

@@ -2,6 +2,7 @@
 //   [SCENARIO.textproto] --model --system --gpus --seq --mbs --gbs --tp --cp
 //   --ep --etp --pp --vpp --precision --dispatcher --recompute --cuda-graph
 //   --cpu-offload --ep-overlap --pp-layout --routing --num-layers
+//   --cp-comm-type --hierarchical-cp-sizes
 //   --megatron-args "<Megatron-LM / Megatron-Bridge argument string>"
 // Order of precedence: scenario file < --megatron-args < individual flags.
 // The vocabulary is that of calibration/runs/SCHEMA.md, so a runs.csv row maps
@@ -21,7 +22,9 @@ namespace moesim::tools {
 struct ScenarioFlags {
   std::string scenario_file;  // positional, optional
   std::optional<std::string> model, system, precision, dispatcher, recompute,
-      cuda_graph, pp_layout, routing, megatron_args;
+      cuda_graph, pp_layout, routing, cp_comm_type, megatron_args;
+  // --hierarchical-cp-sizes: comma-separated ints, inner first ("8,4").
+  std::optional<std::string> hierarchical_cp_sizes;
   std::optional<int> gpus, seq, mbs, gbs, tp, cp, ep, etp, pp, vpp, num_layers,
       ep_overlap;
   std::optional<double> cpu_offload;
@@ -36,7 +39,8 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags);
 // --megatron-args is given the origin is "flags" and errors name the flag:
 // "flags: --tp: <rule>" (fields only Megatron arguments set are named by
 // their Megatron flag, e.g. "flags: --moe-shared-expert-overlap: ...").
-// Flag values out of range (--tp 0, --cpu-offload 1.5) fail before resolving.
+// Flag values out of range (--tp 0, --cpu-offload 1.5,
+// --hierarchical-cp-sizes 8,x) fail before resolving.
 // Warnings of --megatron-args come first in ResolvedScenario::warnings.
 [[nodiscard]] util::Result<scenarios::ResolvedScenario> ResolveFlags(
     const ScenarioFlags& flags);

@@ -178,6 +178,41 @@ TEST(MegatronArgsTest, OptimizerRoutingAndFlags) {
   EXPECT_EQ(spec.num_layers(), 8);
 }
 
+TEST(MegatronArgsTest, ContextParallelCommType) {
+  Scenario spec;
+  spec.set_model("qwen3-30b-a3b");
+  spec.set_system("dgx-h100");
+  spec.set_num_gpus(64);
+  auto w = ApplyMegatronArgs(
+      "--context-parallel-size 8 --cp-comm-type a2a+p2p "
+      "--hierarchical-context-parallel-sizes 4 2",
+      spec);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_TRUE(w->empty());
+  EXPECT_EQ(spec.cp_comm_type(), "a2a+p2p");
+  ASSERT_EQ(spec.hierarchical_context_parallel_sizes_size(), 2);
+  EXPECT_EQ(spec.hierarchical_context_parallel_sizes(0), 4);
+  EXPECT_EQ(spec.hierarchical_context_parallel_sizes(1), 2);
+  auto r = Resolve(spec, "flags");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->training.cp_comm_type, models::CpCommType::kA2aP2p);
+  EXPECT_EQ(r->training.hierarchical_cp_sizes, (std::vector<int>{4, 2}));
+
+  // A per-layer list with one type throughout is that type; a second
+  // --hierarchical-context-parallel-sizes replaces the first.
+  w = ApplyMegatronArgs(
+      "--cp-comm-type a2a a2a a2a --hierarchical-context-parallel-sizes=2,4",
+      spec);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(spec.cp_comm_type(), "a2a");
+  ASSERT_EQ(spec.hierarchical_context_parallel_sizes_size(), 2);
+  EXPECT_EQ(spec.hierarchical_context_parallel_sizes(0), 2);
+  EXPECT_EQ(spec.hierarchical_context_parallel_sizes(1), 4);
+  w = ApplyMegatronArgs("--cp_comm_type allgather", spec);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_EQ(spec.cp_comm_type(), "allgather");
+}
+
 TEST(MegatronArgsTest, LayersPerVirtualStageResolvesToVpp) {
   Scenario spec;
   spec.set_model("qwen3-30b-a3b");
@@ -252,6 +287,18 @@ TEST(MegatronArgsTest, Errors) {
       {"--virtual-pipeline-model-parallel-size 2 "
        "--num-layers-per-virtual-pipeline-stage 3",
        "cannot be combined with a virtual pipeline size"},
+      {"--cp-comm-type ring",
+       "--megatron-args: --cp-comm-type: unknown 'ring' (p2p, a2a, allgather, "
+       "a2a+p2p)"},
+      {"--cp-comm-type p2p p2p a2a",
+       "--megatron-args: --cp-comm-type: per-layer cp_comm_type lists are not "
+       "modelled; got 'p2p p2p a2a'"},
+      {"--cp-comm-type", "--megatron-args: --cp-comm-type: needs a value"},
+      {"--hierarchical-context-parallel-sizes 4 x",
+       "--megatron-args: --hierarchical-context-parallel-sizes: 'x' is not an "
+       "integer"},
+      {"--hierarchical-context-parallel-sizes 0 8",
+       "--hierarchical-context-parallel-sizes: must be >= 1, got 0"},
   };
   for (const Case& c : cases) {
     Scenario spec;

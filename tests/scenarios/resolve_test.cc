@@ -79,9 +79,12 @@ TEST(ResolveTest, DefaultsUsedListsUnsetFields) {
         "sequence_parallel=false", "seq_length=4096", "precision=bf16",
         "dispatcher=alltoall", "routing=force_balanced", "cuda_graph=none",
         "recompute.granularity=none", "use_distributed_optimizer=true",
-        "main_grads_dtype=fp32", "exp_avg_dtype=fp32"}) {
+        "main_grads_dtype=fp32", "exp_avg_dtype=fp32", "cp_comm_type=p2p"}) {
     EXPECT_TRUE(Contains(r->defaults_used, expected)) << expected;
   }
+  EXPECT_EQ(r->spec.cp_comm_type(), "p2p");
+  EXPECT_EQ(r->training.cp_comm_type, models::CpCommType::kP2p);
+  EXPECT_TRUE(r->training.hierarchical_cp_sizes.empty());
   EXPECT_EQ(r->parallel.dp, 8);
   EXPECT_EQ(r->parallel.edp, 8);
   EXPECT_EQ(r->training.main_grad_bytes, 4);
@@ -163,6 +166,63 @@ TEST(ResolveTest, FlagErrorsNameTheFlag) {
   EXPECT_EQ(r.error().message,
             "flags: --cp: seq_length 4096 is not divisible by "
             "2*context_parallel_size = 6");
+}
+
+TEST(ResolveTest, CpCommTypeReachesTrainingOptions) {
+  Scenario spec;
+  spec.set_model("qwen3-30b-a3b");  // 32 heads, 4 query groups
+  spec.set_system("dgx-h100");
+  spec.set_num_gpus(64);
+  spec.mutable_layout()->set_context_parallel_size(8);
+  spec.set_cp_comm_type("a2a+p2p");
+  spec.add_hierarchical_context_parallel_sizes(4);
+  spec.add_hierarchical_context_parallel_sizes(2);
+  auto r = Resolve(spec, "flags");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->training.cp_comm_type, models::CpCommType::kA2aP2p);
+  EXPECT_EQ(r->training.hierarchical_cp_sizes, (std::vector<int>{4, 2}));
+  EXPECT_FALSE(Contains(r->defaults_used, "cp_comm_type=p2p"));
+
+  spec.set_cp_comm_type("allgather");
+  spec.clear_hierarchical_context_parallel_sizes();
+  r = Resolve(spec, "flags");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->training.cp_comm_type, models::CpCommType::kAllGather);
+
+  // From a file, the errors cite the field's line.
+  const std::string text =
+      "model: \"qwen3-30b-a3b\"\n"
+      "system: \"dgx-h100\"\n"
+      "num_gpus: 64\n"
+      "cp_comm_type: \"a2a+p2p\"\n"
+      "hierarchical_context_parallel_sizes: [4, 4]\n"
+      "layout {\n"
+      "  context_parallel_size: 8\n"
+      "}\n";
+  auto file_spec = ParseScenario(text, "x.textproto");
+  ASSERT_TRUE(file_spec) << file_spec.error().message;
+  r = Resolve(*file_spec, "x.textproto", text);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "x.textproto:5: hierarchical_context_parallel_sizes: product 4*4 = "
+            "16 is not context_parallel_size 8");
+
+  // From flags, the errors name the command-line flags.
+  spec.set_cp_comm_type("a2a");
+  r = Resolve(spec, "flags");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "flags: --cp-comm-type: a2a scatters heads over CP: "
+            "num_query_groups 4 / tensor_model_parallel_size 1 = 4 heads per "
+            "TP rank not divisible by context_parallel_size 8");
+  spec.set_cp_comm_type("p2p");
+  spec.add_hierarchical_context_parallel_sizes(4);
+  spec.add_hierarchical_context_parallel_sizes(2);
+  r = Resolve(spec, "flags");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "flags: --hierarchical-cp-sizes: only used with cp_comm_type "
+            "a2a+p2p, got p2p");
 }
 
 TEST(ResolveTest, MissingRequiredFields) {
@@ -489,6 +549,69 @@ const RuleCase kRuleCases[] = {
      D("num_gpus: 8 mtp_num_layers: 2 overlap_moe_expert_parallel_comm: true "
        "layout { expert_model_parallel_size: 8 }"),
      "EP overlap needs mtp_num_layers <= 1, got 2"},
+    // Context-parallel communication type (TE: a2a scatters heads over CP).
+    {"CpCommTypeUnknownFail", Q("num_gpus: 8 cp_comm_type: \"ring\""),
+     "cp_comm_type: unknown 'ring' (p2p, a2a, allgather, a2a+p2p)"},
+    {"CpAllGatherPass",
+     Q("num_gpus: 16 cp_comm_type: \"allgather\" layout { "
+       "context_parallel_size: 8 }"),
+     ""},
+    {"CpA2aPass",
+     Q("num_gpus: 16 cp_comm_type: \"a2a\" layout { context_parallel_size: 4 "
+       "}"),
+     ""},
+    {"CpA2aWithoutCpPass", L("num_gpus: 8 cp_comm_type: \"a2a\""), ""},
+    {"CpA2aQueryGroupsFail",
+     Q("num_gpus: 64 cp_comm_type: \"a2a\" layout { context_parallel_size: 8 "
+       "}"),
+     "cp_comm_type: a2a scatters heads over CP: "
+     "num_query_groups 4 / tensor_model_parallel_size 1 = 4 heads per TP rank "
+     "not divisible by context_parallel_size 8"},
+    {"CpA2aMlaHeadsFail",
+     M("num_gpus: 32 cp_comm_type: \"a2a\" layout { "
+       "tensor_model_parallel_size: 2 context_parallel_size: 16 }"),
+     "a2a scatters heads over CP: num_attention_heads 16 / "
+     "tensor_model_parallel_size 2 = 8 heads per TP rank not divisible by "
+     "context_parallel_size 16"},
+    {"CpA2aP2pPass",
+     Q("num_gpus: 64 cp_comm_type: \"a2a+p2p\" "
+       "hierarchical_context_parallel_sizes: [4, 2] layout { "
+       "context_parallel_size: 8 }"),
+     ""},
+    {"CpA2aP2pNoSizesFail",
+     Q("num_gpus: 64 cp_comm_type: \"a2a+p2p\" layout { "
+       "context_parallel_size: 8 }"),
+     "cp_comm_type: a2a+p2p needs hierarchical_context_parallel_sizes (inner "
+     "a2a size, outer p2p size)"},
+    {"CpA2aP2pProductFail",
+     Q("num_gpus: 64 cp_comm_type: \"a2a+p2p\" "
+       "hierarchical_context_parallel_sizes: [4, 4] layout { "
+       "context_parallel_size: 8 }"),
+     "hierarchical_context_parallel_sizes: product 4*4 = 16 is not "
+     "context_parallel_size 8"},
+    {"CpA2aP2pThreeSizesFail",
+     Q("num_gpus: 64 cp_comm_type: \"a2a+p2p\" "
+       "hierarchical_context_parallel_sizes: [2, 2, 2] layout { "
+       "context_parallel_size: 8 }"),
+     "a2a+p2p takes exactly 2 sizes (inner a2a, outer p2p), got [2, 2, 2]"},
+    {"CpA2aP2pInnerHeadsFail",
+     Q("num_gpus: 64 cp_comm_type: \"a2a+p2p\" "
+       "hierarchical_context_parallel_sizes: [8, 1] layout { "
+       "context_parallel_size: 8 }"),
+     "hierarchical_context_parallel_sizes: a2a+p2p scatters heads over CP: "
+     "num_query_groups 4 / tensor_model_parallel_size 1 = 4 heads per TP rank "
+     "not divisible by the inner a2a size 8"},
+    {"CpSizeZeroFail",
+     Q("num_gpus: 64 cp_comm_type: \"a2a+p2p\" "
+       "hierarchical_context_parallel_sizes: [0, 8] layout { "
+       "context_parallel_size: 8 }"),
+     "hierarchical_context_parallel_sizes: every size must be >= 1, got [0, "
+     "8]"},
+    {"CpSizesWithP2pFail",
+     Q("num_gpus: 16 hierarchical_context_parallel_sizes: [2, 2] layout { "
+       "context_parallel_size: 4 }"),
+     "hierarchical_context_parallel_sizes: only used with cp_comm_type "
+     "a2a+p2p, got p2p"},
 };
 
 class RuleTest : public testing::TestWithParam<RuleCase> {};

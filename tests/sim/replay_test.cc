@@ -7,7 +7,9 @@
 
 #include <cmath>
 
+#include "models/layer_ops.h"
 #include "models/pipeline.h"
+#include "models/zoo.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_stats.h"
 #include "sim/template_emitter.h"
@@ -219,6 +221,63 @@ TEST(OpPricing, CpRingExposedByTheDifferenceWhenHopLonger) {
           4096.0 * 128 * 320 * 2)
           .seconds;
   EXPECT_EQ(hop, Time::FromSecondsCeil(expected));
+}
+
+// Ulysses CP (a2a) on 2 GPUs of a node: an all-to-all of this rank's Q, K, V
+// (4096 tokens x (128 x 192 + 128 x (192 + 128)) x 2 B), attention over the
+// whole 8K sequence with half the heads, an all-to-all of the output back
+// (4096 x 128 x 128 x 2 B).
+TEST(OpPricing, CpA2aTradesSequenceForHeads) {
+  const Fixture f = H100(16);
+  RankContext rank = Context(f, models::Group::kCp, {0, 1});
+  rank.cp_comm_type = models::CpCommType::kA2a;
+  auto t = PriceOps({MlaAttention()}, rank);
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->ops.size(), 3u);
+  const topology::GroupShape shape =
+      topology::ShapeOf(std::vector<int>{0, 1}, *f.platform.cluster);
+  auto a2a = [&](double bytes) {
+    return Time::FromSecondsCeil(
+        topology::EstimateCollective(
+            f.platform.network, topology::Collective::kAllToAll, shape, bytes)
+            .seconds);
+  };
+  EXPECT_EQ(t->ops[0].duration, a2a(4096.0 * (128 * 192 + 128 * 320) * 2));
+  EXPECT_EQ(t->ops[2].duration, a2a(4096.0 * 128 * 128 * 2));
+  calibration::AttentionShape wide;
+  wide.seq_q = wide.seq_kv = 8192;
+  wide.heads_q = wide.heads_kv = 64;
+  wide.head_dim_qk = 192;
+  wide.head_dim_v = 128;
+  wide.causal = true;
+  EXPECT_EQ(
+      t->ops[1].duration,
+      Time::FromSecondsCeil(f.platform.costs->Attention(wide, false).seconds));
+}
+
+// Recomputing core_attn replays the CP exchange with it: a DeepSeek-V3
+// layer at CP2 (p2p) recomputes its core attention before the backward, and
+// that recompute carries the forward's K/V hop (one hop for a 2-rank ring).
+TEST(OpPricing, CoreAttnRecomputeReplaysTheCpExchange) {
+  const Fixture f = H100(16);
+  auto model = models::LoadModel("deepseek-v3");
+  ASSERT_TRUE(model);
+  models::Parallelism par;
+  par.cp = 2;
+  par.dp = 8;
+  par.ep = 16;
+  par.edp = 1;
+  models::TrainingOptions tr;
+  tr.seq_length = 8192;
+  tr.recompute.core_attn = true;
+  const models::LayerOps ops =
+      models::BuildLayerOps(*model, 0, false, par, tr, false);
+  ASSERT_FALSE(ops.recompute.empty());
+  auto t = PriceOps(ops.recompute, Context(f, models::Group::kCp, {0, 8}));
+  ASSERT_TRUE(t) << t.error().message;
+  int hops = 0;
+  for (const TimedOp& o : t->ops) hops += o.stream == StreamKind::kCp;
+  EXPECT_EQ(hops, 1);
 }
 
 TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {

@@ -168,6 +168,26 @@ const BadInput kBadInputs[] = {
      Base("qwen3-30b-a3b", "8",
           {"--megatron-args", "--cpu-offloading", "--pp", "2"}),
      "CPU activation offloading needs pipeline_model_parallel_size 1"},
+    // Context-parallel communication type.
+    {"UnknownCpCommType",
+     Base("qwen3-30b-a3b", "8", {"--cp-comm-type", "ring"}),
+     "flags: --cp-comm-type: unknown 'ring' (p2p, a2a, allgather, a2a+p2p)"},
+    {"CpA2aHeadsNotDivisible",
+     Base("qwen3-30b-a3b", "64", {"--cp", "8", "--cp-comm-type", "a2a"}),
+     "flags: --cp-comm-type: a2a scatters heads over CP: num_query_groups 4 / "
+     "tensor_model_parallel_size 1 = 4 heads per TP rank not divisible by "
+     "context_parallel_size 8"},
+    {"HierarchicalCpSizesNotANumber",
+     Base("qwen3-30b-a3b", "64",
+          {"--cp", "8", "--cp-comm-type", "a2a+p2p", "--hierarchical-cp-sizes",
+           "4,x"}),
+     "flags: --hierarchical-cp-sizes: 'x' is not an integer"},
+    {"HierarchicalCpSizesProduct",
+     Base("qwen3-30b-a3b", "64",
+          {"--cp", "8", "--cp-comm-type", "a2a+p2p", "--hierarchical-cp-sizes",
+           "4,4"}),
+     "flags: --hierarchical-cp-sizes: product 4*4 = 16 is not "
+     "context_parallel_size 8"},
     // Bad --megatron-args.
     {"MegatronArgMissingValue",
      Base("llama3-8b", "8",
