@@ -92,6 +92,7 @@ struct TrainingOptions {
   Dispatcher dispatcher = Dispatcher::kAllToAll;
   Routing routing = Routing::kForceBalanced;
   double moe_expert_capacity_factor = 0;  // token drop; 0 = dropless
+  double routing_skew = 0;  // dropless_natural: Zipf exponent (0 uniform)
   CudaGraph cuda_graph;
   bool ep_overlap = false;  // --overlap-moe-expert-parallel-comm
   CpCommType cp_comm_type = CpCommType::kP2p;
@@ -104,8 +105,9 @@ struct TrainingOptions {
   int main_param_bytes = 4;  // fp32 master weights
   bool fp8_param_gather = false;
   double optimizer_offload_fraction =
-      0;                        // share of optimizer state on the host
-  bool cpu_offloading = false;  // activation offload (--cpu-offloading)
+      0;                         // share of optimizer state on the host
+  bool offload_overlap = false;  // --overlap-cpu-optimizer-d2h-h2d
+  bool cpu_offloading = false;   // activation offload (--cpu-offloading)
 };
 
 }  // namespace moesim::models

@@ -54,6 +54,7 @@ constexpr FlagInfo kFlags[] = {
     {"--moe-enable-deepep", Kind::kBool},
     {"--optimizer-cpu-offload", Kind::kBool},
     {"--optimizer-offload-fraction", Kind::kDouble},
+    {"--overlap-cpu-optimizer-d2h-h2d", Kind::kBool},
     {"--cuda-graph-impl", Kind::kString},
     {"--cuda-graph-scope", Kind::kList},
     {"--enable-cuda-graph", Kind::kBool},
@@ -528,6 +529,9 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   if (auto v = g.Bool("--moe-shared-expert-overlap"))
     spec.set_moe_shared_expert_overlap(*v);
   if (auto v = g.Bool("--cpu-offloading")) spec.set_cpu_offloading(*v);
+  if (auto v = g.Bool("--overlap-cpu-optimizer-d2h-h2d")) {
+    spec.set_overlap_cpu_optimizer_d2h_h2d(*v);
+  }
   if (g.Bool("--moe-router-force-load-balancing").value_or(false)) {
     spec.set_routing("force_balanced");
   }

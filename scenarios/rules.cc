@@ -51,6 +51,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"optimizer_offload_fraction", "--cpu-offload"},
     {"overlap_moe_expert_parallel_comm", "--ep-overlap"},
     {"routing", "--routing"},
+    {"moe_routing_skew", "--routing-skew"},
+    {"overlap_cpu_optimizer_d2h_h2d", "--offload-overlap"},
     {"cp_comm_type", "--cp-comm-type"},
     {"hierarchical_context_parallel_sizes", "--hierarchical-cp-sizes"},
 };
@@ -438,6 +440,17 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
     return std::unexpected(
         at.Error("routing", "tokendrop needs moe_expert_capacity_factor > 0"));
   }
+  const double skew = r.spec.moe_routing_skew();
+  if (!(skew >= 0 && skew <= 10)) {
+    return std::unexpected(
+        at.Error("moe_routing_skew",
+                 "must be a Zipf exponent in [0, 10], got " + Num(skew)));
+  }
+  if (skew > 0 && t.routing != models::Routing::kDroplessNatural) {
+    return std::unexpected(at.Error(
+        "moe_routing_skew",
+        "skews dropless_natural routing; routing is " + r.spec.routing()));
+  }
   return {};
 }
 
@@ -447,6 +460,12 @@ Result<void> CheckOptimizer(const ResolvedScenario& r, const FieldNamer& at) {
   if (fraction < 0 || fraction > 1) {
     return std::unexpected(at.Error("optimizer_offload_fraction",
                                     "must be in [0, 1], got " + Num(fraction)));
+  }
+  if (s.overlap_cpu_optimizer_d2h_h2d() && fraction <= 0) {
+    return std::unexpected(
+        at.Error("overlap_cpu_optimizer_d2h_h2d",
+                 "overlaps the offloaded optimizer's copies; needs "
+                 "optimizer_offload_fraction > 0"));
   }
   if (fraction > 0 && !s.use_distributed_optimizer()) {
     return std::unexpected(

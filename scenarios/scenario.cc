@@ -424,6 +424,8 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.distributed_optimizer = spec.use_distributed_optimizer();
   out.fp8_param_gather = spec.fp8_param_gather();
   out.optimizer_offload_fraction = spec.optimizer_offload_fraction();
+  out.offload_overlap = spec.overlap_cpu_optimizer_d2h_h2d();
+  out.routing_skew = spec.moe_routing_skew();
   out.cpu_offloading = spec.cpu_offloading();
   return {};
 }

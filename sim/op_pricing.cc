@@ -1,6 +1,7 @@
 #include "sim/op_pricing.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/moe_layer.h"
 
@@ -255,7 +256,10 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
                                Builder& b) {
   const models::DispatchWork& d = op.dispatch;
   const calibration::CostModel& costs = *rank.costs;
-  const double rows = static_cast<double>(d.tokens) * d.topk;
+  // The busiest EP rank receives (dispatch) and returns (combine)
+  // imbalance x the mean rows; its exchange gates the all-to-all.
+  const double rows =
+      static_cast<double>(d.tokens) * d.topk * rank.moe_imbalance;
   const double row_bytes = static_cast<double>(d.hidden) * d.bytes_per_element;
   const double token_row_bytes = static_cast<double>(d.hidden) * kBf16Bytes;
   const char* kernel = d.combine ? "unpermute" : "permute";
@@ -319,7 +323,8 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   spec.router_group_topk = d.router_group_topk;
   const double ranks_per_token = DistinctRanksPerToken(spec);
   const double bytes = ranks_per_token * (rank.ep - 1.0) / rank.ep *
-                       static_cast<double>(d.tokens) * row_bytes;
+                       static_cast<double>(d.tokens) * row_bytes *
+                       rank.moe_imbalance;
   const double received = d.tokens * ranks_per_token;
   const Estimate permute =
       costs.MemoryBound(kernel, (received + rows) * token_row_bytes);
@@ -402,6 +407,33 @@ void AssignHostCosts(OpTemplate& t,
 }
 
 }  // namespace
+
+double RoutingImbalance(int64_t experts, int ep, double skew) {
+  if (skew <= 0 || experts <= 0 || ep <= 1 || experts % ep != 0) return 1;
+  // Popularity rank r (0-based) -> expert perm[r], a Fisher-Yates shuffle
+  // driven by splitmix64.
+  std::vector<int64_t> perm(experts);
+  for (int64_t i = 0; i < experts; ++i) perm[i] = i;
+  uint64_t state = static_cast<uint64_t>(experts);
+  auto next = [&state] {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (int64_t i = experts - 1; i > 0; --i) {
+    std::swap(perm[i], perm[next() % static_cast<uint64_t>(i + 1)]);
+  }
+  std::vector<double> load(ep, 0);
+  double total = 0;
+  const int64_t local = experts / ep;
+  for (int64_t r = 0; r < experts; ++r) {
+    const double w = 1.0 / std::pow(static_cast<double>(r + 1), skew);
+    load[perm[r] / local] += w;
+    total += w;
+  }
+  return *std::max_element(load.begin(), load.end()) / (total / ep);
+}
 
 const char* StreamKindName(StreamKind kind) {
   static constexpr const char* kNames[] = {"compute", "tp", "cp",  "ep",
@@ -539,18 +571,30 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
         b.Serial(
             ComputeOp(op.name, "gemm", costs.Gemm(op.m, op.n, op.k, dtype)));
         break;
-      case OpKind::kGroupedGemm:
-        b.Serial(
-            ComputeOp(op.name, "grouped_gemm",
-                      costs.GroupedGemm(op.groups, op.m, op.n, op.k, dtype)));
+      case OpKind::kGroupedGemm: {
+        // The busiest EP rank's experts get imbalance x the mean rows: the
+        // token dimension is m, or k for a weight gradient.
+        auto rows = [&](int64_t v) {
+          return static_cast<int64_t>(std::ceil(v * rank.moe_imbalance));
+        };
+        const bool wgrad = op.pass == models::Pass::kWgrad;
+        b.Serial(ComputeOp(
+            op.name, "grouped_gemm",
+            costs.GroupedGemm(op.groups, wgrad ? op.m : rows(op.m), op.n,
+                              wgrad ? rows(op.k) : op.k, dtype)));
         break;
+      }
       case OpKind::kAttention:
         AddAttention(op, rank, b);
         break;
-      case OpKind::kMemoryBound:
-        b.Serial(ComputeOp(op.name, "memory_bound",
-                           costs.MemoryBound(op.kernel, op.bytes)));
+      case OpKind::kMemoryBound: {
+        const bool expert = op.name.rfind("experts_", 0) == 0;
+        b.Serial(ComputeOp(
+            op.name, "memory_bound",
+            costs.MemoryBound(
+                op.kernel, expert ? op.bytes * rank.moe_imbalance : op.bytes)));
         break;
+      }
       case OpKind::kCollective: {
         if (rank.groups[static_cast<int>(op.group)].size() <= 1) break;
         b.Serial(CollectiveOp(rank, op.group, ToCollective(op.collective),

@@ -99,7 +99,10 @@ struct RankContext {
   double launch_s = 0;         // eager_op_us: one eager PyTorch op
   double kernel_launch_s = 0;  // kernel_launch_us: each further kernel
   double graph_launch_s = 0;
-  int64_t local_experts = 1;         // experts / EP: GroupedLinear's GEMMs
+  int64_t local_experts = 1;  // experts / EP: GroupedLinear's GEMMs
+  // Routed tokens on the busiest EP rank / the mean (RoutingImbalance): its
+  // grouped GEMMs and all-to-alls gate every rank's.
+  double moe_imbalance = 1;
   bool fp8_current_scaling = false;  // per-expert amax + scale + cast
   std::array<bool, 6> graphed{};
   models::Dispatcher dispatcher = models::Dispatcher::kAllToAll;
@@ -152,6 +155,13 @@ OpTemplate Coalesce(const OpTemplate& t);
 // A point-to-point transfer of `bytes` between two GPUs (`pair`: src, dst).
 TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
                    double bytes, StreamKind stream, std::string name);
+
+// Load of the busiest EP rank over the mean when tokens per expert follow a
+// Zipf law of exponent `skew` (weight 1/r^s for the r-th most popular
+// expert) and popularity is spread over the experts by a fixed shuffle
+// (splitmix64, seeded with the expert count: same inputs, same answer);
+// EP rank j holds experts [j E/ep, (j+1) E/ep). 1 when skew is 0.
+double RoutingImbalance(int64_t experts, int ep, double skew);
 
 // The calibration dtype of a training precision's low-precision GEMMs.
 calibration::Dtype TrainingDtype(models::Precision precision);

@@ -221,6 +221,10 @@ util::Result<void> StepBuilder::BuildStage(int r) {
   ctx.kernel_launch_s = kernel_launch_s_;
   ctx.local_experts =
       s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
+  if (s_.training.routing == models::Routing::kDroplessNatural) {
+    ctx.moe_imbalance = RoutingImbalance(s_.model.num_moe_experts(), par.ep,
+                                         s_.training.routing_skew);
+  }
   ctx.fp8_current_scaling =
       s_.training.precision == models::Precision::kFp8CurrentScaling;
   ctx.graph_launch_s = graph_launch_s_;
@@ -655,9 +659,26 @@ void StepBuilder::EmitOptimizer(int r, OpId after) {
     op.duration = Time::FromSecondsCeil(seconds);
     chain = AddOp(r, op, {chain});
   };
-  host_op("offload grads d2h", params * tr.main_grad_bytes / (d2h * 1e9));
-  host_op("cpu adam", params / cpu_params_s);
-  host_op("offload params h2d", params * 2.0 / (h2d * 1e9));
+  const double d2h_s = params * tr.main_grad_bytes / (d2h * 1e9);
+  const double adam_s = params / cpu_params_s;
+  const double h2d_s = params * 2.0 / (h2d * 1e9);
+  if (!tr.offload_overlap) {
+    host_op("offload grads d2h", d2h_s);
+    host_op("cpu adam", adam_s);
+    host_op("offload params h2d", h2d_s);
+    return;
+  }
+  // --overlap-cpu-optimizer-d2h-h2d: Megatron's hybrid optimizer copies each
+  // parameter group's gradients down, steps it on the CPU and copies its
+  // weights up while the next group is in flight: a pipeline over the
+  // stage's layers (one group each), so the slowest of the three sets the
+  // pace and the first group's copy down and the last one's copy up stay
+  // exposed.
+  size_t groups = 0;
+  for (const Chunk& chunk : st.chunks) groups += chunk.items.size();
+  groups = std::max<size_t>(groups, 1);
+  host_op("offload d2h / cpu adam / h2d (overlapped)",
+          std::max({d2h_s, adam_s, h2d_s}) + (d2h_s + h2d_s) / groups);
 }
 
 }  // namespace

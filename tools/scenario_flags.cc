@@ -75,6 +75,11 @@ Result<void> CheckRanges(const ScenarioFlags& f) {
         FlagError("--ep-overlap",
                   "must be 0 or 1, got " + std::to_string(*f.ep_overlap)));
   }
+  if (f.offload_overlap && *f.offload_overlap != 0 && *f.offload_overlap != 1) {
+    return std::unexpected(
+        FlagError("--offload-overlap",
+                  "must be 0 or 1, got " + std::to_string(*f.offload_overlap)));
+  }
   if (f.cpu_offload && !(*f.cpu_offload >= 0 && *f.cpu_offload <= 1)) {
     return std::unexpected(FlagError(
         "--cpu-offload",
@@ -170,6 +175,12 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
     spec.set_optimizer_offload_fraction(*f.cpu_offload);
     any = true;
   }
+  if (f.routing_skew) {
+    spec.set_moe_routing_skew(*f.routing_skew);
+    any = true;
+  }
+  set_int(f.offload_overlap,
+          [&](int v) { spec.set_overlap_cpu_optimizer_d2h_h2d(v == 1); });
   if (f.hierarchical_cp_sizes) {
     auto sizes = ParseSizes(*f.hierarchical_cp_sizes);
     if (!sizes) return std::unexpected(sizes.error());
@@ -224,6 +235,11 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
       "none, full_iteration, te:<scope;scope>, local:transformer_layer");
   app.add_option("--cpu-offload", flags.cpu_offload,
                  "Optimizer CPU offload fraction, 0..1");
+  app.add_option("--routing-skew", flags.routing_skew,
+                 "dropless_natural routing: Zipf exponent of tokens per "
+                 "expert (0 = uniform)");
+  app.add_option("--offload-overlap", flags.offload_overlap,
+                 "1 = overlap_cpu_optimizer_d2h_h2d");
   app.add_option("--ep-overlap", flags.ep_overlap,
                  "1 = overlap_moe_expert_parallel_comm");
   app.add_option("--cp-comm-type", flags.cp_comm_type,

@@ -27,7 +27,8 @@ struct ScenarioFlags {
   std::optional<std::string> hierarchical_cp_sizes;
   std::optional<int> gpus, seq, mbs, gbs, tp, cp, ep, etp, pp, vpp, num_layers,
       ep_overlap;
-  std::optional<double> cpu_offload;
+  std::optional<double> cpu_offload, routing_skew;
+  std::optional<int> offload_overlap;
 };
 
 // Registers the flags above on `app` (a command), writing into `flags`.

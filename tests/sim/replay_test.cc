@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "models/layer_ops.h"
+#include "models/memory.h"
 #include "models/pipeline.h"
 #include "models/zoo.h"
 #include "sim/pipeline_schedule.h"
@@ -420,6 +421,48 @@ TEST(Replay, DoublingGlobalBatchNearlyDoublesStepTime) {
   EXPECT_LT(ratio, 2.0);
   EXPECT_NEAR(b.tflops_per_gpu / a.tflops_per_gpu, 1.0, 0.05);
   EXPECT_LT(b.bubble_fraction, a.bubble_fraction);
+}
+
+// Optimizer CPU offload of 100% on llama3-8b, 8 H100s, DP 8: the step ends
+// with the gradients copied down, CPU Adam and the weights copied up, each at
+// its table's rate (calibration/tables/h100/host_copy.csv, cpu_adam.csv), on
+// this GPU's shard of the parameters (the stage's parameters / DP). Within
+// 3%: the replay counts the shard from the layers' ops and the memory model
+// from the module sums (tied embeddings, norms).
+TEST(Replay, OptimizerOffloadCostsWhatTheTablesSay) {
+  const scenarios::ResolvedScenario s =
+      Resolve(R"(model: "llama3-8b" system: "dgx-h100" num_gpus: 8
+        seq_length: 4096 precision: "bf16" optimizer_offload_fraction: 1
+        layout { global_batch_size: 8 })");
+  const StepResult r = Simulate(s);
+  auto tables = calibration::LoadTables("h100");
+  ASSERT_TRUE(tables);
+  double d2h = 0, h2d = 0;
+  for (const auto& row : tables->host_copy) {
+    (row.direction == "d2h" ? d2h : h2d) =
+        std::max(row.direction == "d2h" ? d2h : h2d, row.gb_s);
+  }
+  const double params_per_s = tables->cpu_adam.front().params_per_s;
+  const models::MemoryEstimate m = models::EstimateMemory(
+      s.model, s.pipeline, s.parallel, s.training, 80 * models::kGiB);
+  const double shard = static_cast<double>(m.stages[0].params) / 8;
+  const double expected = shard * s.training.main_grad_bytes / (d2h * 1e9) +
+                          shard / params_per_s + shard * 2 / (h2d * 1e9);
+  EXPECT_NEAR(r.time_by_op_class_s.at("optimizer") / expected, 1.0, 0.03);
+}
+
+// The busiest EP rank under Zipf routing: with one expert per rank (8 experts,
+// EP 8) it is the rank holding the most popular expert, weight 1 against a
+// mean of H_8(s) / 8 (H the generalized harmonic number): at s = 1,
+// 8 / 2.717857 = 2.94353. Uniform routing (s = 0) is balanced.
+TEST(Routing, ZipfImbalanceOfTheBusiestRank) {
+  EXPECT_EQ(RoutingImbalance(8, 8, 0), 1.0);
+  double h = 0;
+  for (int r = 1; r <= 8; ++r) h += 1.0 / r;
+  EXPECT_NEAR(RoutingImbalance(8, 8, 1.0), 8 / h, 1e-12);
+  // More experts per rank average the skew out: lower imbalance.
+  EXPECT_LT(RoutingImbalance(128, 8, 1.0), RoutingImbalance(8, 8, 1.0));
+  EXPECT_GT(RoutingImbalance(128, 8, 1.0), 1.0);
 }
 
 TEST(Replay, TraceIsValidChromeTraceAndDeterministic) {
