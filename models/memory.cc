@@ -401,6 +401,7 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
       chunk_bytes.push_back(Sum(c.bytes));
       transient = std::max(transient, c.transient);
     }
+    st.chunk_activation_bytes = chunk_bytes;
     const std::vector<int64_t> in_flight = PeakInFlight(
         rank, plan.pp, plan.vpp, tr.num_microbatches(), chunk_bytes);
     ModuleBytes total{};

@@ -46,6 +46,9 @@ struct StageMemory {
   // micro-batches; `activations_bytes` is their sum.
   std::vector<NamedBytes> activations;
   double activations_bytes = 0;
+  // Bytes one micro-batch's forward of each model chunk stores for its
+  // backward (the replay's memory timeline allocates and frees them).
+  std::vector<double> chunk_activation_bytes;
   int64_t peak_in_flight =
       0;  // stored (micro-batch, chunk) forwards at the peak
   double transient_bytes = 0;  // one layer's backward working set

@@ -182,6 +182,14 @@ OpId Engine::Append(StreamId stream, Time duration, int32_t transfer,
   return id;
 }
 
+void Engine::AddCounter(StreamId stream, std::string_view name, Time at,
+                        double value) {
+  CheckOrDie(stream >= 0 && static_cast<size_t>(stream) < stream_count(),
+             "Engine::AddCounter: unknown stream id");
+  CheckOrDie(at >= Time::Zero(), "Engine::AddCounter: negative time");
+  counters_.push_back({process_of_stream_[stream], Name(name), at, value});
+}
+
 void Engine::SetCategory(OpId op, std::string_view category) {
   CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
              "Engine::SetCategory: unknown op id");
@@ -642,6 +650,15 @@ std::string Engine::ToChromeTrace() const {
             ",\"dur\":" + JsonMicros(t.finish - t.start) +
             ",\"pid\":" + std::to_string(process_of_stream_[op.stream]) +
             ",\"tid\":" + std::to_string(op.stream) + "}";
+  }
+  for (const CounterSample& c : counters_) {
+    begin_event();
+    char value[32];
+    std::snprintf(value, sizeof value, "%.6g", c.value);
+    json += "{\"name\":" + JsonString(names_[c.name]) +
+            ",\"ph\":\"C\",\"ts\":" + JsonMicros(c.at) +
+            ",\"pid\":" + std::to_string(c.process) + ",\"tid\":0,\"args\":{" +
+            JsonString(names_[c.name]) + ":" + value + "}}";
   }
   json += "\n]}\n";
   return json;

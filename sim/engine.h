@@ -109,6 +109,12 @@ class Engine {
   OpId AddTransfer(std::string_view stream, topology::CollectiveRequest request,
                    std::vector<OpId> deps, std::string_view name);
 
+  // A sample of counter `name` (a track of `stream`'s process in the trace,
+  // e.g. memory in GiB): value `value` from time `at` on. Only the trace
+  // reads it. REQUIRES: `stream` returned by Stream(); at >= 0.
+  void AddCounter(StreamId stream, std::string_view name, Time at,
+                  double value);
+
   // Tags `op` with a Chrome trace category ("cat": "gemm", "attention",
   // "tp", "ep", ...); an empty category removes the tag. Only the trace
   // reads it. REQUIRES: `op` < op_count().
@@ -169,7 +175,8 @@ class Engine {
   //    (args.sort_index = tid), tid = stream id, pid = its process;
   //  - per op in id order: a complete ("X") event with "cat" when the op has
   //    a category, ts and dur in microseconds with six decimals (exact
-  //    picosecond arithmetic), its stream's pid and tid.
+  //    picosecond arithmetic), its stream's pid and tid;
+  //  - per counter sample in order added: a counter ("C") event, tid 0.
   // The bytes depend only on the inputs. REQUIRES: Run() succeeded.
   std::string ToChromeTrace() const;
 
@@ -219,6 +226,13 @@ class Engine {
   std::vector<topology::CollectiveRequest> transfers_;
   std::vector<std::string> category_names_{std::string()};  // [0]: none
   std::map<std::string, int32_t, std::less<>> category_ids_;
+  struct CounterSample {
+    ProcessId process;
+    NameId name;
+    Time at;
+    double value;
+  };
+  std::vector<CounterSample> counters_;
   std::vector<OpTiming> timings_;
   bool ran_ = false;
 };

@@ -7,6 +7,7 @@
 #include "models/architecture.h"
 #include "models/flops.h"
 #include "models/layer_ops.h"
+#include "models/memory.h"
 #include "models/params.h"
 #include "models/pipeline.h"
 #include "sim/engine.h"
@@ -114,6 +115,8 @@ class StepBuilder {
   util::Result<void> Build();
   Engine& engine() { return engine_; }
   StepStreams TakeStreams();
+  const std::vector<StepSpan>& spans() const { return spans_; }
+  const StageStreams& streams(int r) const { return stages_[r].streams; }
   int num_stages() const { return static_cast<int>(stages_.size()); }
 
  private:
@@ -152,6 +155,7 @@ class StepBuilder {
   const topology::Placement& placement_;
   const ReplayOptions& options_;
   Engine engine_;
+  std::vector<StepSpan> spans_;
   std::vector<std::string> class_names_;
   std::vector<std::vector<double>> class_s_;  // [stage][class]
   TemplateEmitter emitter_{engine_, options_.trace};
@@ -577,8 +581,12 @@ util::Result<void> StepBuilder::Build() {
   PipelineCallbacks callbacks;
   callbacks.run = [this](int r, const models::ScheduleStep& step,
                          const std::vector<OpId>& entry) {
-    return step.forward ? EmitForward(r, step, entry)
-                        : EmitBackward(r, step, entry);
+    const OpId begin = static_cast<OpId>(engine_.op_count());
+    const OpId exit = step.forward ? EmitForward(r, step, entry)
+                                   : EmitBackward(r, step, entry);
+    spans_.push_back({r, step.forward, step.chunk, begin,
+                      static_cast<OpId>(engine_.op_count()), exit});
+    return exit;
   };
   callbacks.send = [this](int r, int to, const models::ScheduleStep& step,
                           OpId done) {
@@ -588,7 +596,12 @@ util::Result<void> StepBuilder::Build() {
     callbacks.run_pair = [this](int r, const models::ScheduleStep& f,
                                 const models::ScheduleStep& b,
                                 const std::vector<OpId>& entry) {
-      return EmitPair(r, f, b, entry);
+      const OpId begin = static_cast<OpId>(engine_.op_count());
+      const PipelineCallbacks::PairEnd end = EmitPair(r, f, b, entry);
+      const OpId stop = static_cast<OpId>(engine_.op_count());
+      spans_.push_back({r, true, f.chunk, begin, stop, end.forward});
+      spans_.push_back({r, false, b.chunk, begin, stop, end.backward});
+      return end;
     };
   }
   size_t ops = 0;
@@ -734,6 +747,15 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
 
   StepResult out =
       SummarizeStep(engine, builder.TakeStreams(), builder.num_stages());
+  const models::MemoryEstimate memory =
+      models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                             s.system.gpu().memory_gib() * models::kGiB);
+  for (int r = 0; r < builder.num_stages(); ++r) {
+    const int compute =
+        builder.streams(r)[static_cast<int>(StreamKind::kCompute)];
+    out.stages[r].memory_peak_bytes = MemoryTimeline(
+        engine, builder.spans(), r, compute, memory.stages[r], options.trace);
+  }
   const double gpus = s.spec.num_gpus();
   out.model_flops_per_step =
       models::ModelFlopsPerSequence(s.model, s.training.seq_length, par.tp) *

@@ -82,6 +82,8 @@ struct StageTime {
   // Compute-stream time waiting for a launch: a kernel ready on the GPU
   // (its stream and inputs done) that the host had not launched yet.
   double host_wait_s = 0;
+  // Peak device memory over the replayed step (MemoryTimeline).
+  double memory_peak_bytes = 0;
   std::array<CommTime, kNumStreamKinds> comm{};  // by StreamKind (compute 0)
 };
 

@@ -145,6 +145,58 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
   return out;
 }
 
+double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
+                      int stage, StreamId compute_stream,
+                      const models::StageMemory& memory, bool counters) {
+  struct Change {
+    Time at;
+    double bytes;
+  };
+  std::vector<Change> changes;
+  const double transient = memory.transient_bytes;
+  for (const StepSpan& span : spans) {
+    if (span.stage != stage) continue;
+    const double stored = memory.chunk_activation_bytes.empty()
+                              ? 0
+                              : memory.chunk_activation_bytes[span.chunk];
+    Time start = engine.timing(span.exit).start;
+    for (OpId op = span.begin; op < span.end; ++op) {
+      if (engine.op_stream(op) == compute_stream) {
+        start = std::min(start, engine.timing(op).start);
+      }
+    }
+    const Time done = engine.timing(span.exit).finish;
+    if (span.forward) {
+      changes.push_back({start, stored});
+    } else {
+      changes.push_back({start, transient});
+      changes.push_back({done, -stored - transient});
+    }
+  }
+  // Frees before allocations at the same instant.
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const Change& a, const Change& b) {
+                     return a.at != b.at ? a.at < b.at : a.bytes < b.bytes;
+                   });
+  const double base = memory.params_bytes + memory.fp8_weight_bytes +
+                      memory.grads_bytes + memory.optimizer_bytes +
+                      memory.buffers_bytes;
+  double now = 0, peak = 0;
+  if (counters) {
+    engine.AddCounter(compute_stream, "memory_gib", Time::Zero(),
+                      base / models::kGiB);
+  }
+  for (const Change& c : changes) {
+    now += c.bytes;
+    peak = std::max(peak, now);
+    if (counters) {
+      engine.AddCounter(compute_stream, "memory_gib", c.at,
+                        (base + now) / models::kGiB);
+    }
+  }
+  return base + peak;
+}
+
 Wall DiagnoseWall(const StepResult& step, double peak_bytes,
                   double capacity_bytes) {
   Wall w;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/memory.h"
 #include "sim/engine.h"
 #include "sim/op_pricing.h"
 #include "sim/replay.h"
@@ -60,6 +61,28 @@ inline constexpr double kCommShare = 0.20;
 inline constexpr double kHostShare = 0.10;
 Wall DiagnoseWall(const StepResult& step, double peak_bytes,
                   double capacity_bytes);
+
+// One schedule step of a stage as emitted: engine ops [begin, end) (with
+// EP overlap, a merged pair's two halves share the range) and the op that
+// ends it.
+struct StepSpan {
+  int32_t stage = 0;
+  bool forward = true;
+  int chunk = 0;
+  OpId begin = 0, end = 0, exit = 0;
+};
+
+// The stage's memory over the replayed step: static state and buffers
+// (the accounting of models/memory.h), plus each micro-batch's stored
+// activations from the start of its forward (its first compute op) to the
+// end of its backward, plus the transient working set during a backward.
+// Returns the peak bytes; with `counters`, adds a "memory_gib" counter track
+// to the stage's trace process at every change. In the 1F1B order this peak
+// is the analytic one (memory.h's in-flight replay), reached when a backward
+// starts on top of the most stored forwards.
+double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
+                      int stage, StreamId compute_stream,
+                      const models::StageMemory& memory, bool counters);
 
 // Length of the union of `intervals` (start, finish), any order.
 Time UnionLength(std::vector<std::pair<Time, Time>> intervals);

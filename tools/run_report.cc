@@ -73,7 +73,7 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   for (const auto& [name, seconds] : st.time_by_op_class_s) {
     out += Format("  %-30s %9.3f\n", name.c_str(), seconds);
   }
-  out += "\nper stage     compute s   idle s   peak GiB   verdict\n";
+  out += "\nper stage     compute s   idle s   peak GiB (replay)   verdict\n";
   const models::MemoryEstimate& m = r.memory.memory;
   for (size_t i = 0; i < st.stages.size(); ++i) {
     const double peak = m.stages[i].peak_bytes;
@@ -154,11 +154,12 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   for (size_t i = 0; i < st.stages.size(); ++i) {
     stages += Format(
         "%s{\"pp_rank\": %d, \"compute_s\": %s, \"idle_s\": %s, "
-        "\"peak_memory_gib\": %s}",
+        "\"peak_memory_gib\": %s, \"replay_peak_memory_gib\": %s}",
         i ? ", " : "", st.stages[i].pp_rank,
         JsonNumber(st.stages[i].compute_s).c_str(),
         JsonNumber(st.stages[i].idle_s).c_str(),
-        JsonNumber(m.stages[i].peak_bytes / kGiB).c_str());
+        JsonNumber(m.stages[i].peak_bytes / kGiB).c_str(),
+        JsonNumber(st.stages[i].memory_peak_bytes / kGiB).c_str());
   }
   field("stages", stages + "]");
   field("ops", JsonNumber(static_cast<double>(st.ops)));

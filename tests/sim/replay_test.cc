@@ -465,6 +465,29 @@ TEST(Routing, ZipfImbalanceOfTheBusiestRank) {
   EXPECT_GT(RoutingImbalance(128, 8, 1.0), 1.0);
 }
 
+// The memory timeline of the replay (activations stored from each forward's
+// start to its backward's end, the transient working set during backward)
+// peaks where the foundation's analytic model says (memory.h replays the
+// same 1F1B order): equal for every stage of an interleaved layout.
+TEST(Replay, MemoryTimelinePeakMatchesTheAnalyticPeak) {
+  const scenarios::ResolvedScenario s = Resolve(
+      R"(model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 16
+        seq_length: 4096 precision: "bf16"
+        layout { pipeline_model_parallel_size: 4
+                 virtual_pipeline_model_parallel_size: 2
+                 expert_model_parallel_size: 4 global_batch_size: 64 })");
+  const StepResult r = Simulate(s);
+  const models::MemoryEstimate m =
+      models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                             s.system.gpu().memory_gib() * models::kGiB);
+  ASSERT_EQ(r.stages.size(), m.stages.size());
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    EXPECT_NEAR(r.stages[i].memory_peak_bytes / m.stages[i].peak_bytes, 1.0,
+                1e-9)
+        << "pp" << i;
+  }
+}
+
 TEST(Replay, TraceIsValidChromeTraceAndDeterministic) {
   const scenarios::ResolvedScenario s = Resolve(Qwen30b(32));
   const StepResult a = Simulate(s, true), b = Simulate(s, true);

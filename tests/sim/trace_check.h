@@ -13,6 +13,8 @@
 //    args.name, or process_sort_index / thread_sort_index with a numeric
 //    args.sort_index; at most one of each per pid (process_*) or per
 //    (pid, tid) (thread_*);
+//  - "C" (counter) events have a numeric "ts" >= 0 and an "args" object of
+//    numeric values (a counter track of their process);
 //  - no other phases (the engine writes none);
 //  - every pid used by any event has a process_name, and every (pid, tid)
 //    of an "X" event has a thread_name;
@@ -159,6 +161,20 @@ inline ::testing::AssertionResult CheckChromeTrace(std::string_view json) {
         return fail() << "a second " << n << " for pid " << p
                       << (n.starts_with("thread_") ? " tid " + std::to_string(t)
                                                    : std::string());
+      }
+    } else if (ph->string_value() == "C") {
+      const auto* ts = Field(event, "ts", Kind::kNumberValue);
+      if (ts == nullptr || !(ts->number_value() >= 0)) {
+        return fail() << "counter event without a numeric \"ts\" >= 0";
+      }
+      const auto* args = Field(event, "args", Kind::kStructValue);
+      if (args == nullptr || args->struct_value().fields().empty()) {
+        return fail() << "counter event without \"args\" values";
+      }
+      for (const auto& [key, value] : args->struct_value().fields()) {
+        if (value.kind_case() != Kind::kNumberValue) {
+          return fail() << "counter value '" << key << "' is not a number";
+        }
       }
     } else {
       return fail() << "unexpected phase '" << ph->string_value() << "'";
