@@ -155,6 +155,10 @@ const BadInput kBadInputs[] = {
           {"--ep", "8", "--pp", "2", "--ep-overlap", "1"}),
      "flags: --ep-overlap: EP overlap needs "
      "virtual_pipeline_model_parallel_size > 1"},
+    {"EpOverlapWithFullRecompute",
+     Base("qwen3-30b-a3b", "8",
+          {"--ep", "8", "--ep-overlap", "1", "--recompute", "full"}),
+     "flags: --ep-overlap: EP overlap is incompatible with full recompute"},
     {"EpOverlapWithMoeRecompute",
      Base("qwen3-30b-a3b", "8",
           {"--ep", "8", "--ep-overlap", "1", "--recompute", "moe"}),
