@@ -31,7 +31,31 @@ namespace {
 
 constexpr double kBf16 = 2;  // bytes per 16-bit element
 constexpr double kFp32 = 4;
-constexpr double kQuantizeBytes = 3;  // per element: read 16-bit, write 8-bit
+// HBM bytes per element to quantize a 16-bit GEMM input for the recipe.
+// Transformer Engine quantizes activations for both GEMMs that read them
+// (rowwise for fprop/dgrad, columnwise for wgrad), so the write is two FP8
+// copies: read 2 + write 2. Per-tensor current scaling first reads the
+// tensor for its amax (+2). Block-scaled recipes add their scales: one fp32
+// per 128 elements (blockwise FP8, +2 x 4/128) or one E8M0 byte per 32
+// (MXFP8, +2/32). NVFP4 writes two 4-bit copies with an E4M3 scale per 16
+// (read 2 + 2 x 0.5 + 2/16).
+double QuantizeBytes(Precision p) {
+  switch (p) {
+    case Precision::kFp8CurrentScaling:
+      return 6;
+    case Precision::kFp8Delayed:
+      return 4;
+    case Precision::kFp8Blockwise:
+      return 4 + 2 * 4.0 / 128;
+    case Precision::kMxfp8:
+      return 4 + 2.0 / 32;
+    case Precision::kNvfp4:
+      return 3 + 2.0 / 16;
+    case Precision::kBf16:
+      return 0;
+  }
+  return 0;
+}
 // Chunk length of FLA's chunked gated delta rule (chunk_gated_delta_rule,
 // BT = 64), the kernel Megatron's GatedDeltaNet calls.
 constexpr int64_t kGdnChunk = 64;
@@ -140,7 +164,7 @@ class Builder {
     const bool quantize = x_.low && s.precision == GemmPrecision::kTraining;
     if (quantize && s.quantize_input) {
       Add(MemoryOp(s.name + ".quantize", "fp8_quantize",
-                   kQuantizeBytes * rows * s.k, s.module),
+                   QuantizeBytes(x_.tr.precision) * rows * s.k, s.module),
           {});
     }
     LayerOp op = MakeOp(s.name, s.kind, s.module);
@@ -153,8 +177,8 @@ class Builder {
     std::vector<LayerOp> bwd;
     if (quantize) {
       bwd.push_back(MemoryOp(s.name + ".grad_quantize", "fp8_quantize",
-                             kQuantizeBytes * rows * s.n, s.module,
-                             Pass::kDgrad));
+                             QuantizeBytes(x_.tr.precision) * rows * s.n,
+                             s.module, Pass::kDgrad));
     }
     LayerOp dgrad = op;
     dgrad.name = s.name + ".dgrad";

@@ -666,8 +666,8 @@ TEST(LayerOps, MtpLayerInput) {
 }
 
 TEST(LayerOps, LowPrecisionQuantizesEachGemmInput) {
-  // FP8: one fp8_quantize (3 bytes per element of the m x k input) before
-  // every training-precision GEMM, one per output gradient in backward;
+  // FP8: one fp8_quantize of the m x k input before every
+  // training-precision GEMM, one per output gradient in backward;
   // none for the 16-bit router. MLA's kv_down shares q_down's input.
   const Model m = Load("deepseek-v3");
   TrainingOptions tr = Training();
@@ -686,9 +686,17 @@ TEST(LayerOps, LowPrecisionQuantizesEachGemmInput) {
   EXPECT_EQ(training_gemms, 9);
   EXPECT_EQ(quantizes, 8);
   EXPECT_EQ(grad_quantizes, 9);
-  // Routed fc1 input: 16384 rows x 7168.
+  // Routed fc1 input: 16384 rows x 7168, blockwise FP8: read 2 bytes, write
+  // rowwise and columnwise FP8 copies (2) and an fp32 scale per 128 of each
+  // (2 x 4/128).
   EXPECT_DOUBLE_EQ(Find(ops.forward, "experts_fc1.quantize").bytes,
-                   3.0 * 16384 * 7168);
+                   (4 + 2 * 4.0 / 128) * 16384 * 7168);
+  // Per-tensor current scaling reads the tensor once more for its amax.
+  tr.precision = Precision::kFp8CurrentScaling;
+  const LayerOps cs =
+      BuildLayerOps(m, 3, false, Layout(2, true, 1, 8), tr, false);
+  EXPECT_DOUBLE_EQ(Find(cs.forward, "experts_fc1.quantize").bytes,
+                   6.0 * 16384 * 7168);
   // BF16: no quantize at all.
   const LayerOps bf16 =
       BuildLayerOps(m, 3, false, Layout(2, true, 1, 8), Training(), false);
