@@ -1,14 +1,10 @@
-// The time of one MoE layer's forward and backward on one GPU, op by op, from
-// the calibration tables (calibration::CostModel) and the network model
-// (topology collectives): router, dispatch (NCCL all-to-all with permute and
-// chunk sort, or DeepEP / HybridEP with their fused paths), expert grouped
-// GEMMs and activation, combine, shared expert. Ops run one after another on
-// one stream, as in Megatron's single-layer MoE benchmark
-// (tests/functional_tests/test_cases/common/moe_perf) without overlap flags.
-//
-// This is the layer-level check of the calibration tables and a first piece
-// of the replay's MoE op graph; the event engine will schedule the same ops
-// on compute and EP streams.
+// The time of one MoE layer's forward and backward on one GPU, op by op, as
+// the step replay prices it (models::BuildLayerOps + sim::PriceOps, the MoE
+// block only: router, dispatch, expert grouped GEMMs and activation, combine,
+// shared expert), for a layer given by its sizes rather than a zoo model.
+// Ops run one after another, as in Megatron's single-layer MoE benchmark
+// (tests/functional_tests/test_cases/common/moe_perf) without overlap flags,
+// so the benchmark checks the very pricing the replay uses.
 #ifndef MOESIM_SIM_MOE_LAYER_H_
 #define MOESIM_SIM_MOE_LAYER_H_
 
@@ -18,6 +14,7 @@
 #include "calibration/cost_model.h"
 #include "topology/collectives.h"
 #include "topology/network_params.h"
+#include "util/error.h"
 
 namespace moesim::sim {
 
@@ -35,17 +32,14 @@ struct MoeLayerSpec {
   int64_t router_group_topk = 0;
   int64_t ep = 1;
   std::string dispatcher = "alltoall";  // alltoall, deepep, hybridep
-  // SMs DeepEP / HybridEP kernels use: Megatron's --moe-deepep-num-sms
-  // (default 20) and --moe-hybridep-num-sms (default 16).
-  int dispatcher_sms = 0;  // 0: Megatron's default for the dispatcher
-  calibration::Dtype dtype = calibration::Dtype::kBf16;  // expert GEMMs
+  // Expert GEMMs: kBf16, or kFp8 (FP8 blockwise, the benchmark's recipe).
+  calibration::Dtype dtype = calibration::Dtype::kBf16;
 };
 
 struct MoeOp {
   std::string name;
   bool backward = false;
   double seconds = 0;
-  std::string detail;  // shape and where the time came from
 };
 
 struct MoeLayerTime {
@@ -53,10 +47,6 @@ struct MoeLayerTime {
   double backward_s = 0;
   std::vector<MoeOp> ops;
 };
-
-// Expected number of distinct EP ranks a token's top-k experts live on
-// (balanced, uniformly random routing; group-limited routing counted).
-double DistinctRanksPerToken(const MoeLayerSpec& spec);
 
 // REQUIRES: experts % ep == 0; `ep_group` is the EP group's placement.
 [[nodiscard]] util::Result<MoeLayerTime> EstimateMoeLayer(

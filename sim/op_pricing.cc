@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/moe_layer.h"
-
 namespace moesim::sim {
 
 namespace {
@@ -315,13 +313,8 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
                       "/dispatch.csv: no " + name + " " + phase +
                       " row for tier " + tier);
   }
-  MoeLayerSpec spec;
-  spec.experts = d.experts;
-  spec.topk = d.topk;
-  spec.ep = rank.ep;
-  spec.router_groups = d.router_groups;
-  spec.router_group_topk = d.router_group_topk;
-  const double ranks_per_token = DistinctRanksPerToken(spec);
+  const double ranks_per_token = DistinctRanksPerToken(
+      d.experts, d.topk, rank.ep, d.router_groups, d.router_group_topk);
   const double bytes = ranks_per_token * (rank.ep - 1.0) / rank.ep *
                        static_cast<double>(d.tokens) * row_bytes *
                        rank.moe_imbalance;
@@ -407,6 +400,36 @@ void AssignHostCosts(OpTemplate& t,
 }
 
 }  // namespace
+
+namespace {
+
+// C(n, k) for real n >= k >= 0, via lgamma.
+double Choose(double n, double k) {
+  if (k < 0 || k > n) return 0;
+  return std::exp(std::lgamma(n + 1) - std::lgamma(k + 1) -
+                  std::lgamma(n - k + 1));
+}
+
+}  // namespace
+
+double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
+                             int64_t groups, int64_t group_topk) {
+  const double p = ep, e = experts, k = topk, local = e / p;
+  if (groups > 0 && group_topk > 0) {
+    const double g = groups, tg = group_topk;
+    if (groups >= ep && groups % ep == 0) {
+      // Whole groups per rank: a rank is reached when one of its g/p groups
+      // is among the token's tg groups (each chosen group gets an expert).
+      const double per_rank = g / p;
+      return p * (1 - Choose(g - per_rank, tg) / Choose(g, tg));
+    }
+    // A group spans p/g ranks: the token's k experts fall among tg groups'
+    // experts, on tg * p/g ranks.
+    const double ranks = tg * p / g, pool = tg * e / g;
+    return ranks * (1 - Choose(pool - local, k) / Choose(pool, k));
+  }
+  return p * (1 - Choose(e - local, k) / Choose(e, k));
+}
 
 double RoutingImbalance(int64_t experts, int ep, double skew) {
   if (skew <= 0 || experts <= 0 || ep <= 1 || experts % ep != 0) return 1;

@@ -156,6 +156,12 @@ OpTemplate Coalesce(const OpTemplate& t);
 TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
                    double bytes, StreamKind stream, std::string name);
 
+// Expected number of distinct EP ranks a token's top-k experts live on
+// (balanced, uniformly random routing; group-limited routing: `groups`
+// expert groups, each token's experts within `group_topk` of them; 0: none).
+double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
+                             int64_t groups = 0, int64_t group_topk = 0);
+
 // Load of the busiest EP rank over the mean when tokens per expert follow a
 // Zipf law of exponent `skew` (weight 1/r^s for the r-th most popular
 // expert) and popularity is spread over the experts by a fixed shuffle
