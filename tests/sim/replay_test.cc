@@ -305,6 +305,16 @@ TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
 
 // ---- Host launches and CUDA graphs ------------------------------------------
 
+// One stage's streams ("s/compute", "s/tp", ..., "s/host") on `engine`.
+StageStreams OneStage(Engine& engine) {
+  StageStreams streams;
+  for (int k = 0; k < kNumStreamKinds; ++k) {
+    streams[k] = engine.Stream(std::string("s/") +
+                               StreamKindName(static_cast<StreamKind>(k)));
+  }
+  return streams;
+}
+
 // n memory-bound kernels of the attention block (tiny copies: about a
 // microsecond each on an H100, far below the launch cost L = 11.2 us of
 // host.csv's eager_op_us), priced and emitted alone with the host model.
@@ -336,11 +346,7 @@ HostRun RunKernels(int n, bool graphed, double launch_s, double graph_launch_s,
   for (const TimedOp& op : t->ops) out.kernel_sum += op.duration;
   out.last_kernel = t->ops.back().duration;
   Engine engine;
-  StageStreams streams;
-  for (int k = 0; k < kNumStreamKinds; ++k) {
-    streams[k] = engine.Stream(std::string("s/") +
-                               StreamKindName(static_cast<StreamKind>(k)));
-  }
+  const StageStreams streams = OneStage(engine);
   TemplateEmitter emitter(engine, false);
   emitter.Emit(streams, *t, HostSegments(*t, rank), {});
   EXPECT_TRUE(engine.Run());
@@ -562,11 +568,7 @@ TEST(EpOverlap, GemmBesideDeepEpSlowsByTheSmShare) {
   }
   t.exit = 1;
   Engine engine;
-  StageStreams streams;
-  for (int k = 0; k < kNumStreamKinds; ++k) {
-    streams[k] = engine.Stream(std::string("s/") +
-                               StreamKindName(static_cast<StreamKind>(k)));
-  }
+  const StageStreams streams = OneStage(engine);
   TemplateEmitter emitter(engine, false);
   std::vector<OpId> ids(2, -1);
   const double stretch = 132.0 / 112.0;
