@@ -73,14 +73,17 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   for (const auto& [name, seconds] : st.time_by_op_class_s) {
     out += Format("  %-30s %9.3f\n", name.c_str(), seconds);
   }
-  out += "\nper stage     compute s   idle s   peak GiB (replay)   verdict\n";
+  out +=
+      "\nper stage     compute s   idle s   peak GiB (replayed)        "
+      "verdict\n";
   const models::MemoryEstimate& m = r.memory.memory;
   for (size_t i = 0; i < st.stages.size(); ++i) {
     const double peak = m.stages[i].peak_bytes;
     const double margin = m.capacity_bytes - peak;
     out += Format(
-        "  pp%-3d     %10.3f %8.3f %10.1f   %s\n", st.stages[i].pp_rank,
+        "  pp%-3d     %10.3f %8.3f %10.1f (%6.1f)   %s\n", st.stages[i].pp_rank,
         st.stages[i].compute_s, st.stages[i].idle_s, peak / kGiB,
+        st.stages[i].memory_peak_bytes / kGiB,
         margin >= 0
             ? Format("fits (%.1f GiB free)", margin / kGiB).c_str()
             : Format("OUT OF MEMORY by %.1f GiB", -margin / kGiB).c_str());
