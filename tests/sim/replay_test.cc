@@ -494,6 +494,23 @@ TEST(Replay, MemoryTimelinePeakMatchesTheAnalyticPeak) {
   }
 }
 
+// The flow network (transfers as flows sharing links by max-min) against the
+// analytical one on a layout whose transfers rarely meet: the same step
+// within 1% (each transfer alone takes the analytical time, by the network
+// model's own test), and communication no faster than analytical.
+TEST(Replay, FlowNetworkAgreesWhenTransfersDoNotMeet) {
+  const scenarios::ResolvedScenario s = Resolve(Qwen30b(32));
+  auto platform = BuildPlatform(s);
+  ASSERT_TRUE(platform);
+  ReplayOptions flow;
+  flow.network = NetworkKind::kFlow;
+  auto a = Replay(s, *platform, {});
+  auto b = Replay(s, *platform, flow);
+  ASSERT_TRUE(a && b);
+  EXPECT_NEAR(b->step_time_s / a->step_time_s, 1.0, 0.01);
+  EXPECT_GE(b->comm_s.at("ep").total_s, 0.99 * a->comm_s.at("ep").total_s);
+}
+
 TEST(Replay, TraceIsValidChromeTraceAndDeterministic) {
   const scenarios::ResolvedScenario s = Resolve(Qwen30b(32));
   const StepResult a = Simulate(s, true), b = Simulate(s, true);
