@@ -29,6 +29,7 @@ bench: build
 	@$(BUILD)/maxmin_bench
 	@$(BUILD)/engine_bench
 	@$(BUILD)/replay_bench
+	@$(BUILD)/validate_bench
 
 # CUDA calibration microbenchmarks (calibration/cuda/README.md): build them
 # (Release; needs nvcc) and run them all on this machine's GPU(s), writing

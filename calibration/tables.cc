@@ -388,6 +388,14 @@ util::Result<Tables> LoadTables(std::string_view gpu) {
   return tables;
 }
 
+util::Result<std::string_view> ShippedRunsFile(std::string_view name) {
+  const std::string path = "calibration/runs/" + std::string(name);
+  for (const util::EmbeddedFile& f : EmbeddedFiles()) {
+    if (f.path == path) return f.content;
+  }
+  return util::Fail(path + ": not shipped");
+}
+
 util::Result<Tables> LoadTablesFromDir(const std::string& dir,
                                        std::string_view gpu) {
   if (!std::filesystem::is_directory(dir))

@@ -130,6 +130,11 @@ struct Tables {
   size_t num_rows() const;
 };
 
+// A file of the shipped calibration/runs/ folder ("runs.csv",
+// "ab_pairs.csv"), compiled into the binary; error when absent.
+[[nodiscard]] util::Result<std::string_view> ShippedRunsFile(
+    std::string_view name);
+
 // GPU folders of the shipped tables: h100, h200, b200, b300, gb200, gb300.
 std::vector<std::string> TableGpus();
 

@@ -10,6 +10,7 @@
 #include "tools/run_report.h"
 #include "tools/scenario_flags.h"
 #include "tools/topo_report.h"
+#include "tools/validate_report.h"
 
 namespace {
 
@@ -32,6 +33,13 @@ int main(int argc, char** argv) {
       "Replay one training step: step time, TFLOPS/GPU, tokens/s/GPU, "
       "bubble, exposed communication, memory; --trace for Perfetto");
   moesim::tools::AddRunFlags(*run, run_flags);
+
+  moesim::tools::ValidateFlags validate_flags;
+  CLI::App* validate = app.add_subcommand(
+      "validate",
+      "Replay every measured run of a runs CSV and compare: TFLOPS/GPU, step "
+      "time, memory; MAPE by group; --pairs for one-knob A/B pairs");
+  moesim::tools::AddValidateFlags(*validate, validate_flags);
 
   moesim::tools::ScenarioFlags memory_flags;
   bool memory_json = false;
@@ -76,6 +84,12 @@ int main(int argc, char** argv) {
 
   if (run->parsed()) {
     auto report = moesim::tools::RunCommand(run_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
+  if (validate->parsed()) {
+    auto report = moesim::tools::RunValidate(validate_flags);
     if (!report) return Fail(report.error().message);
     std::cout << *report;
     return 0;

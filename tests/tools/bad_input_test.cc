@@ -242,6 +242,27 @@ const BadInput kBadInputs[] = {
      {"--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
       "--offload-overlap", "1"},
      "flags: --offload-overlap: overlaps the offloaded optimizer's copies"},
+    // `moesim validate`: a runs CSV that does not follow the schema.
+    {"ValidateMissingColumn",
+     {"{tmp}/runs_no_gpu_column.csv"},
+     "{tmp}/runs_no_gpu_column.csv:1: missing column 'gpu'",
+     "validate"},
+    {"ValidateUnknownGpu",
+     {"{tmp}/runs_unknown_gpu.csv"},
+     "{tmp}/runs_unknown_gpu.csv:2: gpu: unknown GPU 'a100'",
+     "validate"},
+    {"ValidateBadNumber",
+     {"{tmp}/runs_bad_number.csv"},
+     "{tmp}/runs_bad_number.csv:2: num_gpus: '256x' is not a number",
+     "validate"},
+    {"ValidateUnknownModel",
+     {"{tmp}/runs_unknown_model.csv"},
+     "{tmp}/runs_unknown_model.csv:2: model: unknown model 'deepseek-v9'",
+     "validate"},
+    {"ValidateMissingFile",
+     {"{tmp}/absent_runs.csv"},
+     "flags: RUNS: cannot read",
+     "validate"},
     // `moesim run`: its own flags, and a cluster the system cannot grow to.
     {"RunUnknownNetwork",
      {"--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
@@ -391,6 +412,27 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
       Write(name, text.replace(at, from.size(), to));
     };
     variant("zero_nvlink.textproto", "link_gb_s: 25", "link_gb_s: 0");
+    // Runs CSVs for `moesim validate`: the shipped file's header and first
+    // row, each broken in one way.
+    std::ifstream runs_in(std::string(MOESIM_SOURCE_DIR) +
+                          "/calibration/runs/runs.csv");
+    std::string header, first;
+    std::getline(runs_in, header);
+    std::getline(runs_in, first);
+    auto runs_variant = [&](const std::string& name, const std::string& from,
+                            const std::string& to, bool in_header) {
+      std::string h = header, r = first;
+      std::string& text = in_header ? h : r;
+      const size_t at = text.find(from);
+      ASSERT_NE(at, std::string::npos) << from;
+      text.replace(at, from.size(), to);
+      Write(name, h + "\n" + r + "\n");
+    };
+    runs_variant("runs_no_gpu_column.csv", ",gpu,", ",gpu_kind,", true);
+    runs_variant("runs_unknown_gpu.csv", ",b200,", ",a100,", false);
+    runs_variant("runs_bad_number.csv", ",256,", ",256x,", false);
+    runs_variant("runs_unknown_model.csv", ",deepseek-v3,", ",deepseek-v9,",
+                 false);
     variant("negative_nic.textproto", "gbit_s: 400", "gbit_s: -400");
     variant("ampere.textproto", "architecture: \"hopper\"",
             "architecture: \"ampere\"");

@@ -77,6 +77,29 @@ TEST(RunCommand, JsonHasTheContractKeysAndIsDeterministic) {
   EXPECT_EQ(RunMoesim(args).out, o.out);
 }
 
+// `moesim validate` over the shipped runs and pairs: the JSON contract, a
+// row per simulated run, the memory rows within 10% MAPE (issue 7's bar; 15
+// measured rows), every compared pair's direction right, and the same bytes
+// on a second run.
+TEST(ValidateCommand, ShippedRunsJsonContract) {
+  const Output o = RunMoesim("validate --json --pairs shipped");
+  ASSERT_EQ(o.status, 0);
+  for (const char* key :
+       {"\"rows\"", "\"predicted_tflops_per_gpu\"",
+        "\"measured_tflops_per_gpu\"", "\"error_pct\"",
+        "\"predicted_step_time_s\"", "\"measured_step_time_s\"",
+        "\"predicted_peak_mem_gib\"", "\"measured_peak_mem_gib\"",
+        "\"defaults_used\"", "\"mape_pct\"", "\"median_abs_error_pct\"",
+        "\"skipped\"", "\"pairs\"", "\"direction_right\""}) {
+    EXPECT_NE(o.out.find(key), std::string::npos) << key;
+  }
+  const size_t at = o.out.find("\"memory_mape_pct\": ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_LE(std::stod(o.out.substr(at + 19)), 10.0);
+  EXPECT_EQ(o.out.find("\"direction_right\": false"), std::string::npos);
+  EXPECT_EQ(RunMoesim("validate --json --pairs shipped").out, o.out);
+}
+
 TEST(MemoryCommand, SameInputGivesByteIdenticalOutput) {
   const Output a = RunMoesim("memory " + kDefault);
   const Output b = RunMoesim("memory " + kDefault);

@@ -1,0 +1,40 @@
+// `moesim validate [RUNS.csv] [--pairs PAIRS.csv] [--json] [--group-by ...]`:
+// every measured run of a runs CSV (schema: calibration/runs/SCHEMA.md; the
+// shipped calibration/runs/runs.csv by default) turned into a scenario,
+// replayed, and compared with what was measured: TFLOPS/GPU, step time and
+// peak memory where measured; per-row signed error, MAPE and median by
+// group, the ten worst rows, and the rows that cannot be simulated with the
+// reason. Low-confidence rows are reported apart from the MAPE. With
+// --pairs, each one-knob A/B pair is predicted on both sides.
+//
+// A row's columns map onto the scenario flags one to one (the flags use the
+// runs' vocabulary); its `mtp_layers` and the modelled keys of `extra`
+// (capacity_factor, optimizer dtypes, precision-aware optimizer, FP8
+// parameter gather, offload copy overlap, shared-expert overlap) go in as
+// Megatron arguments. A malformed file (missing column, unknown model or
+// GPU, a number that does not parse) is an error naming the line; a valid
+// row whose layout the rules refuse is skipped with the rule.
+#ifndef MOESIM_TOOLS_VALIDATE_REPORT_H_
+#define MOESIM_TOOLS_VALIDATE_REPORT_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "util/error.h"
+
+namespace moesim::tools {
+
+struct ValidateFlags {
+  std::string runs_file;   // empty: calibration/runs/runs.csv
+  std::string pairs_file;  // empty: no pairs
+  std::string group_by = "model,gpu,precision";
+  bool json = false;
+};
+
+void AddValidateFlags(CLI::App& app, ValidateFlags& flags);
+
+[[nodiscard]] util::Result<std::string> RunValidate(const ValidateFlags& flags);
+
+}  // namespace moesim::tools
+
+#endif  // MOESIM_TOOLS_VALIDATE_REPORT_H_
