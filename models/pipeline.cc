@@ -183,6 +183,38 @@ util::Result<PipelinePlan> ParsePipelineLayout(std::string_view layout,
   return plan;
 }
 
+std::string AccountedLayout(int64_t num_layers, int64_t mtp_layers, int pp,
+                            int vpp) {
+  const int64_t stages = int64_t{pp} * vpp;
+  if (mtp_layers > 0 || stages < 2 || (num_layers + 2) % stages != 0) {
+    return "";
+  }
+  const int64_t k = (num_layers + 2) / stages;  // layers per virtual stage
+  // Appends rather than operator+ chains, which trip GCC 12's -Wrestrict
+  // false positive.
+  std::string layout;
+  auto layers = [&layout](int64_t n) {
+    if (n == 0) return;
+    layout += 't';
+    if (n > 1) {
+      layout += '*';
+      layout += std::to_string(n);
+    }
+  };
+  layout += 'E';
+  layers(k - 1);
+  layout += '|';
+  if (stages > 2) {
+    layout += '(';
+    layers(k);
+    layout += "|)*";
+    layout += std::to_string(stages - 2);
+  }
+  layers(k - 1);
+  layout += 'L';
+  return layout;
+}
+
 OneFOneBSchedule::OneFOneBSchedule(int rank, int pp, int vpp,
                                    int64_t microbatches)
     : pp_(pp), vpp_(vpp), microbatches_(microbatches) {

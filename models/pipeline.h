@@ -11,6 +11,7 @@
 #define MOESIM_MODELS_PIPELINE_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -41,6 +42,16 @@ struct PipelinePlan {
 [[nodiscard]] util::Result<PipelinePlan> UniformPipeline(int64_t num_layers,
                                                          int64_t mtp_layers,
                                                          int pp, int vpp);
+
+// Megatron's --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split (the Megatron-Bridge recipes set both
+// where num_layers does not split evenly, e.g. Llama 3.1 405B's 126 layers
+// on PP8 VPP8): the embedding and the loss each count as one layer, so
+// num_layers + 2 splits evenly over the pp x vpp virtual stages. Returns that
+// split as a layout string ("Et*3|(t*4|)*30t*3L"), or "" when num_layers + 2
+// does not divide, or the model has MTP layers.
+std::string AccountedLayout(int64_t num_layers, int64_t mtp_layers, int pp,
+                            int vpp);
 
 // Parses a Megatron layout string. Errors name the rule broken: wrong number
 // of stages for pp * vpp, layer count differing from num_layers, MTP count

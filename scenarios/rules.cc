@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/architecture.h"
+#include "models/pipeline.h"
 #include "util/textproto.h"
 
 namespace moesim::scenarios::internal {
@@ -246,7 +247,9 @@ Result<void> CheckSequenceAndBatch(const ResolvedScenario& r,
   // (the pipeline helper enforces it too; this names the knob to change).
   const int64_t layers = r.model.num_layers();
   if (r.spec.layout().pipeline_model_parallel_layout().empty() &&
-      layers % (p.pp * p.vpp) != 0) {
+      layers % (p.pp * p.vpp) != 0 &&
+      models::AccountedLayout(layers, r.model.mtp_num_layers(), p.pp, p.vpp)
+          .empty()) {
     return std::unexpected(at.Error(
         p.vpp > 1 ? kVpp : kPp,
         "num_layers " + std::to_string(layers) + " is not divisible by " +

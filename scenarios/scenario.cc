@@ -448,6 +448,10 @@ models::Parallelism ParallelismOf(const Scenario& s) {
   return p;
 }
 
+bool LayoutEmpty(const ResolvedScenario& r) {
+  return r.spec.layout().pipeline_model_parallel_layout().empty();
+}
+
 Result<models::PipelinePlan> PlanPipeline(const ResolvedScenario& r,
                                           const FieldNamer& at) {
   const std::string& layout = r.spec.layout().pipeline_model_parallel_layout();
@@ -516,6 +520,20 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   if (auto ok = internal::CheckRules(r, at, r.warnings); !ok)
     return std::unexpected(ok.error());
 
+  // No layout and an uneven split: Megatron-Bridge counts the embedding and
+  // the loss as layers (models::AccountedLayout).
+  if (LayoutEmpty(r) &&
+      r.model.num_layers() % (int64_t{r.parallel.pp} * r.parallel.vpp) != 0) {
+    const std::string layout =
+        models::AccountedLayout(r.model.num_layers(), r.model.mtp_num_layers(),
+                                r.parallel.pp, r.parallel.vpp);
+    if (!layout.empty()) {
+      r.spec.mutable_layout()->set_pipeline_model_parallel_layout(layout);
+      r.defaults_used.push_back(
+          "pipeline_model_parallel_layout=" + layout +
+          " (account_for_embedding/loss_in_pipeline_split)");
+    }
+  }
   auto plan = PlanPipeline(r, at);
   if (!plan) return std::unexpected(plan.error());
   r.pipeline = std::move(*plan);

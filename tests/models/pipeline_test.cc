@@ -42,6 +42,28 @@ TEST(ParsePipelineLayout, RejectsWrongCounts) {
   ASSERT_FALSE(late_e);
 }
 
+// Megatron-Bridge's account_for_embedding/loss_in_pipeline_split: Llama 3.1
+// 405B's 126 layers + embedding + loss = 128 = 64 virtual stages (PP8 VPP8)
+// of 2: the first holds the embedding and 1 layer, the last 1 layer and the
+// loss, the 62 between 2 layers each. Qwen3-235B's 94 + 2 = 96 on PP4 VPP12
+// gives 48 stages of 2. 61 + 2 = 63 does not split over 32, and MTP models
+// are left to an explicit layout.
+TEST(AccountedLayout, CountsEmbeddingAndLossAsLayers) {
+  EXPECT_EQ(AccountedLayout(126, 0, 8, 8), "Et|(t*2|)*62tL");
+  auto plan = ParsePipelineLayout(AccountedLayout(126, 0, 8, 8), 126, 0, 8, 8);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_TRUE(plan->Stage(0, 0).embedding);
+  EXPECT_EQ(plan->Stage(0, 0).layers.size(), 1u);
+  EXPECT_EQ(plan->Stage(1, 0).layers.size(), 2u);
+  EXPECT_TRUE(plan->Stage(7, 7).loss);
+  EXPECT_EQ(plan->Stage(7, 7).layers.size(), 1u);
+  EXPECT_EQ(AccountedLayout(94, 0, 4, 12), "Et|(t*2|)*46tL");
+  EXPECT_EQ(AccountedLayout(61, 0, 8, 4), "");
+  EXPECT_EQ(AccountedLayout(94, 1, 4, 12), "");
+  // Embedding alone in the first stage when each stage holds one "layer".
+  EXPECT_EQ(AccountedLayout(126, 0, 16, 8), "E|(t|)*126L");
+}
+
 TEST(UniformPipeline, SplitsEvenlyOrExplains) {
   auto plan = UniformPipeline(48, 0, 2, 2);
   ASSERT_TRUE(plan);

@@ -93,6 +93,25 @@ TEST(ResolveTest, DefaultsUsedListsUnsetFields) {
   EXPECT_EQ(r->pipeline.stages.size(), 1u);
 }
 
+// No layout and an uneven split (126 layers on PP8 VPP8): the Bridge rule
+// counts the embedding and the loss as layers, and says so.
+TEST(ResolveTest, UnevenSplitCountsEmbeddingAndLoss) {
+  Scenario spec;
+  spec.set_model("llama3.1-405b");
+  spec.set_system("dgx-h100");
+  spec.set_num_gpus(512);
+  Layout& l = *spec.mutable_layout();
+  l.set_tensor_model_parallel_size(8);
+  l.set_pipeline_model_parallel_size(8);
+  l.set_virtual_pipeline_model_parallel_size(8);
+  auto r = Resolve(spec, "flags");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->pipeline.stages.size(), 64u);
+  EXPECT_TRUE(Contains(r->defaults_used,
+                       "pipeline_model_parallel_layout=Et|(t*2|)*62tL "
+                       "(account_for_embedding/loss_in_pipeline_split)"));
+}
+
 TEST(ResolveTest, ParallelFoldingComputesDpAndEdp) {
   // seeds_notes.md §2: 256 GPUs, attention TP4 CP2 DP8 PP4 -> MoE EP64 ETP1
   // EDP1.
