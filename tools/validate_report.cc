@@ -1,12 +1,14 @@
 #include "tools/validate_report.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "calibration/tables.h"
 #include "models/memory.h"
@@ -210,24 +212,29 @@ util::Result<Row> ParseRow(const util::CsvTable& t, size_t i,
   return r;
 }
 
-// Replays each row (platforms shared by system and GPU count).
-std::vector<Result> Simulate(const std::vector<Row>& rows) {
+// Replays each row on `jobs` threads: rows are resolved and the platforms
+// (shared by system and GPU count, read-only) built first, then the replays
+// run in parallel, each result in its row's slot, so the output does not
+// depend on the thread count.
+std::vector<Result> Simulate(const std::vector<Row>& rows, int jobs) {
   std::map<std::pair<std::string, int>, sim::Platform> platforms;
-  std::vector<Result> out;
-  for (const Row& row : rows) {
-    Result r;
+  std::vector<Result> out(rows.size());
+  std::vector<std::optional<scenarios::ResolvedScenario>> scenarios(
+      rows.size());
+  std::vector<const sim::Platform*> platform_of(rows.size(), nullptr);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    Result& r = out[i];
     r.row = &row;
     if (!row.unexpressible.empty() ||
         (!row.tflops && !row.step_s && !row.mem_gib)) {
       r.reason =
           row.unexpressible.empty() ? "nothing measured" : row.unexpressible;
-      out.push_back(std::move(r));
       continue;
     }
     auto s = ResolveFlags(row.flags);
     if (!s) {
       r.reason = s.error().message;
-      out.push_back(std::move(r));
       continue;
     }
     const auto key = std::pair{s->system.name(), s->spec.num_gpus()};
@@ -236,27 +243,42 @@ std::vector<Result> Simulate(const std::vector<Row>& rows) {
       auto platform = sim::BuildPlatform(*s);
       if (!platform) {
         r.reason = platform.error().message;
-        out.push_back(std::move(r));
         continue;
       }
       it = platforms.emplace(key, std::move(*platform)).first;
     }
-    auto step = sim::Replay(*s, it->second, {});
-    if (!step) {
-      r.reason = step.error().message;
-      out.push_back(std::move(r));
-      continue;
-    }
-    r.simulated = true;
-    r.tflops = step->tflops_per_gpu;
-    r.step_s = step->step_time_s;
-    const models::MemoryEstimate m =
-        models::EstimateMemory(s->model, s->pipeline, s->parallel, s->training,
-                               s->system.gpu().memory_gib() * models::kGiB);
-    r.mem_gib = m.peak_bytes / models::kGiB;
-    r.defaults_used = s->defaults_used;
-    out.push_back(std::move(r));
+    platform_of[i] = &it->second;
+    scenarios[i] = std::move(*s);
   }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < rows.size(); i = next++) {
+      if (!scenarios[i]) continue;
+      const scenarios::ResolvedScenario& s = *scenarios[i];
+      Result& r = out[i];
+      auto step = sim::Replay(s, *platform_of[i], {});
+      if (!step) {
+        r.reason = step.error().message;
+        continue;
+      }
+      r.simulated = true;
+      r.tflops = step->tflops_per_gpu;
+      r.step_s = step->step_time_s;
+      const models::MemoryEstimate m =
+          models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                                 s.system.gpu().memory_gib() * models::kGiB);
+      r.mem_gib = m.peak_bytes / models::kGiB;
+      r.defaults_used = s.defaults_used;
+    }
+  };
+  const int threads =
+      jobs > 0
+          ? jobs
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
   return out;
 }
 
@@ -309,6 +331,10 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
   app.add_option("--group-by", f.group_by,
                  "Comma-separated: model, gpu, precision, confidence");
   app.add_flag("--json", f.json, "Print JSON");
+  app.add_option("-j,--jobs", f.jobs,
+                 "Replay threads (default: one per hardware thread); the "
+                 "output does not depend on it")
+      ->check(CLI::NonNegativeNumber);
 }
 
 util::Result<std::string> RunValidate(const ValidateFlags& f) {
@@ -352,7 +378,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     if (!row) return std::unexpected(row.error());
     rows.push_back(std::move(*row));
   }
-  const std::vector<Result> results = Simulate(rows);
+  const std::vector<Result> results = Simulate(rows, f.jobs);
 
   // Statistics: TFLOPS over high/medium rows, low rows apart; memory.
   std::vector<double> main_errors, low_errors, mem_errors;

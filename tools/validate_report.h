@@ -29,6 +29,7 @@ struct ValidateFlags {
   std::string pairs_file;  // empty: no pairs
   std::string group_by = "model,gpu,precision";
   bool json = false;
+  int jobs = 0;  // replay threads; 0: one per hardware thread
 };
 
 void AddValidateFlags(CLI::App& app, ValidateFlags& flags);

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -97,7 +98,37 @@ TEST(ValidateCommand, ShippedRunsJsonContract) {
   ASSERT_NE(at, std::string::npos);
   EXPECT_LE(std::stod(o.out.substr(at + 19)), 10.0);
   EXPECT_EQ(o.out.find("\"direction_right\": false"), std::string::npos);
-  EXPECT_EQ(RunMoesim("validate --json --pairs shipped").out, o.out);
+  // The thread count does not change a byte.
+  EXPECT_EQ(RunMoesim("validate --json --pairs shipped -j 1").out, o.out);
+}
+
+// The accuracy guard: TFLOPS/GPU and memory MAPE over the shipped runs may
+// not rise above the figures recorded in calibration/runs/accuracy.txt
+// (rounded to 0.1, so the test allows the 0.05 of rounding).
+TEST(ValidateCommand, NoWorseThanRecorded) {
+  std::ifstream in(std::string(MOESIM_SOURCE_DIR) +
+                   "/calibration/runs/accuracy.txt");
+  ASSERT_TRUE(in);
+  std::map<std::string, double> recorded;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string key;
+    double value = 0;
+    if (fields >> key >> value) recorded[key] = value;
+  }
+  ASSERT_TRUE(recorded.contains("tflops_mape_pct"));
+  ASSERT_TRUE(recorded.contains("memory_mape_pct"));
+  const Output o = RunMoesim("validate --json");
+  ASSERT_EQ(o.status, 0);
+  auto figure = [&](const std::string& key) {
+    const size_t at = o.out.find("\"" + key + "\": ");
+    EXPECT_NE(at, std::string::npos) << key;
+    return std::stod(o.out.substr(at + key.size() + 4));
+  };
+  EXPECT_LE(figure("mape_pct"), recorded["tflops_mape_pct"] + 0.05);
+  EXPECT_LE(figure("memory_mape_pct"), recorded["memory_mape_pct"] + 0.05);
 }
 
 TEST(MemoryCommand, SameInputGivesByteIdenticalOutput) {
