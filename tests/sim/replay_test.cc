@@ -511,6 +511,72 @@ TEST(Replay, FlowNetworkAgreesWhenTransfersDoNotMeet) {
   EXPECT_GE(b->comm_s.at("ep").total_s, 0.99 * a->comm_s.at("ep").total_s);
 }
 
+// The long-context rule of thumb (seeds_notes.md: CP ~ seq/4096) emerges
+// from the mechanisms: DeepSeek-V3 at 128K on H100 (PP8 VPP4 EP32, the
+// default's recompute and offload, hierarchical CP with the a2a inside a
+// node) does not fit at CP8; CP32 = 131072/4096 fits with the CP exchange
+// mostly hidden; CP64 (on twice the GPUs) exposes a larger share of it.
+TEST(Replay, LongContextCpSizingRuleEmerges) {
+  auto spec = scenarios::LoadScenario(std::string(MOESIM_SOURCE_DIR) +
+                                      "/scenarios/default.textproto");
+  ASSERT_TRUE(spec);
+  struct Case {
+    int cp, gpus;
+    std::vector<int> hierarchy;  // empty: a2a inside the node
+    bool fits = false;
+    double exposed_share = 0;
+  };
+  std::vector<Case> cases = {
+      {8, 256, {}}, {32, 256, {8, 4}}, {64, 512, {8, 8}}};
+  for (Case& c : cases) {
+    scenarios::Scenario s = *spec;
+    s.set_num_gpus(c.gpus);
+    s.mutable_layout()->set_context_parallel_size(c.cp);
+    s.set_cp_comm_type(c.hierarchy.empty() ? "a2a" : "a2a+p2p");
+    for (int size : c.hierarchy)
+      s.add_hierarchical_context_parallel_sizes(size);
+    auto r = scenarios::Resolve(s, "test");
+    ASSERT_TRUE(r) << r.error().message;
+    const StepResult step = Simulate(*r);
+    const models::MemoryEstimate m =
+        models::EstimateMemory(r->model, r->pipeline, r->parallel, r->training,
+                               r->system.gpu().memory_gib() * models::kGiB);
+    c.fits = m.fits;
+    c.exposed_share = step.comm_s.at("cp").exposed_s / step.step_time_s;
+  }
+  EXPECT_FALSE(cases[0].fits);  // CP8: too many tokens per GPU
+  EXPECT_TRUE(cases[1].fits);
+  EXPECT_LT(cases[1].exposed_share, 0.10);
+  EXPECT_TRUE(cases[2].fits);
+  EXPECT_GT(cases[2].exposed_share, cases[1].exposed_share);
+}
+
+// Selective before full recompute (the workflow card's rule): at 16K on 16
+// H100s (Qwen3-30B, PP2 EP8) recomputing moe_act, layernorm and moe fits as
+// full recompute does, and full recompute replays every forward op, so the
+// selective step gives more TFLOPS/GPU.
+TEST(Replay, SelectiveRecomputeBeatsFullWhenBothFit) {
+  auto run = [](const char* recompute) {
+    const scenarios::ResolvedScenario s =
+        Resolve(std::string(R"(model: "qwen3-30b-a3b" system: "dgx-h100"
+          num_gpus: 16 seq_length: 16384 precision: "bf16"
+          layout { pipeline_model_parallel_size: 2
+                   expert_model_parallel_size: 8 global_batch_size: 64 }
+          recompute { )") +
+                recompute + " }");
+    const models::MemoryEstimate m =
+        models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                               s.system.gpu().memory_gib() * models::kGiB);
+    EXPECT_TRUE(m.fits) << recompute;
+    return Simulate(s).tflops_per_gpu;
+  };
+  const double selective = run(
+      R"(granularity: "selective" modules: ["moe_act", "layernorm", "moe"])");
+  const double full = run(R"(granularity: "full" method: "uniform"
+                              num_layers: 1)");
+  EXPECT_GT(selective, full);
+}
+
 TEST(Replay, TraceIsValidChromeTraceAndDeterministic) {
   const scenarios::ResolvedScenario s = Resolve(Qwen30b(32));
   const StepResult a = Simulate(s, true), b = Simulate(s, true);
