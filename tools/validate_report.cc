@@ -331,6 +331,9 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
   app.add_option("--group-by", f.group_by,
                  "Comma-separated: model, gpu, precision, confidence");
   app.add_flag("--json", f.json, "Print JSON");
+  app.add_flag("--markdown", f.markdown,
+               "Print only the accuracy table by group, in Markdown (the "
+               "README's table)");
   app.add_option("-j,--jobs", f.jobs,
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
@@ -487,6 +490,27 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     }
   }
 
+  if (f.markdown) {
+    std::string out = "|";
+    for (const std::string& b : by) out += " " + b + " |";
+    out += " rows | MAPE | median signed error |\n|";
+    for (size_t i = 0; i < by.size() + 3; ++i) out += "---|";
+    out += "\n";
+    for (const auto& [key, errors] : groups) {
+      const Stats st = StatsOf(errors);
+      out += "|";
+      for (const std::string& part : util::SplitList(key, " ")) {
+        out += " " + part + " |";
+      }
+      out += Format(" %d | %.1f%% | %+.1f%% |\n", st.rows, st.mape,
+                    st.median_signed);
+    }
+    out += Format("| all |", 0);
+    for (size_t i = 1; i < by.size(); ++i) out += " |";
+    out += Format(" %d | %.1f%% | %+.1f%% |\n", main.rows, main.mape,
+                  main.median_signed);
+    return out;
+  }
   if (f.json) {
     std::string out = "{\n  \"rows\": [";
     bool first = true;

@@ -29,7 +29,8 @@ struct ValidateFlags {
   std::string pairs_file;  // empty: no pairs
   std::string group_by = "model,gpu,precision";
   bool json = false;
-  int jobs = 0;  // replay threads; 0: one per hardware thread
+  bool markdown = false;  // only the by-group accuracy table, in Markdown
+  int jobs = 0;           // replay threads; 0: one per hardware thread
 };
 
 void AddValidateFlags(CLI::App& app, ValidateFlags& flags);

@@ -577,6 +577,22 @@ TEST(Replay, SelectiveRecomputeBeatsFullWhenBothFit) {
   EXPECT_GT(selective, full);
 }
 
+// "HybridEP beats alltoall where the data says so": the workflow card's
+// measured winner for Qwen3-30B on 16 H100s (EP16, two nodes) is HybridEP
+// (seeds_notes.md §2, phase 4); its all-to-all sends each token once per
+// destination rank instead of once per routed expert.
+TEST(Replay, HybridEpBeatsAllToAllOnQwen30bAcrossTwoNodes) {
+  auto run = [](const char* dispatcher) {
+    return Simulate(Resolve(std::string(R"(model: "qwen3-30b-a3b"
+      system: "dgx-h100" num_gpus: 16 seq_length: 4096 precision: "bf16"
+      dispatcher: ")") + dispatcher +
+                            R"("
+      layout { expert_model_parallel_size: 16 global_batch_size: 256 })"))
+        .tflops_per_gpu;
+  };
+  EXPECT_GT(run("hybridep"), run("alltoall"));
+}
+
 TEST(Replay, TraceIsValidChromeTraceAndDeterministic) {
   const scenarios::ResolvedScenario s = Resolve(Qwen30b(32));
   const StepResult a = Simulate(s, true), b = Simulate(s, true);
