@@ -14,10 +14,6 @@ using models::OpKind;
 using topology::Collective;
 
 constexpr double kBf16Bytes = 2;
-// Megatron's default SMs for the DeepEP and HybridEP kernels
-// (--moe-deepep-num-sms 20, --moe-hybridep-num-sms 16; as sim/moe_layer.h).
-constexpr int kDeepEpSms = 20;
-constexpr int kHybridEpSms = 16;
 
 Collective ToCollective(models::CollectiveKind kind) {
   switch (kind) {
@@ -307,7 +303,7 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   const std::string tier = shape.domains > 1 ? "net" : "nvlink";
   const char* phase = d.combine ? "combine" : "dispatch";
   auto rate = costs.Dispatch(name, phase, tier, rank.ep, d.tokens, Dtype::kBf16,
-                             deepep ? kDeepEpSms : kHybridEpSms);
+                             DispatcherSms(rank.dispatcher));
   if (!rate) {
     return util::Fail("calibration/tables/" + costs.tables().gpu +
                       "/dispatch.csv: no " + name + " " + phase +
@@ -462,6 +458,18 @@ const char* StreamKindName(StreamKind kind) {
   static constexpr const char* kNames[] = {"compute", "tp", "cp",  "ep",
                                            "dp",      "pp", "host"};
   return kNames[static_cast<int>(kind)];
+}
+
+int DispatcherSms(models::Dispatcher dispatcher) {
+  switch (dispatcher) {
+    case models::Dispatcher::kDeepEp:
+      return 20;
+    case models::Dispatcher::kHybridEp:
+      return 16;
+    case models::Dispatcher::kAllToAll:
+      return 0;
+  }
+  return 0;
 }
 
 calibration::Dtype TrainingDtype(models::Precision precision) {

@@ -169,6 +169,11 @@ double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
 // EP rank j holds experts [j E/ep, (j+1) E/ep). 1 when skew is 0.
 double RoutingImbalance(int64_t experts, int ep, double skew);
 
+// SMs a dispatcher's kernels hold while they run: Megatron's
+// --moe-deepep-num-sms (20) and --moe-hybridep-num-sms (16) defaults; 0 for
+// NCCL all-to-all (not modelled).
+int DispatcherSms(models::Dispatcher dispatcher);
+
 // The calibration dtype of a training precision's low-precision GEMMs.
 calibration::Dtype TrainingDtype(models::Precision precision);
 

@@ -1,7 +1,6 @@
 #include "sim/replay.h"
 
 #include <algorithm>
-#include <numeric>
 #include <span>
 
 #include "models/architecture.h"
@@ -24,9 +23,7 @@ using models::Group;
 using topology::Collective;
 using topology::GroupKind;
 
-constexpr int kRankOrderDims = 5;
 constexpr const char* kRankOrder = "tp-cp-ep-dp-pp";  // Megatron's default
-static_assert(kRankOrderDims == 5);
 
 // Megatron DDP's bucket size when --ddp-bucket-size is unset
 // (distributed_data_parallel.py): max(40M, 1M x data-parallel size)
@@ -405,9 +402,7 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
   double stretch = 1;
   const auto& dispatcher = s_.training.dispatcher;
   const int sm_count = platform_.costs->peaks().sm_count;
-  const int held = dispatcher == models::Dispatcher::kDeepEp     ? 20
-                   : dispatcher == models::Dispatcher::kHybridEp ? 16
-                                                                 : 0;
+  const int held = DispatcherSms(dispatcher);
   if (held > 0 && sm_count > held) {
     stretch = static_cast<double>(sm_count) / (sm_count - held);
   }

@@ -104,7 +104,6 @@ struct StepResult {
   std::map<std::string, double> time_by_op_class_s;
   std::vector<StageTime> stages;
   size_t ops = 0;
-  uint64_t events = 0;
   std::string trace;  // Chrome trace JSON when asked
 };
 

@@ -59,7 +59,6 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
   const Time step = engine.makespan();
   out.step_time_s = step.seconds();
   out.ops = engine.op_count();
-  out.events = engine.op_count();
   // Busy intervals per stream. A stream runs its ops one at a time in id
   // order, so appending in id order keeps each list sorted; touching
   // intervals merge as they come.

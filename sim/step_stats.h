@@ -34,8 +34,8 @@ struct StepStreams {
 // REQUIRES: engine.Run() succeeded; `streams.streams` covers every engine
 // stream; class_s has num_stages entries. Fills step_time_s,
 // bubble_fraction, comm_s, time_by_op_class_s (compute classes from
-// class_s, communication kinds from their streams' busy time), stages, ops,
-// events; leaves the FLOPs-derived figures to the caller.
+// class_s, communication kinds from their streams' busy time), stages and
+// ops; leaves the FLOPs-derived figures to the caller.
 StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
                          int num_stages);
 
