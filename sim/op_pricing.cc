@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace moesim::sim {
 
@@ -363,10 +364,27 @@ void CountKernels(TimedOp& op, const RankContext& rank) {
   }
 }
 
-// Host cost of each op: one eager PyTorch op (eager_op_us) per torch-level
-// call plus a raw launch (kernel_launch_us) for each further kernel it
-// issues; a run of consecutive ops of one captured scope costs one graph
-// launch, on its first op.
+// Whether the op is issued by a Transformer Engine module call (Linear,
+// LayerNormLinear, GroupedLinear, DotProductAttention), forward or backward:
+// TE's Python side (quantizers, workspaces, FP8 metadata) costs about 2.7x a
+// plain torch.nn.Linear on the host (host.csv te_module_us). Weight-gradient
+// GEMMs run inside the backward call of their dgrad; the router is a plain
+// torch linear in Megatron-Core (router.py).
+bool TeModuleCall(const TimedOp& op) {
+  if (op.category == "attention") return true;
+  if (op.category != "gemm" && op.category != "grouped_gemm") return false;
+  if (op.name.rfind("router", 0) == 0) return false;
+  const std::string_view wgrad = ".wgrad";
+  return !(op.name.size() >= wgrad.size() &&
+           op.name.compare(op.name.size() - wgrad.size(), wgrad.size(),
+                           wgrad) == 0);
+}
+
+// Host cost of each op: one eager call per torch-level op (te_module_us for
+// the first if a TE module issues it, torch_op_us otherwise) plus a raw
+// launch (kernel_launch_us) for each further kernel it issues; a run of
+// consecutive ops of one captured scope costs one graph launch, on its first
+// op.
 void AssignHostCosts(OpTemplate& t,
                      const std::vector<models::GraphScope>& scopes,
                      const RankContext& rank) {
@@ -380,8 +398,9 @@ void AssignHostCosts(OpTemplate& t,
     if (op.graphed) op.host_sync = false;  // static shapes inside a graph
     if (!op.graphed) {
       const int calls = std::min(op.torch_ops, op.kernels);
-      op.host_s =
-          rank.launch_s * calls + rank.kernel_launch_s * (op.kernels - calls);
+      const double first = TeModuleCall(op) ? rank.te_module_s : rank.launch_s;
+      op.host_s = calls > 0 ? first + rank.launch_s * (calls - 1) : 0;
+      op.host_s += rank.kernel_launch_s * (op.kernels - calls);
     } else {
       const bool opens =
           i == 0 || !t.ops[i - 1].graphed || scopes[i - 1] != scopes[i];

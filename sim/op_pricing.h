@@ -96,7 +96,8 @@ struct RankContext {
   // Host: seconds per kernel launch and per CUDA-graph launch (host.csv),
   // and which graph scopes are captured (by models::GraphScope; all of them
   // with a full-iteration graph).
-  double launch_s = 0;         // eager_op_us: one eager PyTorch op
+  double launch_s = 0;         // torch_op_us: one eager PyTorch op
+  double te_module_s = 0;      // te_module_us: one TE module call
   double kernel_launch_s = 0;  // kernel_launch_us: each further kernel
   double graph_launch_s = 0;
   int64_t local_experts = 1;  // experts / EP: GroupedLinear's GEMMs

@@ -159,7 +159,8 @@ class StepBuilder {
   std::vector<Stage> stages_;
   int64_t microbatches_ = 0;
   double p2p_bytes_ = 0;
-  double launch_s_ = 0, kernel_launch_s_ = 0, graph_launch_s_ = 0;
+  double launch_s_ = 0, te_module_s_ = 0, kernel_launch_s_ = 0,
+         graph_launch_s_ = 0;
 };
 
 util::Result<Item> StepBuilder::PriceItem(const models::LayerOps& ops,
@@ -219,6 +220,7 @@ util::Result<void> StepBuilder::BuildStage(int r) {
   }
   ctx.training_dtype = TrainingDtype(s_.training.precision);
   ctx.launch_s = launch_s_;
+  ctx.te_module_s = te_module_s_;
   ctx.kernel_launch_s = kernel_launch_s_;
   ctx.local_experts =
       s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
@@ -552,7 +554,8 @@ util::Result<void> StepBuilder::Build() {
   // Host launch costs (calibration/tables/<gpu>/host.csv).
   const calibration::CostModel& costs = *platform_.costs;
   for (const auto& [quantity, seconds] :
-       {std::pair{"eager_op_us", &launch_s_},
+       {std::pair{"torch_op_us", &launch_s_},
+        std::pair{"te_module_us", &te_module_s_},
         std::pair{"kernel_launch_us", &kernel_launch_s_},
         std::pair{"graph_launch_us", &graph_launch_s_}}) {
     auto us = costs.Host(quantity);

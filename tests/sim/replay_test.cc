@@ -316,8 +316,8 @@ StageStreams OneStage(Engine& engine) {
 }
 
 // n memory-bound kernels of the attention block (tiny copies: about a
-// microsecond each on an H100, far below the launch cost L = 11.2 us of
-// host.csv's eager_op_us), priced and emitted alone with the host model.
+// microsecond each on an H100, far below the launch cost L of one eager
+// op), priced and emitted alone with the host model.
 struct HostRun {
   Time makespan;
   Time kernel_sum;
