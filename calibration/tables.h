@@ -95,7 +95,7 @@ struct DispatchPoint {
 };
 
 struct HostQuantity {
-  std::string quantity;  // kernel_launch_us, graph_launch_us, graph_node_us
+  std::string quantity;  // kernel_launch_us, torch_op_us, te_module_us, ...
   double value = 0;
   std::string unit;
   Provenance from;

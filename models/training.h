@@ -108,6 +108,8 @@ struct TrainingOptions {
       0;                         // share of optimizer state on the host
   bool offload_overlap = false;  // --overlap-cpu-optimizer-d2h-h2d
   bool cpu_offloading = false;   // activation offload (--cpu-offloading)
+  // Host.
+  bool manual_gc = true;  // --manual-gc: no staggered automatic GC pauses
 };
 
 }  // namespace moesim::models

@@ -65,6 +65,7 @@ constexpr FlagInfo kFlags[] = {
     {"--main-grads-dtype", Kind::kString},
     {"--exp-avg-dtype", Kind::kString},
     {"--fp8-param-gather", Kind::kBool},
+    {"--manual-gc", Kind::kBool},
     {"--sequence-parallel", Kind::kBool},
     {"--moe-expert-capacity-factor", Kind::kDouble},
     {"--moe-router-force-load-balancing", Kind::kBool},
@@ -462,6 +463,7 @@ Result<void> ApplyOptimizer(const Given& g, Scenario& spec,
   if (auto v = g.String("--main-grads-dtype")) spec.set_main_grads_dtype(*v);
   if (auto v = g.String("--exp-avg-dtype")) spec.set_exp_avg_dtype(*v);
   if (auto v = g.Bool("--fp8-param-gather")) spec.set_fp8_param_gather(*v);
+  if (auto v = g.Bool("--manual-gc")) spec.set_manual_gc(*v);
   return {};
 }
 

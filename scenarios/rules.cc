@@ -54,6 +54,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"routing", "--routing"},
     {"moe_routing_skew", "--routing-skew"},
     {"overlap_cpu_optimizer_d2h_h2d", "--offload-overlap"},
+    {"manual_gc", "--manual-gc"},
     {"cp_comm_type", "--cp-comm-type"},
     {"hierarchical_context_parallel_sizes", "--hierarchical-cp-sizes"},
 };

@@ -192,6 +192,10 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     s.set_use_distributed_optimizer(true);
     d.Note("use_distributed_optimizer", "true");
   }
+  if (!s.has_manual_gc()) {
+    s.set_manual_gc(true);
+    d.Note("manual_gc", "true");
+  }
   // Optimizer dtypes: the model's Megatron-Bridge recipe, else fp32.
   const models::RecipeDefaults& recipe = model.recipe();
   if (!s.use_precision_aware_optimizer() &&
@@ -427,6 +431,7 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.offload_overlap = spec.overlap_cpu_optimizer_d2h_h2d();
   out.routing_skew = spec.moe_routing_skew();
   out.cpu_offloading = spec.cpu_offloading();
+  out.manual_gc = spec.manual_gc();
   return {};
 }
 

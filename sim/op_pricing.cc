@@ -375,9 +375,9 @@ bool TeModuleCall(const TimedOp& op) {
   if (op.category != "gemm" && op.category != "grouped_gemm") return false;
   if (op.name.rfind("router", 0) == 0) return false;
   const std::string_view wgrad = ".wgrad";
-  return !(op.name.size() >= wgrad.size() &&
-           op.name.compare(op.name.size() - wgrad.size(), wgrad.size(),
-                           wgrad) == 0);
+  return !(
+      op.name.size() >= wgrad.size() &&
+      op.name.compare(op.name.size() - wgrad.size(), wgrad.size(), wgrad) == 0);
 }
 
 // Host cost of each op: one eager call per torch-level op (te_module_us for

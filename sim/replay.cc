@@ -745,6 +745,18 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
 
   StepResult out =
       SummarizeStep(engine, builder.TakeStreams(), builder.num_stages());
+  // Python's automatic garbage collector (no --manual-gc) pauses ranks at
+  // different times and each collective waits for the paused one: a stall
+  // of host.csv's auto_gc_stall_fraction of the step, after the replay.
+  if (!s.training.manual_gc) {
+    const auto fraction = platform.costs->Host("auto_gc_stall_fraction");
+    if (!fraction) {
+      return util::Fail("calibration/tables/" + platform.costs->tables().gpu +
+                        "/host.csv: no auto_gc_stall_fraction row");
+    }
+    out.gc_stall_s = *fraction * out.step_time_s;
+    out.step_time_s += out.gc_stall_s;
+  }
   const models::MemoryEstimate memory =
       models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
                              s.system.gpu().memory_gib() * models::kGiB);

@@ -97,6 +97,8 @@ struct StepResult {
   double bubble_fraction = 0;
   double host_idle_s = 0;  // mean over stages of StageTime::host_wait_s
   double host_busy_s = 0;  // mean over stages
+  // Automatic-GC stall added to the replayed step (0 with manual_gc).
+  double gc_stall_s = 0;
   // Mean over stages, by kind: tp, cp, ep, dp, pp.
   std::map<std::string, CommTime> comm_s;
   // Mean over stages of the busy time of each op class (gemm,

@@ -60,6 +60,12 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
       "host                 %10.3f s launching, GPU waited %.3f s for "
       "launches\n",
       st.host_busy_s, st.host_idle_s);
+  if (st.gc_stall_s > 0) {
+    out += Format(
+        "garbage collection   %10.3f s of stalls (automatic GC; --manual-gc "
+        "1 removes them)\n",
+        st.gc_stall_s);
+  }
   const sim::Wall wall = sim::DiagnoseWall(st, r.memory.memory.peak_bytes,
                                            r.memory.memory.capacity_bytes);
   out += "binding wall         " + wall.name + " (" + wall.evidence + ")\n\n";
@@ -140,6 +146,7 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
                JsonNumber(wall.memory_headroom).c_str()));
   field("host_idle_s", JsonNumber(st.host_idle_s));
   field("host_busy_s", JsonNumber(st.host_busy_s));
+  field("gc_stall_s", JsonNumber(st.gc_stall_s));
   field("exposed_comm_s",
         comm_object([](const sim::CommTime& c) { return c.exposed_s; }));
   field("comm_s",

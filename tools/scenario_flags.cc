@@ -80,6 +80,10 @@ Result<void> CheckRanges(const ScenarioFlags& f) {
         FlagError("--offload-overlap",
                   "must be 0 or 1, got " + std::to_string(*f.offload_overlap)));
   }
+  if (f.manual_gc && *f.manual_gc != 0 && *f.manual_gc != 1) {
+    return std::unexpected(FlagError(
+        "--manual-gc", "must be 0 or 1, got " + std::to_string(*f.manual_gc)));
+  }
   if (f.cpu_offload && !(*f.cpu_offload >= 0 && *f.cpu_offload <= 1)) {
     return std::unexpected(FlagError(
         "--cpu-offload",
@@ -181,6 +185,7 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
   }
   set_int(f.offload_overlap,
           [&](int v) { spec.set_overlap_cpu_optimizer_d2h_h2d(v == 1); });
+  set_int(f.manual_gc, [&](int v) { spec.set_manual_gc(v == 1); });
   if (f.hierarchical_cp_sizes) {
     auto sizes = ParseSizes(*f.hierarchical_cp_sizes);
     if (!sizes) return std::unexpected(sizes.error());
@@ -240,6 +245,8 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
                  "expert (0 = uniform)");
   app.add_option("--offload-overlap", flags.offload_overlap,
                  "1 = overlap_cpu_optimizer_d2h_h2d");
+  app.add_option("--manual-gc", flags.manual_gc,
+                 "1 = manual_gc (default), 0 = Python's automatic GC");
   app.add_option("--ep-overlap", flags.ep_overlap,
                  "1 = overlap_moe_expert_parallel_comm");
   app.add_option("--cp-comm-type", flags.cp_comm_type,

@@ -129,6 +129,8 @@ std::string ExtraArgs(const std::string& extra) {
       args += " --fp8-param-gather";
     } else if (key == "overlap_cpu_optimizer_d2h_h2d" && on) {
       args += " --overlap-cpu-optimizer-d2h-h2d";
+    } else if (key == "manual_gc") {
+      args += std::string(" --manual-gc=") + (on ? "true" : "false");
     } else if (key == "moe_shared_expert_overlap" && on) {
       args += " --moe-shared-expert-overlap";
     }

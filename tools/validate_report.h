@@ -10,10 +10,10 @@
 // A row's columns map onto the scenario flags one to one (the flags use the
 // runs' vocabulary); its `mtp_layers` and the modelled keys of `extra`
 // (capacity_factor, optimizer dtypes, precision-aware optimizer, FP8
-// parameter gather, offload copy overlap, shared-expert overlap) go in as
-// Megatron arguments. A malformed file (missing column, unknown model or
-// GPU, a number that does not parse) is an error naming the line; a valid
-// row whose layout the rules refuse is skipped with the rule.
+// parameter gather, offload copy overlap, shared-expert overlap, manual GC)
+// go in as Megatron arguments. A malformed file (missing column, unknown
+// model or GPU, a number that does not parse) is an error naming the line;
+// a valid row whose layout the rules refuse is skipped with the rule.
 #ifndef MOESIM_TOOLS_VALIDATE_REPORT_H_
 #define MOESIM_TOOLS_VALIDATE_REPORT_H_
 

@@ -53,13 +53,13 @@ TEST(MegatronArgsTest, BridgeDeepSeekV3LongContextMapsOntoTheScenario) {
   EXPECT_DOUBLE_EQ(spec.optimizer_offload_fraction(), 1.0);
   EXPECT_TRUE(spec.use_distributed_optimizer());
   EXPECT_EQ(spec.routing(), "force_balanced");
+  EXPECT_TRUE(spec.manual_gc());
 
   // Unknown flags are reported once each, in order, never dropped silently.
   ASSERT_EQ(warnings->size(), 2u);
-  EXPECT_EQ(
-      (*warnings)[0],
-      "--megatron-args: not modelled: --lr, --manual-gc, --manual-gc-interval, "
-      "--tp-comm-overlap");
+  EXPECT_EQ((*warnings)[0],
+            "--megatron-args: not modelled: --lr, --manual-gc-interval, "
+            "--tp-comm-overlap");
   EXPECT_EQ((*warnings)[1],
             "--megatron-args: ignored words before the first flag: python "
             "pretrain_gpt.py");

@@ -457,6 +457,28 @@ TEST(Replay, OptimizerOffloadCostsWhatTheTablesSay) {
   EXPECT_NEAR(r.time_by_op_class_s.at("optimizer") / expected, 1.0, 0.03);
 }
 
+// Without --manual-gc, Python's automatic collections stall the step by
+// host.csv's auto_gc_stall_fraction (0.0383, calibration/tables/h100): the
+// step grows by exactly that share of the replayed step, nothing else moves.
+TEST(HostModel, AutomaticGcStallsTheStepByTheTableFraction) {
+  const char* base = R"(model: "llama3-8b" system: "dgx-h100" num_gpus: 8
+        seq_length: 4096 precision: "bf16" layout { global_batch_size: 16 })";
+  const StepResult manual = Simulate(Resolve(base));
+  const StepResult automatic =
+      Simulate(Resolve(std::string(base) + " manual_gc: false"));
+  auto tables = calibration::LoadTables("h100");
+  ASSERT_TRUE(tables);
+  double fraction = 0;
+  for (const auto& row : tables->host) {
+    if (row.quantity == "auto_gc_stall_fraction") fraction = row.value;
+  }
+  ASSERT_GT(fraction, 0);
+  EXPECT_EQ(manual.gc_stall_s, 0);
+  EXPECT_NEAR(automatic.gc_stall_s, fraction * manual.step_time_s, 1e-12);
+  EXPECT_NEAR(automatic.step_time_s, manual.step_time_s * (1 + fraction),
+              1e-12);
+}
+
 // The busiest EP rank under Zipf routing: with one expert per rank (8 experts,
 // EP 8) it is the rank holding the most popular expert, weight 1 against a
 // mean of H_8(s) / 8 (H the generalized harmonic number): at s = 1,

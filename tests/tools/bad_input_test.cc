@@ -242,6 +242,10 @@ const BadInput kBadInputs[] = {
      {"--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
       "--offload-overlap", "1"},
      "flags: --offload-overlap: overlaps the offloaded optimizer's copies"},
+    {"ManualGcNotABool",
+     {"--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
+      "--manual-gc", "2"},
+     "flags: --manual-gc: must be 0 or 1, got 2"},
     // `moesim validate`: a runs CSV that does not follow the schema.
     {"ValidateMissingColumn",
      {"{tmp}/runs_no_gpu_column.csv"},
