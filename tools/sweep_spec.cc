@@ -87,14 +87,24 @@ class Namer {
   util::Error Error(std::string_view field, std::string_view rule) const {
     std::string where(origin_);
     const size_t dot = field.rfind('.');
-    const int line = dot == std::string_view::npos
-                         ? TopLevelLine(text_, field)
-                         : util::FieldLine(text_, field.substr(dot + 1));
+    // A nested field's own line, else the line of the message holding it.
+    int line = dot == std::string_view::npos
+                   ? 0
+                   : util::FieldLine(text_, field.substr(dot + 1));
+    if (line == 0) line = TopLevelLine(text_, field.substr(0, field.find('.')));
     if (line > 0) where += ":" + std::to_string(line);
     return util::Error{where + ": " + std::string(field) + ": " +
                        std::string(rule)};
   }
-  std::string_view text() const { return text_; }
+  // Error() for a message of another module, keeping its first line and
+  // dropping a leading "<leaf>: " that names the field again.
+  util::Error Wrap(std::string_view field, std::string_view message) const {
+    message = message.substr(0, message.find('\n'));
+    const std::string leaf(field.substr(field.rfind('.') + 1));
+    if (message.starts_with(leaf + ": "))
+      message.remove_prefix(leaf.size() + 2);
+    return Error(field, message);
+  }
 
  private:
   std::string_view origin_;
@@ -364,11 +374,11 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   if (b.model().empty())
     return std::unexpected(at.Error("base.model", "required"));
   if (auto model = models::LoadModel(b.model()); !model)
-    return std::unexpected(at.Error("base.model", model.error().message));
+    return std::unexpected(at.Wrap("base.model", model.error().message));
   if (b.system().empty())
     return std::unexpected(at.Error("base.system", "required"));
   if (auto system = topology::LoadSystem(b.system()); !system)
-    return std::unexpected(at.Error("base.system", system.error().message));
+    return std::unexpected(at.Wrap("base.system", system.error().message));
   if (b.num_gpus() == 0 && !spec.has_num_gpus()) {
     return std::unexpected(
         at.Error("base.num_gpus", "required (here or as the num_gpus axis)"));
@@ -448,31 +458,31 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
     space.rules_.push_back(std::move(*rule));
   }
 
-  // The size, refused above the limit before anything is enumerated.
-  int64_t size = 1;
+  // The size, refused above the limit before anything is enumerated. Each
+  // axis holds at most kMaxSweepCandidates values (Expand), so the product
+  // of the 16 axes is exact enough in a long double to print.
+  long double size = 1;
   int largest = 0;
   std::string factors;
-  bool too_large = false;
   for (int a = 0; a < kNumAxes; ++a) {
-    const int64_t n = static_cast<int64_t>(space.AxisSize(a));
-    if (n > static_cast<int64_t>(space.AxisSize(largest))) largest = a;
+    const size_t n = space.AxisSize(a);
+    if (n > space.AxisSize(largest)) largest = a;
     if (n > 1) {
       factors += (factors.empty() ? "" : " x ") + std::to_string(n) + " " +
                  kAxisNames[a];
     }
-    if (size > kMaxSweepCandidates / n) too_large = true;
-    size = too_large ? size : size * n;
+    size *= static_cast<long double>(n);
   }
-  if (too_large || size > kMaxSweepCandidates) {
+  if (size > kMaxSweepCandidates) {
+    char count[64];
+    std::snprintf(count, sizeof(count), "%.0Lf", size);
     return std::unexpected(at.Error(
         kAxisNames[largest],
-        "the space has " +
-            (too_large ? std::string("too many") : std::to_string(size)) +
-            " candidates (" + factors + "), more than the limit of " +
-            std::to_string(kMaxSweepCandidates) +
+        "the space has " + std::string(count) + " candidates (" + factors +
+            "), more than the limit of " + std::to_string(kMaxSweepCandidates) +
             "; narrow the axes or split the sweep"));
   }
-  space.size_ = size;
+  space.size_ = static_cast<int64_t>(size);
 
   uint64_t h = 14695981039346656037ull;
   std::string base_bytes;
