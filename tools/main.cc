@@ -9,6 +9,7 @@
 #include "tools/memory_report.h"
 #include "tools/run_report.h"
 #include "tools/scenario_flags.h"
+#include "tools/sweep.h"
 #include "tools/topo_report.h"
 #include "tools/validate_report.h"
 
@@ -63,6 +64,17 @@ int main(int argc, char** argv) {
       "GPU and kernel kind");
   moesim::tools::AddValidateKernelsFlags(*validate_kernels, vk_flags);
 
+  moesim::tools::SweepFlags sweep_flags;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep",
+      "Enumerate a space of layouts, judge each (invalid, excluded, oom), "
+      "replay the rest; ranked table, Pareto fronts, CSV, JSON, HTML");
+  moesim::tools::AddSweepFlags(*sweep, sweep_flags);
+  moesim::tools::SweepMergeFlags merge_flags;
+  CLI::App* sweep_merge = sweep->add_subcommand(
+      "merge", "Join the partial results of `sweep --shard K/N`");
+  moesim::tools::AddSweepMergeFlags(*sweep_merge, merge_flags);
+
   CLI::App* calibrate =
       app.add_subcommand("calibrate", "Calibration tables: import and fit");
   calibrate->require_subcommand(1);
@@ -113,6 +125,18 @@ int main(int argc, char** argv) {
       return check->all_within ? 0 : 1;
     }
     auto report = moesim::tools::RunTopo(topo_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
+  if (sweep_merge->parsed()) {
+    auto report = moesim::tools::RunSweepMerge(merge_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
+  if (sweep->parsed()) {
+    auto report = moesim::tools::RunSweep(sweep_flags);
     if (!report) return Fail(report.error().message);
     std::cout << *report;
     return 0;

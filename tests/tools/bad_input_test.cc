@@ -377,6 +377,64 @@ const BadInput kBadInputs[] = {
       "net"},
      "{tmp}/absent.log",
      "calibrate"},
+    // `moesim sweep`: bad sweep specs name file:line and the field.
+    {"SweepUnknownField",
+     {"{tmp}/sweep_unknown.textproto"},
+     "{tmp}/sweep_unknown.textproto:2:4: Message type "
+     "\"moesim.scenarios.Sweep\" has no field named \"tq\"",
+     "sweep"},
+    {"SweepEmptyAxis",
+     {"{tmp}/sweep_empty_axis.textproto"},
+     "{tmp}/sweep_empty_axis.textproto:2: tp: empty axis",
+     "sweep"},
+    {"SweepEmptyList",
+     {"{tmp}/sweep_empty_list.textproto"},
+     "{tmp}/sweep_empty_list.textproto:3: precision: empty list",
+     "sweep"},
+    {"SweepNegativeValue",
+     {"{tmp}/sweep_negative.textproto"},
+     "{tmp}/sweep_negative.textproto:2: cp: values must be >= 1, got -4",
+     "sweep"},
+    {"SweepSpaceTooLarge",
+     {"{tmp}/sweep_large.textproto"},
+     // 100 x 100 x 200 = 2,000,000 > 10^6; ep is the largest axis.
+     "{tmp}/sweep_large.textproto:4: ep: the space has 2000000 candidates "
+     "(100 tp x 100 cp x 200 ep), more than the limit of 1000000",
+     "sweep"},
+    {"SweepBadRange",
+     {"{tmp}/sweep_range.textproto"},
+     "{tmp}/sweep_range.textproto:2: seq_len: a range needs exactly one of "
+     "times >= 2 or step >= 1",
+     "sweep"},
+    {"SweepUnknownConstraintTerm",
+     {"{tmp}/sweep_rule.textproto"},
+     "{tmp}/sweep_rule.textproto:2: constraints.rule: 'tp*foo <= 8': unknown "
+     "term 'foo'",
+     "sweep"},
+    {"SweepUnknownPrecision",
+     {"{tmp}/sweep_precision.textproto"},
+     "{tmp}/sweep_precision.textproto:2: precision: unknown 'fp6'",
+     "sweep"},
+    {"SweepCpuOffloadAboveOne",
+     {"{tmp}/sweep_offload.textproto"},
+     "{tmp}/sweep_offload.textproto:2: cpu_offload: must be in [0, 1]",
+     "sweep"},
+    {"SweepUnknownModel",
+     {"{tmp}/sweep_model.textproto"},
+     "{tmp}/sweep_model.textproto:1: base.model: unknown model 'qwen9'",
+     "sweep"},
+    {"SweepMissingBaseFile",
+     {"{tmp}/sweep_base_file.textproto"},
+     "{tmp}/sweep_base_file.textproto:1: base_file: ",
+     "sweep"},
+    {"SweepBadShard",
+     {"{tmp}/sweep_negative.textproto", "--shard", "3/2"},
+     "flags: --shard: needs K/N with 0 <= K < N",
+     "sweep"},
+    {"SweepMergeNotAShard",
+     {"merge", "{tmp}/not_a_shard.json"},
+     "{tmp}/not_a_shard.json: not a sweep shard",
+     "sweep"},
     {"TopoExpertLayoutDoesNotDivide",
      {"dgx-h100", "--gpus", "16", "--ep", "32"},
      "flags: --ep: etp*ep*pp = 32 does not divide --gpus 16",
@@ -403,6 +461,29 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
     Write("bert/config.json",
           "{\"model_type\": \"bert\", \"hidden_size\": 768}");
     Write("system.textproto", "name: \"x\"\ngpu { memory_gib: lots }\n");
+    // Sweep specs, each with one thing wrong after a valid base line.
+    const std::string sweep_base =
+        "base { model: \"qwen3-30b-a3b\" system: \"dgx-h100\" num_gpus: 8 "
+        "}\n";
+    Write("sweep_unknown.textproto", sweep_base + "tq { values: [1] }\n");
+    Write("sweep_empty_axis.textproto", sweep_base + "tp {}\n");
+    Write("sweep_empty_list.textproto",
+          sweep_base + "tp { values: [1] }\nprecision: []\n");
+    Write("sweep_negative.textproto", sweep_base + "cp { values: [2, -4] }\n");
+    Write("sweep_large.textproto",
+          sweep_base +
+              "tp { from: 1 to: 100 step: 1 }\ncp { from: 1 to: 100 step: 1 "
+              "}\nep { from: 1 to: 200 step: 1 }\n");
+    Write("sweep_range.textproto",
+          sweep_base + "seq_len { from: 4096 to: 65536 }\n");
+    Write("sweep_rule.textproto",
+          sweep_base + "constraints { rule: \"tp*foo <= 8\" }\n");
+    Write("sweep_precision.textproto", sweep_base + "precision: [\"fp6\"]\n");
+    Write("sweep_offload.textproto", sweep_base + "cpu_offload: [0, 1.5]\n");
+    Write("sweep_model.textproto",
+          "base { model: \"qwen9\" system: \"dgx-h100\" num_gpus: 8 }\n");
+    Write("sweep_base_file.textproto", "base_file: \"absent.textproto\"\n");
+    Write("not_a_shard.json", "{\"shards\": 3}\n");
     // Shipped dgx-h100 with one field broken.
     std::ifstream in(std::string(MOESIM_SOURCE_DIR) +
                      "/topology/systems/dgx-h100.textproto");

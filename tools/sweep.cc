@@ -1,0 +1,381 @@
+#include "tools/sweep.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "models/memory.h"
+#include "sim/replay.h"
+#include "tools/sweep_format.h"
+#include "tools/text_format.h"
+#include "util/textproto.h"
+
+namespace moesim::tools {
+namespace {
+
+using util::Result;
+
+// Resolve()'s origin for candidates; stripped from the rule text.
+constexpr std::string_view kOrigin = "sweep";
+
+// Runs work(i) for i in [0, n) on `jobs` threads; with `progress`, the
+// calling thread draws a bar on stderr while they run.
+template <typename Work>
+void ParallelFor(size_t n, int jobs, bool progress, const char* what,
+                 Work work) {
+  std::atomic<size_t> next{0}, done{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      work(i);
+      ++done;
+    }
+  };
+  std::vector<std::thread> pool;
+  const int threads = progress ? jobs : jobs - 1;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+  if (progress) {
+    constexpr int kWidth = 40;
+    while (done < n) {
+      const size_t d = done;
+      const int filled = n ? static_cast<int>(kWidth * d / n) : kWidth;
+      std::fprintf(stderr, "\r%-10s [%s%s] %zu/%zu", what,
+                   std::string(filled, '#').c_str(),
+                   std::string(kWidth - filled, ' ').c_str(), d, n);
+      std::fflush(stderr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  } else {
+    worker();
+  }
+  for (std::thread& t : pool) t.join();
+}
+
+std::string StripOrigin(const std::string& message) {
+  const std::string prefix = std::string(kOrigin) + ": ";
+  return message.starts_with(prefix) ? message.substr(prefix.size()) : message;
+}
+
+Result<std::pair<int, int>> ParseShard(const std::string& text) {
+  const size_t slash = text.find('/');
+  int k = -1, n = 0;
+  try {
+    size_t used_k = 0, used_n = 0;
+    if (slash != std::string::npos) {
+      k = std::stoi(text.substr(0, slash), &used_k);
+      n = std::stoi(text.substr(slash + 1), &used_n);
+    }
+    if (slash == std::string::npos || used_k != slash ||
+        used_n != text.size() - slash - 1)
+      k = -1;
+  } catch (const std::exception&) {
+    k = -1;
+  }
+  if (k < 0 || n < 1 || k >= n) {
+    return std::unexpected(FlagError(
+        "--shard", "needs K/N with 0 <= K < N, e.g. 0/4, got '" + text + "'"));
+  }
+  return std::pair{k, n};
+}
+
+Result<void> WriteFile(const std::string& path, const std::string& content,
+                       std::string_view flag) {
+  std::ofstream out(path, std::ios::binary);
+  if (!(out << content)) {
+    return std::unexpected(FlagError(flag, "cannot write '" + path + "'"));
+  }
+  return {};
+}
+
+// Writes --csv and --html, then returns what goes on stdout.
+Result<std::string> Emit(const SweepOutcome& outcome,
+                         const SweepOutputFlags& f) {
+  if (!f.csv_file.empty()) {
+    if (auto ok = WriteFile(f.csv_file, FormatSweepCsv(outcome), "--csv"); !ok)
+      return std::unexpected(ok.error());
+  }
+  if (!f.html_file.empty()) {
+    if (auto ok = WriteFile(f.html_file, FormatSweepHtml(outcome, f.metric),
+                            "--html");
+        !ok)
+      return std::unexpected(ok.error());
+  }
+  return f.json ? FormatSweepJson(outcome, f) : FormatSweepText(outcome, f);
+}
+
+void AddOutputFlags(CLI::App& app, SweepOutputFlags& f) {
+  app.add_flag("--json", f.json,
+               "Print JSON (every candidate and the Pareto fronts)");
+  app.add_option("--csv", f.csv_file,
+                 "Write every candidate with its verdict and reason as CSV");
+  app.add_option("--html", f.html_file,
+                 "Write a self-contained HTML report (inline SVG charts)");
+  app.add_option("--top", f.top, "Rows of the ranked table (default 10)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--metric", f.metric,
+                 "Rank by tokens_per_sec_per_gpu (default), tflops_per_gpu "
+                 "or step_time_s")
+      ->check(CLI::IsMember(
+          {"tokens_per_sec_per_gpu", "tflops_per_gpu", "step_time_s"}));
+  app.add_flag("--no-timing", f.no_timing,
+               "Leave the wall time out, so the output is the same bytes "
+               "every run");
+}
+
+}  // namespace
+
+SweepOutcome EvaluateSweep(const SweepSpace& space,
+                           const SweepOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  SweepOutcome out;
+  out.model = space.model();
+  out.system = space.system();
+  out.fingerprint = space.fingerprint();
+  out.total = space.size();
+  for (int64_t i = options.shard; i < space.size(); i += options.num_shards) {
+    out.candidates.emplace_back().set_index(i);
+  }
+  const size_t n = out.candidates.size();
+
+  // 1. Resolve, constrain, estimate memory: each result in its slot.
+  std::vector<std::optional<scenarios::ResolvedScenario>> runnable(n);
+  ParallelFor(n, options.jobs, options.progress, "judging", [&](size_t i) {
+    SweepCandidate& c = out.candidates[i];
+    const scenarios::Scenario spec = space.Candidate(c.index());
+    auto r = scenarios::Resolve(spec, kOrigin);
+    if (!r) {
+      FillLayout(spec, c);
+      c.set_verdict("invalid");
+      c.set_reason(StripOrigin(r.error().message));
+      return;
+    }
+    FillLayout(r->spec, c);
+    if (std::string why = space.Excluded(*r); !why.empty()) {
+      c.set_verdict("excluded");
+      c.set_reason(why);
+      return;
+    }
+    const models::MemoryEstimate m =
+        models::EstimateMemory(r->model, r->pipeline, r->parallel, r->training,
+                               r->system.gpu().memory_gib() * models::kGiB);
+    c.set_peak_memory_gib(m.peak_bytes / models::kGiB);
+    c.set_margin_gib(m.margin_bytes / models::kGiB);
+    if (!m.fits) {
+      c.set_verdict("oom");
+      c.set_reason(
+          Format("out of memory by %.1f GiB (peak %.1f of %.1f GiB, "
+                 "pp%d)",
+                 -m.margin_bytes / models::kGiB, m.peak_bytes / models::kGiB,
+                 m.capacity_bytes / models::kGiB, m.busiest_rank));
+      return;
+    }
+    runnable[i] = std::move(*r);
+  });
+
+  // 2. One platform per (system, GPU count), read-only from here on.
+  std::map<std::pair<std::string, int>, Result<sim::Platform>> platforms;
+  std::vector<size_t> to_replay;
+  for (size_t i = 0; i < n; ++i) {
+    if (!runnable[i]) continue;
+    const auto key =
+        std::pair{runnable[i]->system.name(), runnable[i]->spec.num_gpus()};
+    auto it = platforms.find(key);
+    if (it == platforms.end())
+      it = platforms.emplace(key, sim::BuildPlatform(*runnable[i])).first;
+    if (!it->second) {
+      out.candidates[i].set_verdict("failed");
+      out.candidates[i].set_reason(it->second.error().message);
+      runnable[i].reset();
+      continue;
+    }
+    to_replay.push_back(i);
+  }
+
+  // 3. Replay.
+  ParallelFor(to_replay.size(), options.jobs, options.progress, "replaying",
+              [&](size_t k) {
+                const size_t i = to_replay[k];
+                const scenarios::ResolvedScenario& s = *runnable[i];
+                SweepCandidate& c = out.candidates[i];
+                const auto key = std::pair{s.system.name(), s.spec.num_gpus()};
+                auto step = sim::Replay(s, *platforms.at(key), {});
+                if (!step) {
+                  c.set_verdict("failed");
+                  c.set_reason(StripOrigin(step.error().message));
+                } else {
+                  c.set_verdict("ok");
+                  c.set_tokens_per_sec_per_gpu(step->tokens_per_sec_per_gpu);
+                  c.set_tflops_per_gpu(step->tflops_per_gpu);
+                  c.set_step_time_s(step->step_time_s);
+                }
+                runnable[i].reset();  // free the model as we go
+              });
+  out.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return out;
+}
+
+std::string FormatSweepShard(const SweepOutcome& o, int shard, int num_shards) {
+  SweepShard part;
+  part.set_format(1);
+  part.set_model(o.model);
+  part.set_system(o.system);
+  part.set_fingerprint(o.fingerprint);
+  part.set_total(o.total);
+  part.set_shard(shard);
+  part.set_num_shards(num_shards);
+  part.set_seconds(o.seconds);
+  for (const SweepCandidate& c : o.candidates) *part.add_candidates() = c;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = false;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(part, &json, options);
+  return json + "\n";
+}
+
+Result<SweepOutcome> MergeSweepShards(const std::vector<std::string>& files) {
+  if (files.empty()) return util::Fail("sweep merge: no partial results given");
+  SweepOutcome out;
+  std::vector<SweepShard> parts;
+  std::set<int> seen;
+  for (const std::string& file : files) {
+    auto text = util::ReadFile(file);
+    if (!text) return std::unexpected(text.error());
+    SweepShard& part = parts.emplace_back();
+    google::protobuf::util::JsonParseOptions options;
+    if (auto status =
+            google::protobuf::util::JsonStringToMessage(*text, &part, options);
+        !status.ok()) {
+      std::string message(status.message());
+      return util::Fail(file + ": not a sweep shard: " +
+                        message.substr(0, message.find('\n')));
+    }
+    if (part.format() != 1) {
+      return util::Fail(file + ": format: expected 1, got " +
+                        std::to_string(part.format()));
+    }
+    const SweepShard& first = parts.front();
+    if (part.fingerprint() != first.fingerprint() ||
+        part.total() != first.total() ||
+        part.num_shards() != first.num_shards()) {
+      return util::Fail(file + ": fingerprint: shard of another sweep (" +
+                        part.fingerprint() + ", " +
+                        std::to_string(part.total()) + " candidates, " +
+                        std::to_string(part.num_shards()) + " shards) than " +
+                        files.front() + " (" + first.fingerprint() + ", " +
+                        std::to_string(first.total()) + ", " +
+                        std::to_string(first.num_shards()) + ")");
+    }
+    if (!seen.insert(part.shard()).second) {
+      return util::Fail(file + ": shard: " + std::to_string(part.shard()) +
+                        "/" + std::to_string(part.num_shards()) +
+                        " given twice");
+    }
+  }
+  const SweepShard& first = parts.front();
+  for (int k = 0; k < first.num_shards(); ++k) {
+    if (!seen.count(k)) {
+      return util::Fail("sweep merge: shard " + std::to_string(k) + "/" +
+                        std::to_string(first.num_shards()) + " is missing");
+    }
+  }
+  out.model = first.model();
+  out.system = first.system();
+  out.fingerprint = first.fingerprint();
+  out.total = first.total();
+  out.candidates.resize(static_cast<size_t>(first.total()));
+  std::vector<bool> filled(out.candidates.size(), false);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    out.seconds += parts[p].seconds();
+    for (SweepCandidate& c : *parts[p].mutable_candidates()) {
+      const int64_t i = c.index();
+      if (i < 0 || i >= out.total ||
+          i % first.num_shards() != parts[p].shard() || filled[i]) {
+        return util::Fail(files[p] + ": candidates: index " +
+                          std::to_string(i) + " does not belong to shard " +
+                          std::to_string(parts[p].shard()));
+      }
+      filled[i] = true;
+      out.candidates[i] = std::move(c);
+    }
+  }
+  for (size_t i = 0; i < filled.size(); ++i) {
+    if (!filled[i]) {
+      return util::Fail("sweep merge: candidate " + std::to_string(i) +
+                        " is in no shard (truncated file?)");
+    }
+  }
+  return out;
+}
+
+void AddSweepFlags(CLI::App& app, SweepFlags& f) {
+  app.add_option("spec", f.spec_file,
+                 "Sweep .textproto (schema scenarios/sweep.proto)");
+  AddOutputFlags(app, f.output);
+  app.add_option("-j,--jobs", f.jobs,
+                 "Threads (default: one per hardware thread); the output is "
+                 "the same for any count")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--shard", f.shard,
+                 "K/N: evaluate only candidates with index % N == K and "
+                 "print the partial result (JSON) for `sweep merge`");
+}
+
+void AddSweepMergeFlags(CLI::App& app, SweepMergeFlags& f) {
+  app.add_option("parts", f.parts, "Partial results of `sweep --shard`")
+      ->required();
+  AddOutputFlags(app, f.output);
+}
+
+Result<std::string> RunSweep(const SweepFlags& f) {
+  if (f.spec_file.empty()) {
+    return std::unexpected(
+        FlagError("spec", "required: a sweep .textproto (scenarios/sweeps/)"));
+  }
+  SweepOptions options;
+  if (!f.shard.empty()) {
+    auto shard = ParseShard(f.shard);
+    if (!shard) return std::unexpected(shard.error());
+    if (f.output.json || !f.output.csv_file.empty() ||
+        !f.output.html_file.empty()) {
+      return std::unexpected(
+          FlagError("--shard",
+                    "prints the partial result; --json, --csv and --html "
+                    "go with `moesim sweep merge`"));
+    }
+    options.shard = shard->first;
+    options.num_shards = shard->second;
+  }
+  auto space = SweepSpace::Load(f.spec_file);
+  if (!space) return std::unexpected(space.error());
+  options.jobs =
+      f.jobs > 0
+          ? f.jobs
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  options.progress = isatty(STDERR_FILENO) != 0;
+  SweepOutcome outcome = EvaluateSweep(*space, options);
+  if (!f.shard.empty()) {
+    if (f.output.no_timing) outcome.seconds = 0;
+    return FormatSweepShard(outcome, options.shard, options.num_shards);
+  }
+  return Emit(outcome, f.output);
+}
+
+Result<std::string> RunSweepMerge(const SweepMergeFlags& f) {
+  auto outcome = MergeSweepShards(f.parts);
+  if (!outcome) return std::unexpected(outcome.error());
+  return Emit(*outcome, f.output);
+}
+
+}  // namespace moesim::tools
