@@ -199,7 +199,7 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
         std::to_string(s.training.num_microbatches()) +
         " micro-batches) is beyond its limit of " +
         std::to_string(kMaxFullOps / 1'000'000) +
-        " M ops (about 170 bytes each); fewer GPUs or micro-batches fit");
+        " M ops (about 100 bytes each); fewer GPUs or micro-batches fit");
   }
   builder.Emit();
   Engine& engine = builder.engine();

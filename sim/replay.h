@@ -102,9 +102,11 @@ struct ReplayOptions {
   std::vector<Straggler> stragglers;
 };
 
-// Full mode's limits. Ranks: 16,384 GPUs (a DeepSeek-V3 step at 4,096 GPUs
-// with 16 micro-batches is about 40 M ops). Ops: the engine and its playout
-// hold about 170 bytes per op at their peak, so 100 M ops is about 16 GiB.
+// Full mode's limits. Ranks: 16,384 GPUs. Ops: the engine, its playout and
+// the summary peak at about 100 bytes per op (measured: 2.1 GB for the
+// 21.5 M ops of DeepSeek-V3 on 1,024 GPUs with 64 micro-batches, 0.94 GB
+// for 9.5 M ops at 4,096 GPUs), so 100 M ops is about 10 GB, and the
+// replay runs at about 1.5 M ops/s on one core (tests/bench/replay_bench).
 inline constexpr int kMaxFullRanks = 16384;
 inline constexpr size_t kMaxFullOps = 100'000'000;
 // Ranks whose processes a full-mode trace keeps at most (beyond every
@@ -161,7 +163,9 @@ struct StepResult {
   double tflops_per_gpu = 0;  // Megatron's model FLOPs / step / GPUs
   double tokens_per_sec_per_gpu = 0;
   double mfu = 0;  // tflops_per_gpu / the training dtype's dense peak
-  // Mean over stages of idle time / step time.
+  // Mean over stages of idle time / step time. (Full mode: every "mean over
+  // stages" below is the mean over all ranks, which is the mean over stages
+  // of each stage's mean, stages having equal rank counts.)
   double bubble_fraction = 0;
   double host_idle_s = 0;  // mean over stages of StageTime::host_wait_s
   double host_busy_s = 0;  // mean over stages

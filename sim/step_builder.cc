@@ -739,7 +739,10 @@ util::Result<void> StepBuilder::Price() {
 
 void StepBuilder::Emit() {
   const models::Parallelism& par = s_.parallel;
-  engine_.Reserve(estimated_ops_, estimated_ops_ + estimated_ops_ / 2);
+  // Slack for what the estimate leaves out (DP buckets, the optimizer), so
+  // that a large graph never reallocates.
+  const size_t ops = estimated_ops_ + estimated_ops_ / 16 + lanes_.size() * 16;
+  engine_.Reserve(ops, ops + ops / 2);
   PipelineCallbacks callbacks;
   callbacks.run = [this](int r, const models::ScheduleStep& step,
                          const std::vector<OpId>& entry) {
