@@ -247,6 +247,20 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
     stages += "}";
   }
   field("stages", stages + "]");
+  if (st.full) {
+    std::string ranks = "[";
+    for (size_t i = 0; i < st.ranks.size(); ++i) {
+      const sim::RankTime& rank = st.ranks[i];
+      ranks += Format(
+          "%s{\"rank\": %d, \"pp_rank\": %d, \"compute_s\": %s, "
+          "\"grouped_gemm_s\": %s, \"finish_s\": %s}",
+          i ? ", " : "", rank.rank, rank.pp_rank,
+          JsonNumber(rank.compute_s).c_str(),
+          JsonNumber(rank.grouped_gemm_s).c_str(),
+          JsonNumber(rank.finish_s).c_str());
+    }
+    field("ranks", ranks + "]");
+  }
   field("ops", JsonNumber(static_cast<double>(st.ops)));
   field("defaults_used", JsonList(s.defaults_used));
   out += "  \"warnings\": " + JsonList(s.warnings) + "\n}\n";

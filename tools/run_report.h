@@ -55,7 +55,8 @@ std::string FormatRunText(const scenarios::ResolvedScenario& scenario,
 // ops, defaults_used, warnings. Full mode adds mode ("full"),
 // ranks_simulated, slowest_rank and slowest_rank_compute_s, and per stage
 // ranks, slowest_rank and slowest_compute_s (the stage figures being means
-// over its ranks).
+// over its ranks), and ranks[] {rank, pp_rank, compute_s, grouped_gemm_s,
+// finish_s} in rank order.
 std::string FormatRunJson(const scenarios::ResolvedScenario& scenario,
                           const RunReport& report);
 
