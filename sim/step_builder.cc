@@ -86,7 +86,6 @@ StepBuilder::StepBuilder(const scenarios::ResolvedScenario& s,
       ln.rank = rank;
       ln.gpu = placement_.Gpu(rank);
       ln.stage = static_cast<int>(r);
-      ln.slot.fill(-1);
       const std::string prefix = full_ ? "stage" + std::to_string(r) + ".rank" +
                                              std::to_string(rank) + "/"
                                        : "stage" + std::to_string(r) + "/";
@@ -293,14 +292,12 @@ void StepBuilder::PlanJoins(int r) {
     std::vector<std::vector<int>> by_slot;
     int size = 1;
     for (int l = 0; l < lanes_per_stage_; ++l) {
-      Lane& ln = lane(r, l);
       const std::vector<int> members =
-          placement_.Group(KindOf(static_cast<Group>(g)), ln.rank);
+          placement_.Group(KindOf(static_cast<Group>(g)), lane(r, l).rank);
       size = static_cast<int>(members.size());
       auto [it, added] = slot_of.try_emplace(members.front(),
                                              static_cast<int>(slot_of.size()));
       if (added) by_slot.emplace_back();
-      ln.slot[g] = it->second;
       by_slot[it->second].push_back(l);
     }
     st.group_size[g] = size;

@@ -53,9 +53,6 @@ struct Lane {
   int stage = 0;    // pipeline-parallel rank
   int variant = 0;  // index into its stage's variants
   StageStreams streams{};
-  // Per models::Group: which of the stage's groups of that kind holds the
-  // lane (dense from 0 within the stage); -1 in symmetric mode.
-  std::array<int32_t, kNumGroups> slot{};
   std::vector<OpId> reduce_scatters;
 };
 
