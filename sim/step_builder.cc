@@ -591,10 +591,8 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
   return end;
 }
 
-StepBuilder::Bundle StepBuilder::Send(int from, int to, Bundle done) {
+StepBuilder::Bundle StepBuilder::Send(int from, bool forward, Bundle done) {
   const Stage& st = stages_[from];
-  const int pp = s_.parallel.pp;
-  const bool forward = to == (from + 1) % pp;
   std::vector<OpId> ids(lanes_per_stage_);
   for (int l = 0; l < lanes_per_stage_; ++l) {
     const OpId deps[] = {At(done, l)};
@@ -750,8 +748,8 @@ void StepBuilder::Emit() {
                       static_cast<OpId>(engine_.op_count()), At(exit, 0)});
     return exit;
   };
-  callbacks.send = [this](int r, int to, const models::ScheduleStep&,
-                          Bundle done) { return Send(r, to, done); };
+  callbacks.send = [this](int r, int, const models::ScheduleStep& step,
+                          Bundle done) { return Send(r, step.forward, done); };
   if (s_.training.ep_overlap) {
     callbacks.run_pair = [this](int r, const models::ScheduleStep& f,
                                 const models::ScheduleStep& b,

@@ -171,7 +171,9 @@ class StepBuilder {
                                       const models::ScheduleStep& b,
                                       const std::vector<OpId>& entry);
   void EmitOptimizer(int r, Bundle after);
-  Bundle Send(int from, int to, Bundle done);
+  // The activation (forward) to the next stage or the gradient to the
+  // previous one, from every lane of stage `from` to its lane there.
+  Bundle Send(int from, bool forward, Bundle done);
 
   const scenarios::ResolvedScenario& s_;
   const Platform& platform_;
