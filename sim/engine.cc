@@ -175,11 +175,37 @@ OpId Engine::Append(StreamId stream, Time duration, int32_t transfer,
              "Engine::Add: too many ops");
   const auto id = static_cast<OpId>(ops_.size());
   ops_.push_back({duration, deps_.size(), static_cast<int32_t>(deps.size()),
-                  stream, transfer, 0, name});
+                  stream, transfer, 0, name, -1});
   deps_.insert(deps_.end(), deps.begin(), deps.end());
   prev_on_stream_.push_back(last_on_stream_[stream]);
   last_on_stream_[stream] = id;
   return id;
+}
+
+JoinId Engine::Join(std::span<const OpId> ops) {
+  CheckOrDie(!ran_, "Engine::Join after Run");
+  CheckOrDie(!ops.empty(), "Engine::Join: no ops");
+  CheckOrDie(join_count() < static_cast<size_t>(INT32_MAX),
+             "Engine::Join: too many joins");
+  const auto id = static_cast<JoinId>(join_count());
+  const bool transfer = is_transfer(ops.front());
+  for (const OpId op : ops) {
+    CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+               "Engine::Join: unknown op id");
+    CheckOrDie(ops_[op].join < 0, "Engine::Join: op already in a join");
+    CheckOrDie((ops_[op].transfer >= 0) == transfer,
+               "Engine::Join: fixed ops and transfers mixed");
+    ops_[op].join = id;
+  }
+  join_members_.insert(join_members_.end(), ops.begin(), ops.end());
+  join_begin_.push_back(join_members_.size());
+  return id;
+}
+
+JoinId Engine::op_join(OpId op) const {
+  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+             "Engine::op_join: unknown op id");
+  return ops_[op].join;
 }
 
 void Engine::AddCounter(StreamId stream, std::string_view name, Time at,
@@ -326,50 +352,83 @@ Engine::Graph Engine::BuildGraph() const {
 }
 
 util::Result<void> Engine::CheckAcyclic(const Graph& g) const {
-  // Kahn's algorithm; ops left with unresolved predecessors lie on or behind
-  // a cycle.
+  // Kahn's algorithm; an op whose predecessors are resolved arrives, and a
+  // join's members resolve together once all have arrived. Ops left
+  // unresolved lie on or behind a cycle (through a join: its members count
+  // as waiting for each other).
   std::vector<int32_t> unresolved = g.predecessors;
+  std::vector<char> resolved(ops_.size(), 0);
+  std::vector<int32_t> arrived(join_count(), 0);
   std::vector<OpId> ready;
+  auto arrive = [&](OpId op) {
+    const JoinId j = ops_[op].join;
+    if (j < 0) {
+      ready.push_back(op);
+      return;
+    }
+    const std::span<const OpId> members = JoinMembers(j);
+    if (++arrived[j] == static_cast<int32_t>(members.size())) {
+      ready.insert(ready.end(), members.begin(), members.end());
+    }
+  };
   for (size_t i = 0; i < ops_.size(); ++i) {
-    if (unresolved[i] == 0) ready.push_back(static_cast<OpId>(i));
+    if (unresolved[i] == 0) arrive(static_cast<OpId>(i));
   }
-  size_t resolved = 0;
+  size_t count = 0;
   auto release = [&](OpId op) {
-    if (--unresolved[op] == 0) ready.push_back(op);
+    if (--unresolved[op] == 0) arrive(op);
   };
   while (!ready.empty()) {
     const OpId op = ready.back();
     ready.pop_back();
-    ++resolved;
+    resolved[op] = 1;
+    ++count;
     for (size_t k = g.dependents_begin[op]; k < g.dependents_begin[op + 1];
          ++k) {
       release(g.dependents[k]);
     }
     if (g.next_on_stream[op] >= 0) release(g.next_on_stream[op]);
   }
-  if (resolved == ops_.size()) return {};
-  return util::Fail(DescribeCycle(unresolved));
+  if (count == ops_.size()) return {};
+  return util::Fail(DescribeCycle(unresolved, resolved));
 }
 
-std::string Engine::DescribeCycle(
-    const std::vector<int32_t>& unresolved) const {
-  // Every unresolved op has an unresolved predecessor, so walking backwards
-  // from one must revisit an op; the revisited stretch is a cycle.
+std::string Engine::DescribeCycle(const std::vector<int32_t>& unresolved,
+                                  const std::vector<char>& resolved) const {
+  // Every unresolved op waits for an unresolved predecessor, or has arrived
+  // at a join one of whose members still waits for one; so walking
+  // backwards from one must revisit an op, and the revisited stretch is a
+  // cycle.
   OpId op = 0;
-  while (unresolved[op] == 0) ++op;
+  while (resolved[op]) ++op;
   std::vector<int32_t> step_of(ops_.size(), -1);
   std::vector<OpId> walk;
+  std::vector<char> via_join;  // walk[i] was reached through a join
+  bool joined = false;
   while (step_of[op] < 0) {
     step_of[op] = static_cast<int32_t>(walk.size());
     walk.push_back(op);
+    via_join.push_back(joined);
+    joined = false;
     const OpId prev = prev_on_stream_[op];
-    if (prev >= 0 && unresolved[prev] > 0) {
+    if (prev >= 0 && !resolved[prev]) {
       op = prev;
       continue;
     }
+    bool found = false;
     for (const OpId dep : Deps(op)) {
-      if (unresolved[dep] > 0) {
+      if (!resolved[dep]) {
         op = dep;
+        found = true;
+        break;
+      }
+    }
+    if (found) continue;
+    CheckOrDie(ops_[op].join >= 0, "Engine::DescribeCycle: op not waiting");
+    for (const OpId member : JoinMembers(ops_[op].join)) {
+      if (unresolved[member] > 0) {
+        op = member;
+        joined = true;
         break;
       }
     }
@@ -378,7 +437,11 @@ std::string Engine::DescribeCycle(
   std::string message = "dependency cycle (deps and stream order): ";
   message += Quoted(names_[ops_[op].name]);
   for (size_t i = walk.size(); i-- > static_cast<size_t>(step_of[op]);) {
-    message += " -> " + Quoted(names_[ops_[walk[i]].name]);
+    message += (i + 1 < walk.size() && via_join[i + 1]) ||
+                       (i + 1 == walk.size() && joined)
+                   ? " -> (joined with) "
+                   : " -> ";
+    message += Quoted(names_[ops_[walk[i]].name]);
   }
   return message;
 }
@@ -407,6 +470,7 @@ struct Engine::Playout {
         graph(graph),
         network(network),
         waiting(graph.predecessors),
+        arrived(engine.join_count(), 0),
         timings(engine.ops_.size(), {Time::Zero(), Time::Picos(-1)}) {
     // What Start() reads, packed: 8 bytes an op rather than an Op.
     duration_ps.reserve(engine.ops_.size());
@@ -419,6 +483,7 @@ struct Engine::Playout {
   const Graph& graph;
   topology::NetworkModel* network;
   std::vector<int32_t> waiting;
+  std::vector<int32_t> arrived;      // by join: members done waiting
   std::vector<OpTiming> timings;     // finish < 0: not finished
   std::vector<int64_t> duration_ps;  // by op; -1: a transfer
   EventQueue queue;
@@ -430,6 +495,29 @@ struct Engine::Playout {
   bool poll_pending = false;
   std::string failure;  // non-empty: the run stops with this error
 
+  // `op` has no predecessor left: it starts, or arrives at its join.
+  void Ready(OpId op) {
+    const JoinId join = engine.ops_[op].join;
+    if (join < 0) {
+      Start(op);
+      return;
+    }
+    const std::span<const OpId> members = engine.JoinMembers(join);
+    if (++arrived[join] < static_cast<int32_t>(members.size())) return;
+    // The last member arrived: all start now; the first member's transfer,
+    // or the longest member's duration, ends them all.
+    int64_t longest = 0;
+    for (const OpId m : members) {
+      timings[m].start = queue.now();
+      longest = std::max(longest, duration_ps[m]);
+    }
+    if (duration_ps[members.front()] < 0) {
+      StartTransfer(members.front(), engine.ops_[members.front()].transfer);
+      return;
+    }
+    queue.Schedule(queue.now() + Time::Picos(longest),
+                   [this, join] { FinishJoin(join); });
+  }
   void Start(OpId op) {
     timings[op].start = queue.now();
     const int64_t duration = duration_ps[op];
@@ -441,7 +529,7 @@ struct Engine::Playout {
                    [this, op] { Finish(op); });
   }
   void Release(OpId op) {
-    if (--waiting[op] == 0) Start(op);
+    if (--waiting[op] == 0) Ready(op);
   }
   void Finish(OpId op) {
     timings[op].finish = queue.now();
@@ -450,6 +538,14 @@ struct Engine::Playout {
       Release(graph.dependents[k]);
     }
     if (graph.next_on_stream[op] >= 0) Release(graph.next_on_stream[op]);
+  }
+  void FinishJoin(JoinId join) {
+    for (const OpId m : engine.JoinMembers(join)) Finish(m);
+  }
+  // A transfer the network reported done: its op, or its join's members.
+  void FinishTransfer(OpId op) {
+    const JoinId join = engine.ops_[op].join;
+    join < 0 ? Finish(op) : FinishJoin(join);
   }
 
   void Fail(std::string message) {
@@ -481,7 +577,7 @@ struct Engine::Playout {
       op_of_transfer[id] = kReported;
       ++reported;
       const Time at = std::max(queue.now(), timings[op].start + Time::Picos(1));
-      queue.Schedule(at, [this, op] { Finish(op); });
+      queue.Schedule(at, [this, op] { FinishTransfer(op); });
     }
   }
   // Advances the model through every event that rounds up to `now` or
@@ -574,7 +670,7 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
 
   Playout playout(*this, graph, network);
   for (size_t i = 0; i < ops_.size() && playout.failure.empty(); ++i) {
-    if (playout.waiting[i] == 0) playout.Start(static_cast<OpId>(i));
+    if (playout.waiting[i] == 0) playout.Ready(static_cast<OpId>(i));
   }
   if (transfers_.empty()) {
     // Only the network sets `failure`. Every op starts unless it lies on or
@@ -607,7 +703,7 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
   return {};
 }
 
-std::string Engine::ToChromeTrace() const {
+std::string Engine::ToChromeTrace(const std::vector<bool>& keep) const {
   CheckOrDie(ran_, "Engine::ToChromeTrace before a successful Run");
   std::string json = "{\"traceEvents\":[";
   bool first = true;
@@ -626,13 +722,16 @@ std::string Engine::ToChromeTrace() const {
     json += args;
     json += "}}";
   };
+  auto kept = [&](size_t process) { return keep.empty() || keep[process]; };
   // Process metadata carries tid 0, as Chrome's own traces do.
   for (size_t p = 0; p < process_names_.size(); ++p) {
+    if (!kept(p)) continue;
     metadata("process_name", p, 0, "\"name\":" + JsonString(process_names_[p]));
     metadata("process_sort_index", p, 0, "\"sort_index\":" + std::to_string(p));
   }
   for (size_t s = 0; s < stream_names_.size(); ++s) {
     const size_t pid = process_of_stream_[s];
+    if (!kept(pid)) continue;
     metadata("thread_name", pid, s,
              "\"name\":" + JsonString(ThreadName(stream_names_[s])));
     metadata("thread_sort_index", pid, s,
@@ -640,6 +739,7 @@ std::string Engine::ToChromeTrace() const {
   }
   for (size_t i = 0; i < ops_.size(); ++i) {
     const Op& op = ops_[i];
+    if (!kept(process_of_stream_[op.stream])) continue;
     const OpTiming& t = timings_[i];
     begin_event();
     json += "{\"name\":" + JsonString(names_[op.name]);
@@ -652,6 +752,7 @@ std::string Engine::ToChromeTrace() const {
             ",\"tid\":" + std::to_string(op.stream) + "}";
   }
   for (const CounterSample& c : counters_) {
+    if (!kept(c.process)) continue;
     begin_event();
     char value[32];
     std::snprintf(value, sizeof value, "%.6g", c.value);

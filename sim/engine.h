@@ -18,6 +18,13 @@
 // one pending "poll" event at Time::FromSecondsCeil(NextEventTime()).
 // Fixed ops never touch the network.
 //
+// Joint ops (Join): a collective among a group's members is one op on each
+// member's stream, tied into a join. Each member waits for its own
+// predecessors as usual ("arrives" when they are done), but none starts
+// before the last member arrives; then all start together and all finish
+// together. This is how a collective cannot finish before every member has
+// reached it, at O(members) cost (no all-to-all dependency edges).
+//
 // Streams are named "<process>/<thread>" ("stage0/compute", "stage3/ep"):
 // the text before the first '/' names a process (a Chrome trace pid; ""
 // for a name without '/'), the stream is one of its threads.
@@ -52,6 +59,7 @@ using NameId = int32_t;    // an interned op name (Engine::Name)       // dense,
                            // in Add order from 0
 using StreamId = int32_t;  // dense, in order of first use from 0
 using ProcessId = int32_t;  // dense, in order of first use from 0
+using JoinId = int32_t;     // dense, in Join order from 0
 
 struct OpTiming {
   Time start;
@@ -109,6 +117,20 @@ class Engine {
   OpId AddTransfer(std::string_view stream, topology::CollectiveRequest request,
                    std::vector<OpId> deps, std::string_view name);
 
+  // Ties `ops` into one joint op. Each member still waits for its deps and
+  // its stream predecessor; let t be the time the last of them is done
+  // waiting. Every member starts at t, and every member finishes at
+  // t + the longest member's duration (fixed ops), or, for transfers, when
+  // the network model finishes the first member's transfer (issued once
+  // for the whole join, at t; the other members' requests are not used).
+  // So a join of one op is that op. Returns the join's id.
+  // REQUIRES: Run() not called yet; `ops` not empty, every op added, none in
+  // another join, and all fixed ops or all transfers.
+  JoinId Join(std::span<const OpId> ops);
+  size_t join_count() const { return join_begin_.size() - 1; }
+  // The join `op` belongs to; -1: none. REQUIRES: `op` < op_count().
+  JoinId op_join(OpId op) const;
+
   // A sample of counter `name` (a track of `stream`'s process in the trace,
   // e.g. memory in GiB): value `value` from time `at` on. Only the trace
   // reads it. REQUIRES: `stream` returned by Stream(); at >= 0.
@@ -155,7 +177,8 @@ class Engine {
   // stream (-1: first). REQUIRES: `op` < op_count().
   std::span<const OpId> deps(OpId op) const;
   OpId stream_predecessor(OpId op) const;
-  // A fixed op's duration as given to Add; a transfer's finish - start.
+  // A fixed op's duration as given to Add (a join member may run longer:
+  // the join's longest member); a transfer's finish - start.
   // REQUIRES: `op` < op_count(); Run() succeeded when `op` is a transfer.
   Time duration(OpId op) const;
 
@@ -178,7 +201,10 @@ class Engine {
   //    picosecond arithmetic), its stream's pid and tid;
   //  - per counter sample in order added: a counter ("C") event, tid 0.
   // The bytes depend only on the inputs. REQUIRES: Run() succeeded.
-  std::string ToChromeTrace() const;
+  std::string ToChromeTrace() const { return ToChromeTrace({}); }
+  // The same, keeping only the processes p with keep[p] (all when `keep` is
+  // empty): their metadata, streams, ops and counters, with the same ids.
+  std::string ToChromeTrace(const std::vector<bool>& keep) const;
 
  private:
   // Compact: a step of a large layout has millions of ops.
@@ -190,6 +216,7 @@ class Engine {
     int32_t transfer;  // index into transfers_; -1: a fixed op
     int32_t category;  // index into category_names_; 0: none
     NameId name;       // index into names_
+    JoinId join;       // -1: none
   };
   std::span<const OpId> Deps(size_t op) const {
     return {deps_.data() + ops_[op].deps_begin,
@@ -210,7 +237,14 @@ class Engine {
   util::Result<void> CheckDepsKnown() const;
   Graph BuildGraph() const;
   util::Result<void> CheckAcyclic(const Graph& graph) const;
-  std::string DescribeCycle(const std::vector<int32_t>& unresolved) const;
+  // REQUIRES: some op not `resolved`; `unresolved` counts each op's
+  // predecessors not resolved.
+  std::string DescribeCycle(const std::vector<int32_t>& unresolved,
+                            const std::vector<char>& resolved) const;
+  std::span<const OpId> JoinMembers(JoinId join) const {
+    return {join_members_.data() + join_begin_[join],
+            join_begin_[join + 1] - join_begin_[join]};
+  }
 
   std::vector<Op> ops_;
   std::vector<OpId> deps_;  // every op's deps, in op order
@@ -224,6 +258,8 @@ class Engine {
   std::vector<std::string> process_names_;
   std::map<std::string, ProcessId, std::less<>> process_ids_;
   std::vector<topology::CollectiveRequest> transfers_;
+  std::vector<OpId> join_members_;     // every join's members, in order
+  std::vector<size_t> join_begin_{0};  // into join_members_; joins + 1
   std::vector<std::string> category_names_{std::string()};  // [0]: none
   std::map<std::string, int32_t, std::less<>> category_ids_;
   struct CounterSample {

@@ -219,8 +219,12 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
                          kBf16Bytes;
       const double out = tokens * a.heads_q * a.head_dim_v * kBf16Bytes;
       auto a2a = [&](double bytes, const char* what) {
-        return Transfer(rank, Collective::kAllToAll, gpus, shape, bytes,
-                        StreamKind::kCp, op.name + " cp a2a " + what);
+        TimedOp t = Transfer(rank, Collective::kAllToAll, gpus, shape, bytes,
+                             StreamKind::kCp, op.name + " cp a2a " + what);
+        // Joined over the whole CP group (a2a+p2p: the inner a2a and the
+        // outer ring together couple every CP member).
+        t.group = models::Group::kCp;
+        return t;
       };
       models::AttentionWork wide = a;
       wide.seq_q = a.seq_q * inner;
@@ -329,6 +333,7 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   comm.duration = Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9));
   comm.name = op.name + " " + name;
   comm.category = "ep";
+  comm.group = models::Group::kEp;
   add(std::move(comm), d.combine ? 2 : (deepep ? 3 : 5), true);
   if (deepep && !d.combine) {
     add(ComputeOp(op.name + " permute", "memory_bound", permute), 5, false);
@@ -446,8 +451,9 @@ double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
   return p * (1 - Choose(e - local, k) / Choose(e, k));
 }
 
-double RoutingImbalance(int64_t experts, int ep, double skew) {
-  if (skew <= 0 || experts <= 0 || ep <= 1 || experts % ep != 0) return 1;
+std::vector<double> ExpertLoads(int64_t experts, int ep, double skew) {
+  std::vector<double> load(std::max(ep, 1), 1.0);
+  if (skew <= 0 || experts <= 0 || ep <= 1 || experts % ep != 0) return load;
   // Popularity rank r (0-based) -> expert perm[r], a Fisher-Yates shuffle
   // driven by splitmix64.
   std::vector<int64_t> perm(experts);
@@ -462,7 +468,7 @@ double RoutingImbalance(int64_t experts, int ep, double skew) {
   for (int64_t i = experts - 1; i > 0; --i) {
     std::swap(perm[i], perm[next() % static_cast<uint64_t>(i + 1)]);
   }
-  std::vector<double> load(ep, 0);
+  std::fill(load.begin(), load.end(), 0.0);
   double total = 0;
   const int64_t local = experts / ep;
   for (int64_t r = 0; r < experts; ++r) {
@@ -470,7 +476,13 @@ double RoutingImbalance(int64_t experts, int ep, double skew) {
     load[perm[r] / local] += w;
     total += w;
   }
-  return *std::max_element(load.begin(), load.end()) / (total / ep);
+  for (double& l : load) l /= total / ep;
+  return load;
+}
+
+double RoutingImbalance(int64_t experts, int ep, double skew) {
+  const std::vector<double> load = ExpertLoads(experts, ep, skew);
+  return *std::max_element(load.begin(), load.end());
 }
 
 const char* StreamKindName(StreamKind kind) {
@@ -533,8 +545,10 @@ TimedOp CollectiveOp(const RankContext& rank, models::Group group,
                      Collective collective, double bytes, StreamKind stream,
                      std::string name) {
   const int g = static_cast<int>(group);
-  return Transfer(rank, collective, rank.groups[g], rank.shapes[g], bytes,
-                  stream, std::move(name));
+  TimedOp op = Transfer(rank, collective, rank.groups[g], rank.shapes[g], bytes,
+                        stream, std::move(name));
+  op.group = group;
+  return op;
 }
 
 TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
@@ -625,7 +639,7 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
         // The busiest EP rank's experts get imbalance x the mean rows: the
         // token dimension is m, or k for a weight gradient.
         auto rows = [&](int64_t v) {
-          return static_cast<int64_t>(std::ceil(v * rank.moe_imbalance));
+          return static_cast<int64_t>(std::ceil(v * rank.expert_load));
         };
         const bool wgrad = op.pass == models::Pass::kWgrad;
         b.Serial(ComputeOp(
@@ -642,7 +656,7 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
         b.Serial(ComputeOp(
             op.name, "memory_bound",
             costs.MemoryBound(
-                op.kernel, expert ? op.bytes * rank.moe_imbalance : op.bytes)));
+                op.kernel, expert ? op.bytes * rank.expert_load : op.bytes)));
         break;
       }
       case OpKind::kCollective: {
@@ -670,6 +684,13 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
   }
   OpTemplate t = b.Finish();
   AssignHostCosts(t, scopes, rank);
+  if (rank.compute_slowdown != 1) {
+    for (TimedOp& op : t.ops) {
+      if (op.stream != StreamKind::kCompute || op.transfer) continue;
+      op.duration =
+          Time::FromSecondsCeil(op.duration.seconds() * rank.compute_slowdown);
+    }
+  }
   return t;
 }
 

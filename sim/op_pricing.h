@@ -63,6 +63,10 @@ struct TimedOp {
   // (a device-to-host sync, e.g. the tokens per expert TE's grouped GEMM
   // takes as a host list).
   bool host_sync = false;
+  // The group whose members run this op jointly (a collective, a CP ring
+  // step, a dispatch): the full-rank replay joins the members' instances
+  // (Engine::Join). Empty: the rank's own op (compute, a PP send).
+  std::optional<models::Group> group;
   // Set by the replay when it interns the name and category (-1: not yet).
   int32_t name_id = -1;
   int16_t category_id = -1;
@@ -102,8 +106,16 @@ struct RankContext {
   double graph_launch_s = 0;
   int64_t local_experts = 1;  // experts / EP: GroupedLinear's GEMMs
   // Routed tokens on the busiest EP rank / the mean (RoutingImbalance): its
-  // grouped GEMMs and all-to-alls gate every rank's.
+  // all-to-alls gate every rank's.
   double moe_imbalance = 1;
+  // Routed tokens on this rank / the mean: its grouped GEMMs and expert
+  // memory-bound kernels. The symmetric replay sets it to moe_imbalance
+  // (the busiest rank gates); the full one to the rank's own
+  // (ExpertLoads).
+  double expert_load = 1;
+  // Every compute-stream kernel takes this factor longer (>= 1: a
+  // straggler GPU).
+  double compute_slowdown = 1;
   bool fp8_current_scaling = false;  // per-expert amax + scale + cast
   std::array<bool, 6> graphed{};
   models::Dispatcher dispatcher = models::Dispatcher::kAllToAll;
@@ -163,11 +175,14 @@ TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
 double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
                              int64_t groups = 0, int64_t group_topk = 0);
 
-// Load of the busiest EP rank over the mean when tokens per expert follow a
-// Zipf law of exponent `skew` (weight 1/r^s for the r-th most popular
-// expert) and popularity is spread over the experts by a fixed shuffle
-// (splitmix64, seeded with the expert count: same inputs, same answer);
-// EP rank j holds experts [j E/ep, (j+1) E/ep). 1 when skew is 0.
+// Load of each EP rank over the mean (index j: EP rank j) when tokens per
+// expert follow a Zipf law of exponent `skew` (weight 1/r^s for the r-th
+// most popular expert) and popularity is spread over the experts by a
+// fixed shuffle (splitmix64, seeded with the expert count: same inputs,
+// same answer); EP rank j holds experts [j E/ep, (j+1) E/ep). All 1 when
+// skew is 0 (or the experts do not split evenly); the loads average 1.
+std::vector<double> ExpertLoads(int64_t experts, int ep, double skew);
+// The busiest EP rank's load: the maximum of ExpertLoads (1 when ep <= 1).
 double RoutingImbalance(int64_t experts, int ep, double skew);
 
 // SMs a dispatcher's kernels hold while they run: Megatron's

@@ -1,12 +1,35 @@
 // sim::Replay: one training step of a resolved scenario, replayed micro-batch
 // by micro-batch on the event engine, and what it predicts.
 //
-// Design (symmetric mode, ../shared/ARCHITECTURE.md). Ranks that the layout
-// makes equivalent do the same work at the same times, so one representative
-// rank per pipeline stage is replayed (TP, CP, DP and EP index 0); its
-// collectives are priced on its real groups' placement, so the traffic its
-// peers put on shared NICs is in the price. Each stage has a compute stream
-// and one stream per communication kind (TP, CP, EP, DP, PP).
+// Design (../shared/ARCHITECTURE.md). Two modes share one builder
+// (step_builder.h): they differ only in which ranks are replayed.
+//  - Symmetric (default). Ranks that the layout makes equivalent do the same
+//    work at the same times, so one representative rank per pipeline stage
+//    is replayed (TP, CP, DP and EP index 0); its collectives are priced on
+//    its real groups' placement, so the traffic its peers put on shared
+//    NICs is in the price. With skewed routing every rank is priced as the
+//    busiest EP rank, which gates the all-to-all.
+//  - Full (ReplayOptions::full). Every rank is replayed with its own
+//    streams and host thread. Ranks are numbered as topology::Placement
+//    numbers them (Megatron-Core's order "tp-cp-ep-dp-pp", TP fastest; rank
+//    r on GPU r). A collective among a group (TP, CP, EP, ETP, DP x CP and
+//    expert-DP collectives, the CP ring's steps, dispatch and combine) is
+//    one op per member tied into an Engine join: it starts when its last
+//    member arrives and lasts its priced duration (the representative's
+//    price: every group of a kind has the same shape in a uniform
+//    placement). With skewed routing each EP rank gets its own routed
+//    tokens (ExpertLoads; EP rank j of its group), so grouped GEMMs differ
+//    and the dispatch waits for the slowest; all-to-all bytes stay the
+//    busiest rank's, as in symmetric mode. A straggler's compute-stream
+//    kernels take `factor` times longer. PP transfers stay the sender's op
+//    that the receiver's step waits for (Megatron posts the receive ahead).
+//    Full mode runs on the analytical network only, up to kMaxFullRanks
+//    GPUs and kMaxFullOps engine ops (both checked before anything is
+//    built; see CheckFullMode). On a layout with no imbalance and no
+//    straggler every member of a group arrives at a join at the time its
+//    representative would, so both modes give the same step.
+// In both modes each replayed rank has a compute stream and one stream per
+// communication kind (TP, CP, EP, DP, PP), plus the host thread.
 //  - Each stage runs Megatron's 1F1B order (models::OneFOneBSchedule); a
 //    forward waits for the activation the previous virtual stage sends it
 //    (a p2p transfer on that stage's PP stream), a backward for the gradient
@@ -62,10 +85,41 @@ calibration::GpuPeaks PeaksOf(const topology::System& system);
 
 enum class NetworkKind { kAnalytical, kFlow };
 
+// A GPU whose kernels run slow: every compute-stream op of `rank` takes
+// `factor` times its price.
+struct Straggler {
+  int rank = 0;
+  double factor = 1;
+};
+
 struct ReplayOptions {
   NetworkKind network = NetworkKind::kAnalytical;
-  bool trace = false;  // keep the Chrome trace in StepResult::trace
+  // Keep the Chrome trace in StepResult::trace. In full mode it holds the
+  // processes of a bounded set of ranks (TracedRanks).
+  bool trace = false;
+  bool full = false;  // replay every rank (the header's design)
+  // Full mode only; a rank named twice takes the larger factor.
+  std::vector<Straggler> stragglers;
 };
+
+// Full mode's limits. Ranks: 16,384 GPUs. Ops: the engine, its playout and
+// the summary peak at about 100 bytes per op (measured: 2.1 GB for the
+// 21.5 M ops of DeepSeek-V3 on 1,024 GPUs with 64 micro-batches, 0.94 GB
+// for 9.5 M ops at 4,096 GPUs), so 100 M ops is about 10 GB, and the
+// replay runs at about 1.5 M ops/s on one core (tests/bench/replay_bench).
+inline constexpr int kMaxFullRanks = 16384;
+inline constexpr size_t kMaxFullOps = 100'000'000;
+// Ranks whose processes a full-mode trace keeps at most (beyond every
+// stage's first rank, the stragglers and the slowest rank, which it always
+// keeps).
+inline constexpr int kMaxTracedRanks = 64;
+
+// The options' full-mode rules, checked before anything is built: no
+// stragglers without full mode; full mode on the analytical network and at
+// most kMaxFullRanks GPUs; straggler ranks within the GPUs and factors
+// finite and >= 1. Errors say the rule ("full mode: ...", "straggler ...").
+[[nodiscard]] util::Result<void> CheckFullMode(
+    const scenarios::ResolvedScenario& scenario, const ReplayOptions& options);
 
 // Per-kind communication seconds of one stage: total time its stream was
 // busy, and the part no compute overlapped (interval unions).
@@ -82,9 +136,25 @@ struct StageTime {
   // Compute-stream time waiting for a launch: a kernel ready on the GPU
   // (its stream and inputs done) that the host had not launched yet.
   double host_wait_s = 0;
-  // Peak device memory over the replayed step (MemoryTimeline).
+  // Peak device memory over the replayed step (MemoryTimeline; in full mode
+  // of the stage's first rank).
   double memory_peak_bytes = 0;
   std::array<CommTime, kNumStreamKinds> comm{};  // by StreamKind (compute 0)
+  // Full mode: the figures above are means over the stage's `ranks`; the
+  // slowest of them (most compute-stream time; the lowest on a tie) and
+  // its compute time. Symmetric: 1, the representative, compute_s.
+  int ranks = 1;
+  int slowest_rank = 0;
+  double slowest_compute_s = 0;
+};
+
+// One replayed rank's own figures.
+struct RankTime {
+  int rank = 0;
+  int pp_rank = 0;
+  double compute_s = 0;       // union of its compute-stream intervals
+  double grouped_gemm_s = 0;  // its grouped GEMM kernels
+  double finish_s = 0;        // its last op's finish
 };
 
 struct StepResult {
@@ -93,7 +163,9 @@ struct StepResult {
   double tflops_per_gpu = 0;  // Megatron's model FLOPs / step / GPUs
   double tokens_per_sec_per_gpu = 0;
   double mfu = 0;  // tflops_per_gpu / the training dtype's dense peak
-  // Mean over stages of idle time / step time.
+  // Mean over stages of idle time / step time. (Full mode: every "mean over
+  // stages" below is the mean over all ranks, which is the mean over stages
+  // of each stage's mean, stages having equal rank counts.)
   double bubble_fraction = 0;
   double host_idle_s = 0;  // mean over stages of StageTime::host_wait_s
   double host_busy_s = 0;  // mean over stages
@@ -107,6 +179,11 @@ struct StepResult {
   std::vector<StageTime> stages;
   size_t ops = 0;
   std::string trace;  // Chrome trace JSON when asked
+  bool full = false;  // the mode it was replayed in
+  // Every replayed rank in rank order (symmetric: each stage's
+  // representative), and the slowest (most compute-stream time).
+  std::vector<RankTime> ranks;
+  int slowest_rank = 0;
 };
 
 [[nodiscard]] util::Result<StepResult> Replay(

@@ -1,5 +1,8 @@
 #include "tools/run_report.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "sim/step_stats.h"
@@ -29,6 +32,56 @@ void AddRunFlags(CLI::App& app, RunFlags& f) {
                  "analytical (alpha-beta per collective, default) or flow "
                  "(flows share links by max-min fairness)")
       ->check(CLI::IsMember({"analytical", "flow"}));
+  app.add_flag("--full", f.full,
+               "Replay every GPU rank (not one per stage): imbalance, "
+               "stragglers, a check of the symmetric mode; up to " +
+                   std::to_string(sim::kMaxFullRanks) + " GPUs");
+  app.add_option("--straggler", f.stragglers,
+                 "RANK:FACTOR: that GPU's kernels take FACTOR (>= 1) times "
+                 "longer; repeatable; needs --full")
+      ->allow_extra_args(false);
+}
+
+util::Result<std::vector<sim::Straggler>> ParseStragglers(const RunFlags& f,
+                                                          int num_gpus) {
+  constexpr std::string_view kFlag = "--straggler";
+  std::vector<sim::Straggler> out;
+  if (!f.stragglers.empty() && !f.full) {
+    return std::unexpected(FlagError(
+        kFlag, "needs --full (only the full mode replays each rank)"));
+  }
+  for (const std::string& value : f.stragglers) {
+    const size_t colon = value.find(':');
+    const std::string rank_text = value.substr(0, colon);
+    int64_t rank = -1;
+    auto [end, ec] = std::from_chars(rank_text.data(),
+                                     rank_text.data() + rank_text.size(), rank);
+    if (colon == std::string::npos || rank_text.empty() || ec != std::errc() ||
+        end != rank_text.data() + rank_text.size()) {
+      return std::unexpected(FlagError(
+          kFlag, "must be RANK:FACTOR (e.g. 12:1.5), got '" + value + "'"));
+    }
+    const std::string factor_text = value.substr(colon + 1);
+    char* factor_end = nullptr;
+    const double factor = std::strtod(factor_text.c_str(), &factor_end);
+    if (factor_text.empty() ||
+        factor_end != factor_text.c_str() + factor_text.size()) {
+      return std::unexpected(FlagError(
+          kFlag, "must be RANK:FACTOR (e.g. 12:1.5), got '" + value + "'"));
+    }
+    if (!std::isfinite(factor) || factor < 1) {
+      return std::unexpected(FlagError(
+          kFlag,
+          "factor must be a finite number >= 1, got '" + factor_text + "'"));
+    }
+    if (rank < 0 || rank >= num_gpus) {
+      return std::unexpected(
+          FlagError(kFlag, "rank " + rank_text + " must be a GPU rank in [0, " +
+                               std::to_string(num_gpus) + ")"));
+    }
+    out.push_back({static_cast<int>(rank), factor});
+  }
+  return out;
 }
 
 util::Result<RunReport> BuildRunReport(const scenarios::ResolvedScenario& s,
@@ -47,7 +100,11 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   std::string out;
   out += Format("model %s on %d x %s\n", s.model.name().c_str(), p.num_gpus(),
                 s.system.name().c_str());
-  out += LayoutLine(s) + "\n\n";
+  out += LayoutLine(s) + "\n";
+  out += st.full
+             ? Format("mode: full (%zu ranks replayed; slowest rank %d)\n\n",
+                      st.ranks.size(), st.slowest_rank)
+             : std::string("mode: symmetric (one rank per pipeline stage)\n\n");
   out += Format("step time            %10.3f s\n", st.step_time_s);
   out += Format("model TFLOPS/GPU     %10.1f   (Megatron-Bridge FLOPs count)\n",
                 st.tflops_per_gpu);
@@ -94,6 +151,14 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
             ? Format("fits (%.1f GiB free)", margin / kGiB).c_str()
             : Format("OUT OF MEMORY by %.1f GiB", -margin / kGiB).c_str());
   }
+  if (st.full) {
+    out += "\nslowest rank per stage (compute s; the stage's mean above)\n";
+    for (const sim::StageTime& stage : st.stages) {
+      out +=
+          Format("  pp%-3d     rank %-6d %10.3f   of %d ranks\n", stage.pp_rank,
+                 stage.slowest_rank, stage.slowest_compute_s, stage.ranks);
+    }
+  }
   out += Format("\nmemory: peak %.1f GiB of %.1f GiB (pp%d): %s\n",
                 m.peak_bytes / kGiB, m.capacity_bytes / kGiB, m.busiest_rank,
                 m.fits ? "fits" : "OUT OF MEMORY");
@@ -125,6 +190,16 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   field("model", JsonString(s.model.name()));
   field("system", JsonString(s.system.name()));
   field("num_gpus", JsonNumber(s.parallel.num_gpus()));
+  if (st.full) {
+    field("mode", JsonString("full"));
+    field("ranks_simulated", JsonNumber(static_cast<double>(st.ranks.size())));
+    field("slowest_rank", JsonNumber(st.slowest_rank));
+    double slowest_s = 0;
+    for (const sim::RankTime& rank : st.ranks) {
+      if (rank.rank == st.slowest_rank) slowest_s = rank.compute_s;
+    }
+    field("slowest_rank_compute_s", JsonNumber(slowest_s));
+  }
   field("step_time_s", JsonNumber(st.step_time_s));
   field("tflops_per_gpu", JsonNumber(st.tflops_per_gpu));
   field("tokens_per_sec_per_gpu", JsonNumber(st.tokens_per_sec_per_gpu));
@@ -164,14 +239,35 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   for (size_t i = 0; i < st.stages.size(); ++i) {
     stages += Format(
         "%s{\"pp_rank\": %d, \"compute_s\": %s, \"idle_s\": %s, "
-        "\"peak_memory_gib\": %s, \"replay_peak_memory_gib\": %s}",
+        "\"peak_memory_gib\": %s, \"replay_peak_memory_gib\": %s",
         i ? ", " : "", st.stages[i].pp_rank,
         JsonNumber(st.stages[i].compute_s).c_str(),
         JsonNumber(st.stages[i].idle_s).c_str(),
         JsonNumber(m.stages[i].peak_bytes / kGiB).c_str(),
         JsonNumber(st.stages[i].memory_peak_bytes / kGiB).c_str());
+    if (st.full) {
+      stages += Format(
+          ", \"ranks\": %d, \"slowest_rank\": %d, \"slowest_compute_s\": %s",
+          st.stages[i].ranks, st.stages[i].slowest_rank,
+          JsonNumber(st.stages[i].slowest_compute_s).c_str());
+    }
+    stages += "}";
   }
   field("stages", stages + "]");
+  if (st.full) {
+    std::string ranks = "[";
+    for (size_t i = 0; i < st.ranks.size(); ++i) {
+      const sim::RankTime& rank = st.ranks[i];
+      ranks += Format(
+          "%s{\"rank\": %d, \"pp_rank\": %d, \"compute_s\": %s, "
+          "\"grouped_gemm_s\": %s, \"finish_s\": %s}",
+          i ? ", " : "", rank.rank, rank.pp_rank,
+          JsonNumber(rank.compute_s).c_str(),
+          JsonNumber(rank.grouped_gemm_s).c_str(),
+          JsonNumber(rank.finish_s).c_str());
+    }
+    field("ranks", ranks + "]");
+  }
   field("ops", JsonNumber(static_cast<double>(st.ops)));
   field("defaults_used", JsonList(s.defaults_used));
   out += "  \"warnings\": " + JsonList(s.warnings) + "\n}\n";
@@ -179,12 +275,36 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
 }
 
 util::Result<std::string> RunCommand(const RunFlags& f) {
+  if (!f.stragglers.empty() && !f.full) {
+    return std::unexpected(FlagError(
+        "--straggler", "needs --full (only the full mode replays each rank)"));
+  }
+  if (f.full && f.network == "flow") {
+    return std::unexpected(
+        FlagError("--full",
+                  "runs on the analytical network only, not with "
+                  "--network flow"));
+  }
   auto scenario = ResolveFlags(f.scenario);
   if (!scenario) return std::unexpected(scenario.error());
+  const int gpus = scenario->parallel.num_gpus();
+  if (f.full && gpus > sim::kMaxFullRanks) {
+    return std::unexpected(FlagError(
+        "--full", std::to_string(gpus) +
+                      " GPUs is beyond full mode's limit "
+                      "of " +
+                      std::to_string(sim::kMaxFullRanks) +
+                      " ranks (each rank is replayed; drop --full for the "
+                      "symmetric mode)"));
+  }
+  auto stragglers = ParseStragglers(f, gpus);
+  if (!stragglers) return std::unexpected(stragglers.error());
   sim::ReplayOptions options;
   options.network = f.network == "flow" ? sim::NetworkKind::kFlow
                                         : sim::NetworkKind::kAnalytical;
   options.trace = !f.trace_file.empty();
+  options.full = f.full;
+  options.stragglers = std::move(*stragglers);
   auto report = BuildRunReport(*scenario, options);
   if (!report) return std::unexpected(report.error());
   if (options.trace) {

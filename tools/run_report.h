@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "scenarios/scenario.h"
 #include "sim/replay.h"
@@ -21,9 +22,19 @@ struct RunFlags {
   bool json = false;
   std::string trace_file;  // empty: no trace
   std::string network = "analytical";
+  bool full = false;  // --full: replay every rank
+  // --straggler RANK:FACTOR, repeatable; needs --full.
+  std::vector<std::string> stragglers;
 };
 
 void AddRunFlags(CLI::App& app, RunFlags& flags);
+
+// --straggler values as sim::Stragglers. Errors ("flags: --straggler: ..."):
+// not RANK:FACTOR, a rank that is not an integer >= 0 below `num_gpus`, a
+// factor that is not a finite number >= 1; and any --straggler without
+// --full.
+[[nodiscard]] util::Result<std::vector<sim::Straggler>> ParseStragglers(
+    const RunFlags& flags, int num_gpus);
 
 struct RunReport {
   sim::StepResult step;
@@ -41,7 +52,11 @@ std::string FormatRunText(const scenarios::ResolvedScenario& scenario,
 // peak_memory_gib, fits, margin_gib, bubble_fraction, exposed_comm_s {tp,
 // cp, ep, dp, pp}, comm_s {...}, hidden_fraction {...}, time_by_op_class_s,
 // stages[] {pp_rank, compute_s, idle_s, peak_memory_gib}, model_flops_per_step,
-// ops, defaults_used, warnings.
+// ops, defaults_used, warnings. Full mode adds mode ("full"),
+// ranks_simulated, slowest_rank and slowest_rank_compute_s, and per stage
+// ranks, slowest_rank and slowest_compute_s (the stage figures being means
+// over its ranks), and ranks[] {rank, pp_rank, compute_s, grouped_gemm_s,
+// finish_s} in rank order.
 std::string FormatRunJson(const scenarios::ResolvedScenario& scenario,
                           const RunReport& report);
 

@@ -5,6 +5,9 @@
 // layout within 2 s; at least 5 M ops/s through the engine; peak RSS of the
 // 16,384-GPU run within 1 GiB (counter peak_rss_mib: the process's high-water
 // mark, so run the benchmark alone with --benchmark_filter to read it).
+// Full-rank mode (ReplayOptions::full, every rank replayed): DeepSeek-V3 on
+// 1,024 H100s (the recipe above with GBS 4096: 64 micro-batches) within 30 s
+// on two cores, and a 4,096-GPU layout (TP2 PP8 EP64, 8 micro-batches).
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -44,13 +47,33 @@ recompute { granularity: "selective"
             modules: ["mla_up_proj", "layernorm", "moe", "mlp"] }
 precision: "fp8-block" dispatcher: "deepep" optimizer_offload_fraction: 1.0)";
 
+// The 1,024-GPU recipe with a quarter of the batch: 64 micro-batches per
+// pipeline, about 19 M ops when every rank is replayed.
+constexpr const char* kDeepSeek1024Full = R"(
+model: "deepseek-v3" system: "dgx-h100" num_gpus: 1024 seq_length: 4096
+layout { tensor_model_parallel_size: 2 pipeline_model_parallel_size: 8
+  virtual_pipeline_model_parallel_size: 4 expert_model_parallel_size: 64
+  pipeline_model_parallel_layout: "Et|(tt|)*30mL"
+  micro_batch_size: 1 global_batch_size: 4096 }
+precision: "fp8-block" dispatcher: "deepep"
+recompute { granularity: "selective" modules: ["mla_up_proj"] })";
+
+// 4,096 H100s: TP2 PP8 VPP4 EP64, DP 256, 8 micro-batches per pipeline.
+constexpr const char* kDeepSeek4096Full = R"(
+model: "deepseek-v3" system: "dgx-h100" num_gpus: 4096 seq_length: 4096
+layout { tensor_model_parallel_size: 2 pipeline_model_parallel_size: 8
+  virtual_pipeline_model_parallel_size: 4 expert_model_parallel_size: 64
+  pipeline_model_parallel_layout: "Et|(tt|)*30mL"
+  micro_batch_size: 1 global_batch_size: 2048 }
+precision: "fp8-block" dispatcher: "deepep")";
+
 double PeakRssMib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_maxrss / 1024.0;  // Linux reports KiB
 }
 
-void BM_Replay(benchmark::State& state, const char* text) {
+void BM_Replay(benchmark::State& state, const char* text, bool full) {
   auto spec = moesim::scenarios::ParseScenario(text, "bench");
   if (!spec) {
     state.SkipWithError(spec.error().message.c_str());
@@ -68,7 +91,9 @@ void BM_Replay(benchmark::State& state, const char* text) {
       state.SkipWithError(platform.error().message.c_str());
       return;
     }
-    auto step = moesim::sim::Replay(*s, *platform, {});
+    moesim::sim::ReplayOptions options;
+    options.full = full;
+    auto step = moesim::sim::Replay(*s, *platform, options);
     if (!step) {
       state.SkipWithError(step.error().message.c_str());
       return;
@@ -82,12 +107,20 @@ void BM_Replay(benchmark::State& state, const char* text) {
   state.counters["peak_rss_mib"] = PeakRssMib();
 }
 
-BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_1024_h100, kDeepSeek1024)
+BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_1024_h100, kDeepSeek1024, false)
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_16384_h100, kDeepSeek16384)
+BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_16384_h100, kDeepSeek16384, false)
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Replay, default_dsv3_128k_256_h100, kDefault)
+BENCHMARK_CAPTURE(BM_Replay, default_dsv3_128k_256_h100, kDefault, false)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Replay, full_deepseek_v3_1024_h100, kDeepSeek1024Full,
+                  true)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Replay, full_deepseek_v3_4096_h100, kDeepSeek4096Full,
+                  true)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 }  // namespace
 

@@ -673,6 +673,74 @@ class FixedNetwork final : public topology::NetworkModel {
   std::vector<double> finish_s_;
 };
 
+// A joint op over three ranks' streams: each member arrives when its own
+// stream is free (rank0 at 0, rank1 at 3 us, rank2 at 5 us after their
+// compute), so all three start at 5 us, the last arrival, and all finish
+// at 5 + 4 = 9 us, the longest member's duration (4 us; the others say 2).
+TEST(EngineJoin, StartsAtTheLastArrivalAndLastsTheLongestMember) {
+  Engine engine;
+  engine.Add("rank1/compute", Time::Micros(3), {}, "gemm1");
+  engine.Add("rank2/compute", Time::Micros(5), {}, "gemm2");
+  const OpId a = engine.Add("rank0/compute", Time::Micros(2), {}, "ar0");
+  const OpId b = engine.Add("rank1/compute", Time::Micros(2), {}, "ar1");
+  const OpId c = engine.Add("rank2/compute", Time::Micros(4), {}, "ar2");
+  const OpId after = engine.Add("rank0/compute", Time::Micros(1), {}, "next");
+  const OpId members[] = {a, b, c};
+  EXPECT_EQ(engine.Join(members), 0);
+  EXPECT_EQ(engine.op_join(b), 0);
+  EXPECT_EQ(engine.op_join(after), -1);
+  ASSERT_TRUE(engine.Run().has_value());
+  for (const OpId op : members) {
+    EXPECT_EQ(engine.timing(op).start, Time::Micros(5));
+    EXPECT_EQ(engine.timing(op).finish, Time::Micros(9));
+  }
+  // rank0's next op waits for its stream: 9 + 1 = 10 us.
+  EXPECT_EQ(engine.timing(after).finish, Time::Micros(10));
+}
+
+// Under a network model a joint transfer is issued once, for the whole
+// join: FixedNetwork takes 2 us, so both members run [1 us, 3 us] (rank1
+// arrives at 1 us), and the model saw one Start.
+TEST(EngineJoin, JointTransferIsIssuedOnce) {
+  const CollectiveRequest request{Collective::kAllToAll, {0, 1}, 1e6};
+  Engine engine;
+  engine.Add("rank1/ep", Time::Micros(1), {}, "before");
+  const OpId a = engine.AddTransfer("rank0/ep", request, {}, "a2a0");
+  const OpId b = engine.AddTransfer("rank1/ep", request, {}, "a2a1");
+  const OpId members[] = {a, b};
+  engine.Join(members);
+  FixedNetwork fixed(2e-6);
+  CheckingNetwork checked(fixed);
+  ASSERT_TRUE(engine.Run(&checked).has_value());
+  EXPECT_EQ(checked.starts(), 1);
+  for (const OpId op : members) {
+    EXPECT_EQ(engine.timing(op).start, Time::Micros(1));
+    EXPECT_EQ(engine.timing(op).finish, Time::Micros(3));
+  }
+}
+
+// Two ranks reach two collectives in opposite orders: rank0 runs x then y,
+// rank1 y then x, so each join waits for a member behind the other one on
+// its stream (a deadlock in NCCL too). Validate names the cycle through
+// both joins.
+TEST(EngineJoin, CollectivesInOppositeOrdersAreACycle) {
+  Engine engine;
+  const OpId x0 = engine.Add("rank0/tp", Time::Micros(1), {}, "x0");
+  const OpId y0 = engine.Add("rank0/tp", Time::Micros(1), {}, "y0");
+  const OpId y1 = engine.Add("rank1/tp", Time::Micros(1), {}, "y1");
+  const OpId x1 = engine.Add("rank1/tp", Time::Micros(1), {}, "x1");
+  const OpId xs[] = {x0, x1}, ys[] = {y0, y1};
+  engine.Join(xs);
+  engine.Join(ys);
+  const util::Result<void> validated = engine.Validate();
+  ASSERT_FALSE(validated.has_value());
+  EXPECT_NE(validated.error().message.find("(joined with)"), std::string::npos)
+      << validated.error().message;
+  const util::Result<void> ran = engine.Run();
+  ASSERT_FALSE(ran.has_value());
+  EXPECT_NE(ran.error().message.find("cycle"), std::string::npos);
+}
+
 // Under AnalyticalNetwork a transfer finishes at the model's answer, start +
 // EstimateCollective seconds, rounded up to the picosecond.
 TEST(EngineTransfer, AnalyticalTakesTheEstimate) {

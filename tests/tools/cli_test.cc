@@ -78,6 +78,30 @@ TEST(RunCommand, JsonHasTheContractKeysAndIsDeterministic) {
   EXPECT_EQ(RunMoesim(args).out, o.out);
 }
 
+// `moesim run --full --json`: the mode keys, the same step as the symmetric
+// replay on this balanced layout (tests/sim/full_replay_test.cc says why),
+// and byte-identical output for the same input, straggler included.
+TEST(RunCommand, FullModeJsonIsDeterministicAndNamesTheMode) {
+  const std::string base =
+      "run --model qwen3-30b-a3b --system dgx-h100 --gpus 16 --pp 2 --ep 8 "
+      "--gbs 64 --json";
+  const Output symmetric = RunMoesim(base);
+  const Output o = RunMoesim(base + " --full --straggler 5:1.2");
+  ASSERT_EQ(o.status, 0);
+  for (const char* key :
+       {"\"mode\": \"full\"", "\"ranks_simulated\": 16", "\"slowest_rank\": 5",
+        "\"slowest_rank_compute_s\""}) {
+    EXPECT_NE(o.out.find(key), std::string::npos) << key;
+  }
+  EXPECT_EQ(symmetric.out.find("\"mode\""), std::string::npos);
+  EXPECT_EQ(RunMoesim(base + " --full --straggler 5:1.2").out, o.out);
+  const Output balanced = RunMoesim(base + " --full");
+  const size_t at = balanced.out.find("\"step_time_s\"");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(balanced.out.substr(at, 40),
+            symmetric.out.substr(symmetric.out.find("\"step_time_s\""), 40));
+}
+
 // `moesim validate` over the shipped runs and pairs: the JSON contract, a
 // row per simulated run, the memory rows within 10% MAPE (issue 7's bar; 15
 // measured rows), every compared pair's direction right, and the same bytes

@@ -1,0 +1,863 @@
+#include "sim/step_builder.h"
+
+#include <algorithm>
+#include <map>
+
+#include "util/check.h"
+
+namespace moesim::sim::internal {
+
+namespace {
+
+using models::Group;
+using topology::Collective;
+using topology::GroupKind;
+
+// Megatron DDP's bucket size when --ddp-bucket-size is unset
+// (distributed_data_parallel.py): max(40M, 1M x data-parallel size)
+// parameters.
+int64_t BucketParams(int dp_size) {
+  return std::max<int64_t>(40'000'000, int64_t{1'000'000} * dp_size);
+}
+
+GroupKind KindOf(Group group) {
+  switch (group) {
+    case Group::kTp:
+      return GroupKind::kTp;
+    case Group::kCp:
+      return GroupKind::kCp;
+    case Group::kEp:
+      return GroupKind::kEp;
+    case Group::kEtp:
+      return GroupKind::kEtp;
+    case Group::kDp:
+      return GroupKind::kDpCp;  // dense gradients: DP x CP
+    case Group::kEdp:
+      return GroupKind::kEdp;
+    case Group::kPp:
+      return GroupKind::kPp;
+  }
+  return GroupKind::kTp;
+}
+
+// The slowest hop of the CP ring: a pair of consecutive members in different
+// NVLink domains when the ring leaves one, else the first pair.
+std::vector<int> CpHop(const std::vector<int>& ring,
+                       const topology::Cluster& cluster) {
+  if (ring.size() < 2) return ring;
+  for (size_t i = 0; i < ring.size(); ++i) {
+    const int a = ring[i], b = ring[(i + 1) % ring.size()];
+    if (cluster.DomainOf(a) != cluster.DomainOf(b)) return {a, b};
+  }
+  return {ring[0], ring[1]};
+}
+
+// Engine ops one instance of a template adds: its ops and the host
+// launches in front of each segment (at most two).
+size_t InstanceOps(const OpTemplate& t, const std::vector<HostSegment>& host) {
+  if (t.ops.empty()) return 1;
+  size_t n = t.ops.size();
+  for (const HostSegment& seg : host) n += seg.rest_launch_s > 0 ? 2 : 1;
+  return n;
+}
+
+}  // namespace
+
+StepBuilder::StepBuilder(const scenarios::ResolvedScenario& s,
+                         const Platform& platform,
+                         const topology::Placement& placement,
+                         const ReplayOptions& options,
+                         std::vector<std::vector<int>> lane_ranks,
+                         std::vector<double> slowdown)
+    : s_(s),
+      platform_(platform),
+      placement_(placement),
+      options_(options),
+      full_(options.full),
+      lane_ranks_(std::move(lane_ranks)),
+      slowdown_(std::move(slowdown)) {
+  lanes_per_stage_ = static_cast<int>(lane_ranks_.front().size());
+  stages_.resize(lane_ranks_.size());
+  for (size_t r = 0; r < lane_ranks_.size(); ++r) {
+    CheckOrDie(static_cast<int>(lane_ranks_[r].size()) == lanes_per_stage_,
+               "StepBuilder: every stage has as many lanes");
+    for (const int rank : lane_ranks_[r]) {
+      Lane ln;
+      ln.rank = rank;
+      ln.gpu = placement_.Gpu(rank);
+      ln.stage = static_cast<int>(r);
+      const std::string prefix = full_ ? "stage" + std::to_string(r) + ".rank" +
+                                             std::to_string(rank) + "/"
+                                       : "stage" + std::to_string(r) + "/";
+      for (int k = 0; k < kNumStreamKinds; ++k) {
+        ln.streams[k] =
+            engine_.Stream(prefix + StreamKindName(static_cast<StreamKind>(k)));
+      }
+      lanes_.push_back(std::move(ln));
+    }
+  }
+  class_s_.assign(lanes_.size(), {});
+  ids_.resize(lanes_per_stage_);
+}
+
+RankContext StepBuilder::BaseContext(int rank) const {
+  const models::Parallelism& par = s_.parallel;
+  RankContext ctx;
+  ctx.costs = platform_.costs.get();
+  ctx.network = &platform_.network;
+  ctx.cluster = platform_.cluster.get();
+  ctx.flow_network = options_.network == NetworkKind::kFlow;
+  for (int g = 0; g < kNumGroups; ++g) {
+    ctx.groups[g] = placement_.Group(KindOf(static_cast<Group>(g)), rank);
+    ctx.shapes[g] = topology::ShapeOf(ctx.groups[g], *platform_.cluster);
+  }
+  const std::vector<int>& cp_group = ctx.groups[static_cast<int>(Group::kCp)];
+  ctx.cp_hop = CpHop(cp_group, *platform_.cluster);
+  ctx.cp_comm_type = s_.training.cp_comm_type;
+  if (ctx.cp_comm_type == models::CpCommType::kA2aP2p &&
+      !s_.training.hierarchical_cp_sizes.empty()) {
+    // Inner a2a group: the first sizes[0] CP members (the fastest-varying
+    // CP index, as Megatron builds hierarchical CP groups); the outer ring
+    // links every inner-th member.
+    const size_t inner = s_.training.hierarchical_cp_sizes.front();
+    ctx.cp_inner.assign(cp_group.begin(),
+                        cp_group.begin() + std::min(inner, cp_group.size()));
+    ctx.cp_inner_shape = topology::ShapeOf(ctx.cp_inner, *platform_.cluster);
+    std::vector<int> outer;
+    for (size_t i = 0; i < cp_group.size(); i += inner) {
+      outer.push_back(cp_group[i]);
+    }
+    ctx.cp_outer_hop = CpHop(outer, *platform_.cluster);
+  }
+  ctx.training_dtype = TrainingDtype(s_.training.precision);
+  ctx.launch_s = launch_s_;
+  ctx.te_module_s = te_module_s_;
+  ctx.kernel_launch_s = kernel_launch_s_;
+  ctx.local_experts =
+      s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
+  if (s_.training.routing == models::Routing::kDroplessNatural) {
+    ctx.moe_imbalance = RoutingImbalance(s_.model.num_moe_experts(), par.ep,
+                                         s_.training.routing_skew);
+  }
+  ctx.expert_load = ctx.moe_imbalance;
+  ctx.fp8_current_scaling =
+      s_.training.precision == models::Precision::kFp8CurrentScaling;
+  ctx.graph_launch_s = graph_launch_s_;
+  const models::CudaGraph& g = s_.training.cuda_graph;
+  const bool layer = g.local_transformer_layer || g.full_iteration;
+  using models::GraphScope;
+  ctx.graphed[static_cast<int>(GraphScope::kNone)] = g.full_iteration;
+  ctx.graphed[static_cast<int>(GraphScope::kAttn)] = g.attn || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMlp)] = g.mlp || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMoeRouter)] =
+      g.moe_router || g.moe || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMoePreprocess)] =
+      g.moe_preprocess || g.moe || layer;
+  ctx.graphed[static_cast<int>(GraphScope::kMoe)] = g.moe || layer;
+  ctx.dispatcher = s_.training.dispatcher;
+  ctx.ep = par.ep;
+  return ctx;
+}
+
+util::Result<StepBuilder::Item> StepBuilder::PriceItem(
+    const models::LayerOps& ops, const RankContext& rank) {
+  Item item;
+  auto forward = PriceOps(ops.forward, rank);
+  if (!forward) return std::unexpected(forward.error());
+  std::vector<models::LayerOp> backward = ops.recompute;
+  for (models::LayerOp& op : backward) op.name = "recompute " + op.name;
+  backward.insert(backward.end(), ops.backward.begin(), ops.backward.end());
+  auto priced = PriceOps(backward, rank);
+  if (!priced) return std::unexpected(priced.error());
+  item.forward = std::move(*forward);
+  item.backward = std::move(*priced);
+  Prepare(item.forward, item.forward_classes, item.forward_host, rank);
+  Prepare(item.backward, item.backward_classes, item.backward_host, rank);
+  if (s_.training.ep_overlap) {
+    item.forward_parts = SplitAtEpComm(item.forward, rank);
+    item.backward_parts = SplitAtEpComm(item.backward, rank);
+  }
+  item.dense_params = ops.dense_params;
+  item.expert_params = ops.expert_params;
+  return item;
+}
+
+util::Result<std::vector<std::vector<StepBuilder::Item>>>
+StepBuilder::PriceItems(int r, const RankContext& rank) {
+  const models::Parallelism& par = s_.parallel;
+  const models::Recompute& rc = s_.training.recompute;
+  const int64_t mtp_heads = s_.model.mtp_num_layers();
+  std::vector<std::vector<Item>> out;
+  for (int c = 0; c < par.vpp; ++c) {
+    const models::VirtualStage& vs = s_.pipeline.Stage(r, c);
+    std::vector<Item> items;
+    auto add = [&](const models::LayerOps& ops) -> util::Result<void> {
+      auto item = PriceItem(ops, rank);
+      if (!item) return std::unexpected(item.error());
+      items.push_back(std::move(*item));
+      return {};
+    };
+    if (vs.embedding) {
+      if (auto a = add(models::BuildEmbeddingOps(s_.model, par, s_.training));
+          !a)
+        return std::unexpected(a.error());
+    }
+    for (size_t i = 0; i < vs.layers.size(); ++i) {
+      const bool full = rc.full && (!rc.full_block ||
+                                    static_cast<int>(i) < rc.full_num_layers);
+      if (auto a = add(models::BuildLayerOps(s_.model, vs.layers[i], false, par,
+                                             s_.training, full));
+          !a)
+        return std::unexpected(a.error());
+    }
+    for (int64_t i = 0; i < vs.mtp_layers; ++i) {
+      if (auto a = add(models::BuildLayerOps(s_.model, 0, true, par,
+                                             s_.training, rc.full));
+          !a)
+        return std::unexpected(a.error());
+    }
+    if (vs.loss) {
+      if (auto a = add(models::BuildOutputOps(s_.model, par, s_.training,
+                                              1 + mtp_heads));
+          !a)
+        return std::unexpected(a.error());
+    }
+    out.push_back(std::move(items));
+  }
+  return out;
+}
+
+util::Result<void> StepBuilder::PriceStage(int r) {
+  const models::Parallelism& par = s_.parallel;
+  Stage& st = stages_[r];
+  const RankContext base = BaseContext(lane(r, 0).rank);
+  // Expert loads by EP rank: the symmetric replay prices every rank as the
+  // busiest (base.expert_load); the full one gives each its own.
+  std::vector<double> loads;
+  if (full_ && s_.training.routing == models::Routing::kDroplessNatural) {
+    loads = ExpertLoads(s_.model.num_moe_experts(), par.ep,
+                        s_.training.routing_skew);
+  }
+  std::map<std::pair<double, double>, int> variant_of;
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    Lane& ln = lane(r, l);
+    double load = base.expert_load;
+    if (!loads.empty()) {
+      const std::vector<int> ep = placement_.Group(GroupKind::kEp, ln.rank);
+      const auto at = std::find(ep.begin(), ep.end(), ln.rank) - ep.begin();
+      load = loads[at];
+    }
+    const double slowdown = slowdown_.empty() ? 1.0 : slowdown_[ln.rank];
+    auto [it, added] = variant_of.try_emplace(
+        {load, slowdown}, static_cast<int>(st.variants.size()));
+    ln.variant = it->second;
+    if (!added) continue;
+    Variant v;
+    v.rank = base;
+    v.rank.expert_load = load;
+    v.rank.compute_slowdown = slowdown;
+    auto items = PriceItems(r, v.rank);
+    if (!items) return std::unexpected(items.error());
+    v.items = std::move(*items);
+    st.variants.push_back(std::move(v));
+  }
+  for (const std::vector<Item>& items : st.variants[0].items) {
+    Chunk chunk;
+    PlanBuckets(items, chunk);
+    st.chunks.push_back(std::move(chunk));
+  }
+  // PP sends: forward to the next stage, backward to the previous one.
+  const int pp = par.pp;
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    for (const bool forward : {true, false}) {
+      const int to = forward ? (r + 1) % pp : (r + pp - 1) % pp;
+      const std::vector<int> pair = {lane(r, l).gpu, lane(to, l).gpu};
+      TimedOp op =
+          SendRecvOp(st.variants[0].rank, pair, p2p_bytes_, StreamKind::kPp,
+                     forward ? "send activation" : "send gradient");
+      op.name_id = engine_.Name(op.name);
+      (forward ? st.send_next : st.send_previous).push_back(std::move(op));
+    }
+  }
+  if (full_) PlanJoins(r);
+  return {};
+}
+
+// Groups of each kind: lanes whose placed group (of that kind) is the same
+// share a slot; a group's members are consecutive in lanes_by_slot.
+void StepBuilder::PlanJoins(int r) {
+  Stage& st = stages_[r];
+  for (int g = 0; g < kNumGroups; ++g) {
+    if (static_cast<Group>(g) == Group::kPp) continue;
+    std::map<int, int> slot_of;  // lowest member rank -> slot
+    std::vector<std::vector<int>> by_slot;
+    int size = 1;
+    for (int l = 0; l < lanes_per_stage_; ++l) {
+      const std::vector<int> members =
+          placement_.Group(KindOf(static_cast<Group>(g)), lane(r, l).rank);
+      size = static_cast<int>(members.size());
+      auto [it, added] = slot_of.try_emplace(members.front(),
+                                             static_cast<int>(slot_of.size()));
+      if (added) by_slot.emplace_back();
+      by_slot[it->second].push_back(l);
+    }
+    st.group_size[g] = size;
+    if (size <= 1) continue;
+    for (const std::vector<int>& members : by_slot) {
+      CheckOrDie(static_cast<int>(members.size()) == size,
+                 "StepBuilder: a group's members span stages");
+      st.lanes_by_slot[g].insert(st.lanes_by_slot[g].end(), members.begin(),
+                                 members.end());
+    }
+  }
+}
+
+// Buckets fill in backward order (Megatron registers parameters so that
+// buckets complete as the backward proceeds); dense and expert parameters
+// have separate buffers.
+void StepBuilder::PlanBuckets(const std::vector<Item>& items,
+                              Chunk& chunk) const {
+  const models::Parallelism& par = s_.parallel;
+  const int n = static_cast<int>(items.size());
+  chunk.buckets_of_item.assign(n, {});
+  for (const bool expert : {false, true}) {
+    const int dp = expert ? par.edp : par.dp * par.cp;
+    if (dp <= 1) continue;
+    const int64_t limit = BucketParams(dp);
+    Bucket open{expert, 0, n - 1, n - 1};
+    for (int i = n - 1; i >= 0; --i) {
+      const int64_t p = expert ? items[i].expert_params : items[i].dense_params;
+      if (p == 0) continue;
+      if (open.params == 0) open.last_item = i;
+      open.params += p;
+      open.first_item = i;
+      if (open.params >= limit || i == 0) {
+        chunk.buckets.push_back(open);
+        open = Bucket{expert, 0, i - 1, i - 1};
+      }
+    }
+    if (open.params > 0) chunk.buckets.push_back(open);
+  }
+  for (size_t b = 0; b < chunk.buckets.size(); ++b) {
+    chunk.buckets_of_item[chunk.buckets[b].first_item].push_back(
+        static_cast<int>(b));
+  }
+}
+
+int StepBuilder::ClassId(const std::string& name) {
+  for (size_t i = 0; i < class_names_.size(); ++i) {
+    if (class_names_[i] == name) return static_cast<int>(i);
+  }
+  class_names_.push_back(name);
+  for (auto& lane : class_s_) lane.push_back(0);
+  return static_cast<int>(class_names_.size() - 1);
+}
+
+double StepBuilder::ClassSeconds(int lane, const std::string& name) const {
+  for (size_t i = 0; i < class_names_.size(); ++i) {
+    if (class_names_[i] == name) return class_s_[lane][i];
+  }
+  return 0;
+}
+
+void StepBuilder::Prepare(OpTemplate& t, ClassTimes& classes,
+                          std::vector<HostSegment>& host,
+                          const RankContext& rank) {
+  for (const TimedOp& op : t.ops) {
+    if (op.stream != StreamKind::kCompute) continue;
+    const int id = ClassId(op.category);
+    auto it = std::find_if(classes.begin(), classes.end(),
+                           [id](const auto& c) { return c.first == id; });
+    if (it == classes.end()) {
+      classes.emplace_back(id, op.duration.seconds());
+    } else {
+      it->second += op.duration.seconds();
+    }
+  }
+  if (!options_.trace) t = Coalesce(t);
+  for (TimedOp& op : t.ops) op.name_id = engine_.Name(op.name);
+  host = HostSegments(t, rank);
+}
+
+StepStreams StepBuilder::TakeStreams() {
+  StepStreams out;
+  out.streams.resize(engine_.stream_count());
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    for (int k = 0; k < kNumStreamKinds; ++k) {
+      out.streams[lanes_[i].streams[k]] = {static_cast<int32_t>(i),
+                                           static_cast<StreamKind>(k)};
+    }
+    std::map<std::string, double> classes;
+    for (size_t c = 0; c < class_names_.size(); ++c) {
+      if (class_s_[i][c] > 0) classes[class_names_[c]] = class_s_[i][c];
+    }
+    out.class_s.push_back(std::move(classes));
+  }
+  return out;
+}
+
+StepBuilder::Bundle StepBuilder::NewBundle(std::span<const OpId> ops) {
+  const auto id = static_cast<Bundle>(bundles_.size() / lanes_per_stage_);
+  bundles_.insert(bundles_.end(), ops.begin(), ops.end());
+  return id;
+}
+
+StepBuilder::LaneDeps StepBuilder::DepsOf(std::span<const OpId> entry) const {
+  LaneDeps deps(lanes_per_stage_);
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    for (const Bundle b : entry) deps[l].push_back(At(b, l));
+  }
+  return deps;
+}
+
+void StepBuilder::JoinGroupOps(int r, const OpTemplate& t, int first, int last,
+                               const std::vector<std::vector<OpId>>& ids) {
+  const Stage& st = stages_[r];
+  for (int i = first; i <= last; ++i) {
+    if (!t.ops[i].group) continue;
+    const int g = static_cast<int>(*t.ops[i].group);
+    const int size = st.group_size[g];
+    if (size <= 1) continue;
+    const std::vector<int>& order = st.lanes_by_slot[g];
+    for (size_t begin = 0; begin < order.size(); begin += size) {
+      members_.clear();
+      for (int k = 0; k < size; ++k)
+        members_.push_back(ids[order[begin + k]][i]);
+      engine_.Join(members_);
+    }
+  }
+}
+
+StepBuilder::Bundle StepBuilder::AddOnLanes(int r, const TimedOp& op,
+                                            const LaneDeps& deps) {
+  std::vector<OpId> ids(lanes_per_stage_);
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    ids[l] = emitter_.EmitOne(lane(r, l).streams, op, deps[l]);
+    if (op.stream == StreamKind::kCompute && !op.transfer) {
+      class_s_[LaneIndex(r, l)][ClassId(op.category)] += op.duration.seconds();
+    }
+  }
+  if (full_ && op.group &&
+      stages_[r].group_size[static_cast<int>(*op.group)] > 1) {
+    // A single-op template: the joins of its op 0.
+    OpTemplate one;
+    one.ops.push_back(op);
+    ids_.assign(lanes_per_stage_, {});
+    for (int l = 0; l < lanes_per_stage_; ++l) ids_[l] = {ids[l]};
+    JoinGroupOps(r, one, 0, 0, ids_);
+  }
+  return NewBundle(ids);
+}
+
+std::vector<OpId> StepBuilder::InstantiateItem(int r, int chunk, int item,
+                                               bool forward,
+                                               const LaneDeps& deps) {
+  std::vector<OpId> exits(lanes_per_stage_);
+  ids_.resize(lanes_per_stage_);
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    const Item& it = VariantOf(r, l).items[chunk][item];
+    const OpTemplate& t = forward ? it.forward : it.backward;
+    for (const auto& [id, seconds] :
+         forward ? it.forward_classes : it.backward_classes) {
+      class_s_[LaneIndex(r, l)][id] += seconds;
+    }
+    const auto& host = forward ? it.forward_host : it.backward_host;
+    if (t.ops.empty()) {
+      exits[l] = emitter_.Emit(lane(r, l).streams, t, host, deps[l]).second;
+      continue;
+    }
+    ids_[l].assign(t.ops.size(), -1);
+    emitter_.EmitPart(lane(r, l).streams, t, 0,
+                      static_cast<int>(t.ops.size()) - 1, host, ids_[l],
+                      deps[l]);
+    exits[l] = ids_[l][t.exit];
+  }
+  const Item& it0 = stages_[r].variants[0].items[chunk][item];
+  const OpTemplate& t0 = forward ? it0.forward : it0.backward;
+  if (full_ && !t0.ops.empty()) {
+    JoinGroupOps(r, t0, 0, static_cast<int>(t0.ops.size()) - 1, ids_);
+  }
+  return exits;
+}
+
+PipelineCallbacks::PairEnd StepBuilder::EmitPair(
+    int r, const models::ScheduleStep& f, const models::ScheduleStep& b,
+    const std::vector<OpId>& entry) {
+  Stage& st = stages_[r];
+  const auto& items0 = st.variants[0].items;
+  PipelineCallbacks::PairEnd end;
+  // The first forward and the last backward of a chunk carry the DP bucket
+  // hooks: those steps run one after the other.
+  if (f.microbatch == 0 || b.microbatch == microbatches_ - 1 ||
+      items0[f.chunk].empty() || items0[b.chunk].empty()) {
+    end.forward = EmitForward(r, f, entry);
+    const OpId after[] = {end.forward};
+    end.backward = EmitBackward(r, b, after);
+    end.both = end.backward;
+    return end;
+  }
+  // DeepEP / HybridEP hold their SMs while they run: compute beside them
+  // runs on the rest (calibration::CostModel's SM-sharing rule).
+  double stretch = 1;
+  const auto& dispatcher = s_.training.dispatcher;
+  const int sm_count = platform_.costs->peaks().sm_count;
+  const int held = DispatcherSms(dispatcher);
+  if (held > 0 && sm_count > held) {
+    stretch = static_cast<double>(sm_count) / (sm_count - held);
+  }
+  const int lanes = lanes_per_stage_;
+  struct Cursor {
+    int chunk = 0;
+    int items = 0;
+    bool forward = true;
+    int item = 0;  // position in this half's order
+    size_t part = 0;
+    std::vector<std::vector<OpId>> ids;  // per lane
+    LaneDeps entry;
+    std::vector<OpId> exit;  // per lane
+    double ep_s = 0;         // the EP op that ended the last part (0: none)
+    bool done() const { return item >= items; }
+  };
+  Cursor halves[2];
+  halves[0].chunk = f.chunk;
+  halves[0].forward = true;
+  halves[1].chunk = b.chunk;
+  halves[1].forward = false;
+  for (Cursor& c : halves) {
+    c.items = static_cast<int>(items0[c.chunk].size());
+    c.ids.resize(lanes);
+    c.entry = DepsOf(entry);
+    c.exit.assign(lanes, -1);
+  }
+  auto emit_part = [&](Cursor& c, double stretch_s) {
+    const int index = c.forward ? c.item : c.items - 1 - c.item;
+    const Item& item0 = items0[c.chunk][index];
+    const OpTemplate& t0 = c.forward ? item0.forward : item0.backward;
+    const auto& parts0 = c.forward ? item0.forward_parts : item0.backward_parts;
+    for (int l = 0; l < lanes; ++l) {
+      const Item& item = VariantOf(r, l).items[c.chunk][index];
+      const OpTemplate& t = c.forward ? item.forward : item.backward;
+      const auto& parts = c.forward ? item.forward_parts : item.backward_parts;
+      const StageStreams& streams = lane(r, l).streams;
+      if (c.part == 0) {
+        for (const auto& [id, seconds] :
+             c.forward ? item.forward_classes : item.backward_classes) {
+          class_s_[LaneIndex(r, l)][id] += seconds;
+        }
+        c.ids[l].assign(t.ops.size(), -1);
+      }
+      if (t.ops.empty()) {
+        c.exit[l] = emitter_.Emit(streams, t, {}, c.entry[l]).second;
+      } else {
+        const TemplatePart& p = parts[c.part];
+        emitter_.EmitPart(streams, t, p.first, p.last, p.host, c.ids[l],
+                          c.entry[l], stretch, stretch_s);
+      }
+    }
+    if (!t0.ops.empty()) {
+      const TemplatePart& p0 = parts0[c.part];
+      if (full_) JoinGroupOps(r, t0, p0.first, p0.last, c.ids);
+      const TimedOp& last = t0.ops[p0.last];
+      c.ep_s = last.stream == StreamKind::kEp && !last.transfer
+                   ? last.duration.seconds()
+                   : 0;
+      if (++c.part < parts0.size()) return;
+      for (int l = 0; l < lanes; ++l) c.exit[l] = c.ids[l][t0.exit];
+    }
+    for (int l = 0; l < lanes; ++l) c.entry[l] = {c.exit[l]};
+    c.part = 0;
+    ++c.item;
+  };
+  while (!halves[0].done() || !halves[1].done()) {
+    for (int h = 0; h < 2; ++h) {
+      if (halves[h].done()) continue;
+      // This part runs beside the other half's all-to-all, if its last
+      // part ended with one.
+      const double beside = stretch > 1 ? halves[1 - h].ep_s : 0;
+      emit_part(halves[h], beside);
+      halves[1 - h].ep_s = 0;
+    }
+  }
+  end.forward = NewBundle(halves[0].exit);
+  end.backward = NewBundle(halves[1].exit);
+  TimedOp both;
+  both.name = "ep overlap join";
+  both.category = "marker";
+  std::vector<OpId> marks(lanes);
+  for (int l = 0; l < lanes; ++l) {
+    const OpId deps[] = {halves[0].exit[l], halves[1].exit[l]};
+    marks[l] = emitter_.EmitOne(lane(r, l).streams, both, deps);
+  }
+  end.both = NewBundle(marks);
+  return end;
+}
+
+StepBuilder::Bundle StepBuilder::Send(int from, bool forward, Bundle done) {
+  const Stage& st = stages_[from];
+  std::vector<OpId> ids(lanes_per_stage_);
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    const OpId deps[] = {At(done, l)};
+    ids[l] =
+        emitter_.EmitOne(lane(from, l).streams,
+                         forward ? st.send_next[l] : st.send_previous[l], deps);
+  }
+  return NewBundle(ids);
+}
+
+StepBuilder::Bundle StepBuilder::EmitForward(int r,
+                                             const models::ScheduleStep& step,
+                                             std::span<const OpId> entry) {
+  Stage& st = stages_[r];
+  const Chunk& chunk = st.chunks[step.chunk];
+  const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
+  LaneDeps deps = DepsOf(entry);
+  std::vector<OpId> exits(lanes_per_stage_);
+  if (n == 0) {
+    for (int l = 0; l < lanes_per_stage_; ++l) {
+      exits[l] =
+          emitter_.Emit(lane(r, l).streams, OpTemplate{}, {}, deps[l]).second;
+    }
+    return NewBundle(exits);
+  }
+  // The ops whose finish starts the forward of the last bucket's first item.
+  LaneDeps previous_bucket_entry(lanes_per_stage_);
+  for (int i = 0; i < n; ++i) {
+    if (step.microbatch == 0) {
+      // Parameters all-gathered (overlap_param_gather): the first bucket's
+      // at the start of the step, each next one when the forward starts
+      // using the previous.
+      for (const int b : chunk.buckets_of_item[i]) {
+        const Bucket& bucket = chunk.buckets[b];
+        // FP8 weights travel in FP8 with fp8_param_gather, except MXFP8,
+        // whose parameters Megatron all-gathers in BF16.
+        const bool fp8_gather =
+            s_.training.fp8_param_gather &&
+            s_.training.precision != models::Precision::kMxfp8;
+        const double bytes = bucket.params * (fp8_gather ? 1.0 : 2.0);
+        const TimedOp ag = CollectiveOp(
+            st.variants[0].rank, bucket.expert ? Group::kEdp : Group::kDp,
+            Collective::kAllGather, bytes, StreamKind::kDp, "param all-gather");
+        const Bundle gathered = AddOnLanes(r, ag, previous_bucket_entry);
+        for (int l = 0; l < lanes_per_stage_; ++l) {
+          deps[l].push_back(At(gathered, l));
+        }
+      }
+    }
+    if (step.microbatch == 0 && !chunk.buckets_of_item[i].empty()) {
+      previous_bucket_entry = deps;
+    }
+    exits = InstantiateItem(r, step.chunk, i, true, deps);
+    for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
+  }
+  return NewBundle(exits);
+}
+
+StepBuilder::Bundle StepBuilder::EmitBackward(int r,
+                                              const models::ScheduleStep& step,
+                                              std::span<const OpId> entry) {
+  Stage& st = stages_[r];
+  const Chunk& chunk = st.chunks[step.chunk];
+  const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
+  LaneDeps deps = DepsOf(entry);
+  std::vector<OpId> exits(lanes_per_stage_);
+  if (n == 0) {
+    for (int l = 0; l < lanes_per_stage_; ++l) {
+      exits[l] =
+          emitter_.Emit(lane(r, l).streams, OpTemplate{}, {}, deps[l]).second;
+    }
+    return NewBundle(exits);
+  }
+  const bool last = step.microbatch == microbatches_ - 1;
+  for (int i = n; i-- > 0;) {
+    exits = InstantiateItem(r, step.chunk, i, false, deps);
+    for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
+    if (!last) continue;
+    // Gradients complete (overlap_grad_reduce): reduce-scatter the bucket
+    // whose backward-order last item this was.
+    for (const Bucket& bucket : chunk.buckets) {
+      if (bucket.first_item != i) continue;
+      const TimedOp rs = CollectiveOp(
+          st.variants[0].rank, bucket.expert ? Group::kEdp : Group::kDp,
+          Collective::kReduceScatter,
+          bucket.params * static_cast<double>(s_.training.main_grad_bytes),
+          StreamKind::kDp, "grad reduce-scatter");
+      const Bundle done = AddOnLanes(r, rs, deps);
+      for (int l = 0; l < lanes_per_stage_; ++l) {
+        lane(r, l).reduce_scatters.push_back(At(done, l));
+      }
+    }
+  }
+  return NewBundle(exits);
+}
+
+util::Result<void> StepBuilder::Price() {
+  const models::Parallelism& par = s_.parallel;
+  // Host launch costs (calibration/tables/<gpu>/host.csv).
+  const calibration::CostModel& costs = *platform_.costs;
+  for (const auto& [quantity, seconds] :
+       {std::pair{"torch_op_us", &launch_s_},
+        std::pair{"te_module_us", &te_module_s_},
+        std::pair{"kernel_launch_us", &kernel_launch_s_},
+        std::pair{"graph_launch_us", &graph_launch_s_}}) {
+    auto us = costs.Host(quantity);
+    if (!us) {
+      return util::Fail("calibration/tables/" + costs.tables().gpu +
+                        "/host.csv: no " + quantity + " row");
+    }
+    *seconds = *us * 1e-6;
+  }
+  microbatches_ = s_.training.num_microbatches();
+  // Megatron's p2p tensor: (seq / cp [/ tp with sequence parallel], mbs, h).
+  const int64_t seq_local =
+      s_.training.seq_length / par.cp / (par.sequence_parallel ? par.tp : 1);
+  p2p_bytes_ =
+      2.0 * seq_local * s_.training.micro_batch_size * s_.model.hidden_size();
+  for (int r = 0; r < par.pp; ++r) {
+    if (auto p = PriceStage(r); !p) return p;
+  }
+  // Every lane instantiates its variant's templates once per micro-batch,
+  // plus a send per step.
+  size_t ops = 0;
+  for (int r = 0; r < par.pp; ++r) {
+    size_t stage_ops = 0;
+    for (const std::vector<Item>& items : stages_[r].variants[0].items) {
+      for (const Item& item : items) {
+        stage_ops += InstanceOps(item.forward, item.forward_host) +
+                     InstanceOps(item.backward, item.backward_host);
+      }
+    }
+    ops += stage_ops * lanes_per_stage_;
+  }
+  ops = ops * microbatches_ +
+        2 * microbatches_ * par.vpp * par.pp * lanes_per_stage_;
+  estimated_ops_ = ops;
+  return {};
+}
+
+void StepBuilder::Emit() {
+  const models::Parallelism& par = s_.parallel;
+  // Slack for what the estimate leaves out (DP buckets, the optimizer), so
+  // that a large graph never reallocates.
+  const size_t ops = estimated_ops_ + estimated_ops_ / 16 + lanes_.size() * 16;
+  engine_.Reserve(ops, ops + ops / 2);
+  PipelineCallbacks callbacks;
+  callbacks.run = [this](int r, const models::ScheduleStep& step,
+                         const std::vector<OpId>& entry) {
+    const OpId begin = static_cast<OpId>(engine_.op_count());
+    const Bundle exit = step.forward ? EmitForward(r, step, entry)
+                                     : EmitBackward(r, step, entry);
+    spans_.push_back({r, step.forward, step.chunk, begin,
+                      static_cast<OpId>(engine_.op_count()), At(exit, 0)});
+    return exit;
+  };
+  callbacks.send = [this](int r, int, const models::ScheduleStep& step,
+                          Bundle done) { return Send(r, step.forward, done); };
+  if (s_.training.ep_overlap) {
+    callbacks.run_pair = [this](int r, const models::ScheduleStep& f,
+                                const models::ScheduleStep& b,
+                                const std::vector<OpId>& entry) {
+      const OpId begin = static_cast<OpId>(engine_.op_count());
+      const PipelineCallbacks::PairEnd end = EmitPair(r, f, b, entry);
+      const OpId stop = static_cast<OpId>(engine_.op_count());
+      spans_.push_back({r, true, f.chunk, begin, stop, At(end.forward, 0)});
+      spans_.push_back({r, false, b.chunk, begin, stop, At(end.backward, 0)});
+      return end;
+    };
+  }
+  std::vector<OpId> chain(par.pp, -1);
+  EmitPipeline(par.pp, par.vpp, microbatches_, chain, callbacks);
+  for (int r = 0; r < par.pp; ++r) EmitOptimizer(r, chain[r]);
+}
+
+// The optimizer step on this GPU's shard after its last reduce-scatter:
+// Adam (memory-bound: read master weight, grad, both moments; write them and
+// the 16-bit weight) on the share kept on the GPU; the offloaded share moves
+// its gradients to the host, runs CPU Adam, and copies weights back (no
+// overlap of the three: the replay-fidelity issue adds it). A straggler's
+// Adam kernel is slowed like its other kernels.
+void StepBuilder::EmitOptimizer(int r, Bundle after) {
+  Stage& st = stages_[r];
+  const models::Parallelism& par = s_.parallel;
+  const models::TrainingOptions& tr = s_.training;
+  double shard = 0;
+  for (const std::vector<Item>& items : st.variants[0].items) {
+    for (const Item& item : items) {
+      shard += static_cast<double>(item.dense_params) / (par.dp * par.cp) +
+               static_cast<double>(item.expert_params) / par.edp;
+    }
+  }
+  const double offload = tr.optimizer_offload_fraction;
+  const double bytes_per_param = 2.0 * tr.main_param_bytes +
+                                 tr.main_grad_bytes + 4.0 * tr.exp_avg_bytes +
+                                 2;
+  const calibration::CostModel& costs = *platform_.costs;
+  const calibration::Tables& t = costs.tables();
+  auto copy_rate = [&](const char* direction) {
+    double gb_s = 0;
+    for (const auto& row : t.host_copy) {
+      if (row.direction == direction) gb_s = std::max(gb_s, row.gb_s);
+    }
+    return gb_s;
+  };
+  const double d2h = copy_rate("d2h"), h2d = copy_rate("h2d");
+  const double cpu_params_s =
+      t.cpu_adam.empty() ? 0 : t.cpu_adam.front().params_per_s;
+  const double params = offload * shard;
+  const double d2h_s = params * tr.main_grad_bytes / (d2h * 1e9);
+  const double adam_s = params / cpu_params_s;
+  const double h2d_s = params * 2.0 / (h2d * 1e9);
+  size_t groups = 0;
+  for (const std::vector<Item>& items : st.variants[0].items) {
+    groups += items.size();
+  }
+  groups = std::max<size_t>(groups, 1);
+  const Time adam_time = Time::FromSecondsCeil(
+      costs
+          .MemoryBound("adam",
+                       std::max(1.0, (1 - offload) * shard * bytes_per_param))
+          .seconds);
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    Lane& ln = lane(r, l);
+    const int index = LaneIndex(r, l);
+    auto add = [&](const TimedOp& op, std::span<const OpId> deps) {
+      class_s_[index][ClassId(op.category)] += op.duration.seconds();
+      return emitter_.EmitOne(ln.streams, op, deps);
+    };
+    std::vector<OpId> deps = ln.reduce_scatters;
+    deps.push_back(At(after, l));
+    TimedOp adam;
+    adam.name = "optimizer adam";
+    adam.category = "optimizer";
+    adam.duration = adam_time;
+    const double slowdown = VariantOf(r, l).rank.compute_slowdown;
+    if (slowdown != 1) {
+      adam.duration = Time::FromSecondsCeil(adam_time.seconds() * slowdown);
+    }
+    OpId chain = add(adam, deps);
+    if (offload <= 0) continue;
+    auto host_op = [&](std::string name, double seconds) {
+      TimedOp op;
+      op.name = std::move(name);
+      op.category = "optimizer";
+      op.duration = Time::FromSecondsCeil(seconds);
+      const OpId previous[] = {chain};
+      chain = add(op, previous);
+    };
+    if (!tr.offload_overlap) {
+      host_op("offload grads d2h", d2h_s);
+      host_op("cpu adam", adam_s);
+      host_op("offload params h2d", h2d_s);
+      continue;
+    }
+    // --overlap-cpu-optimizer-d2h-h2d: Megatron's hybrid optimizer copies
+    // each parameter group's gradients down, steps it on the CPU and copies
+    // its weights up while the next group is in flight: a pipeline over the
+    // stage's layers (one group each), so the slowest of the three sets the
+    // pace and the first group's copy down and the last one's copy up stay
+    // exposed.
+    host_op("offload d2h / cpu adam / h2d (overlapped)",
+            std::max({d2h_s, adam_s, h2d_s}) + (d2h_s + h2d_s) / groups);
+  }
+}
+
+}  // namespace moesim::sim::internal

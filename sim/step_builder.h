@@ -1,0 +1,205 @@
+// Internal to moesim_sim (sim/replay.cc): lays one training step of a
+// resolved scenario out on an Engine, for the symmetric and the full-rank
+// replay alike.
+//
+// Design. The builder replays lanes: a lane is one GPU rank with its own
+// streams (compute, TP, CP, EP, DP, PP, host). The symmetric replay has one
+// lane per pipeline stage (the stage's representative, TP/CP/DP/EP index
+// 0); the full replay has every rank, lane l of every stage being the l-th
+// pipeline-parallel group's member there (so lane l of stage r sends its
+// activation to lane l of stage r + 1). Everything else is shared:
+//  - pricing: a stage's layers are priced once per variant, a class of its
+//    lanes that run the same kernels at the same speed (the representative;
+//    in full mode, lanes with the same expert load and straggler factor);
+//  - emission: each schedule step is emitted on every lane of its stage in
+//    lockstep (TemplateEmitter), and in full mode the instances of a
+//    template's group op (TimedOp::group) on the members of each group are
+//    tied into one joint op (Engine::Join), as are the DP bucket
+//    collectives;
+//  - the pipeline schedule (EmitPipeline) sees one op id per stage: here it
+//    is a bundle id, naming one op per lane of the stage.
+// Collectives keep the representative's price (every group of a kind has the
+// same shape in a uniform placement); a joint op lasts its longest member.
+// PP transfers are the sender's op, which the receiver's step waits for (the
+// receive is posted ahead, as Megatron's batched p2p posts it), not joins.
+#ifndef MOESIM_SIM_STEP_BUILDER_H_
+#define MOESIM_SIM_STEP_BUILDER_H_
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/layer_ops.h"
+#include "models/pipeline.h"
+#include "scenarios/scenario.h"
+#include "sim/engine.h"
+#include "sim/op_pricing.h"
+#include "sim/pipeline_schedule.h"
+#include "sim/replay.h"
+#include "sim/step_stats.h"
+#include "sim/template_emitter.h"
+#include "topology/placement.h"
+#include "util/error.h"
+
+namespace moesim::sim::internal {
+
+// One replayed rank.
+struct Lane {
+  int rank = 0;
+  int gpu = 0;
+  int stage = 0;    // pipeline-parallel rank
+  int variant = 0;  // index into its stage's variants
+  StageStreams streams{};
+  std::vector<OpId> reduce_scatters;
+};
+
+class StepBuilder {
+ public:
+  // `lane_ranks`: per stage, the ranks to replay in lane order (the same
+  // count for every stage); `stragglers`: per rank, the compute slowdown
+  // (empty: none). REQUIRES: the arguments outlive the builder.
+  StepBuilder(const scenarios::ResolvedScenario& s, const Platform& platform,
+              const topology::Placement& placement,
+              const ReplayOptions& options,
+              std::vector<std::vector<int>> lane_ranks,
+              std::vector<double> slowdown);
+
+  // Prices every stage's variants. Then EstimatedOps() is known.
+  [[nodiscard]] util::Result<void> Price();
+  // About how many engine ops Emit() will add.
+  size_t EstimatedOps() const { return estimated_ops_; }
+  // Emits the step. REQUIRES: Price() succeeded.
+  void Emit();
+
+  Engine& engine() { return engine_; }
+  // Streams by lane (StepStreams::Stream::stage is the lane index) and the
+  // class times of each lane.
+  StepStreams TakeStreams();
+  // The spans of lane 0 of each stage (StepSpan::stage: the stage).
+  const std::vector<StepSpan>& spans() const { return spans_; }
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  int num_stages() const { return static_cast<int>(stages_.size()); }
+  int lanes_per_stage() const { return lanes_per_stage_; }
+  // The engine id of lane `l` of stage `r` (its index in lanes()).
+  int LaneIndex(int r, int l) const { return r * lanes_per_stage_ + l; }
+  // Seconds of compute-stream work of op class `name` on lane `lane`.
+  double ClassSeconds(int lane, const std::string& name) const;
+
+ private:
+  using ClassTimes = std::vector<std::pair<int, double>>;
+  using LaneDeps = std::vector<std::vector<OpId>>;  // per lane of a stage
+  using Bundle = OpId;  // a pipeline-schedule op id: one op per lane
+
+  struct Item {
+    OpTemplate forward, backward;
+    ClassTimes forward_classes, backward_classes;
+    std::vector<HostSegment> forward_host, backward_host;
+    // With EP overlap: the parts between EP communication ops.
+    std::vector<TemplatePart> forward_parts, backward_parts;
+    int64_t dense_params = 0, expert_params = 0;
+  };
+  struct Bucket {
+    bool expert = false;
+    int64_t params = 0;
+    int first_item = 0;  // forward order
+    int last_item = 0;   // forward order; the bucket is full when the
+                         // backward reaches its first item
+  };
+  struct Chunk {
+    std::vector<Bucket> buckets;
+    std::vector<std::vector<int>> buckets_of_item;  // item -> buckets
+  };
+  // A pricing of the stage's items for a class of its lanes.
+  struct Variant {
+    RankContext rank;
+    std::vector<std::vector<Item>> items;  // [chunk][item]
+  };
+  struct Stage {
+    std::vector<Chunk> chunks;
+    std::vector<Variant> variants;  // [0]: lane 0's
+    // Per models::Group: the stage's lanes ordered by slot (members of one
+    // group consecutive), and the members per group; empty when the kind
+    // needs no join.
+    std::array<std::vector<int>, kNumGroups> lanes_by_slot;
+    std::array<int, kNumGroups> group_size{};
+    // PP sends of each lane to the next and the previous stage.
+    std::vector<TimedOp> send_next, send_previous;
+  };
+
+  RankContext BaseContext(int rank) const;
+  util::Result<void> PriceStage(int r);
+  util::Result<Item> PriceItem(const models::LayerOps& ops,
+                               const RankContext& rank);
+  util::Result<std::vector<std::vector<Item>>> PriceItems(
+      int r, const RankContext& rank);
+  void PlanBuckets(const std::vector<Item>& items, Chunk& chunk) const;
+  void PlanJoins(int r);
+  void Prepare(OpTemplate& t, ClassTimes& classes,
+               std::vector<HostSegment>& host, const RankContext& rank);
+  int ClassId(const std::string& name);
+
+  Lane& lane(int r, int l) { return lanes_[LaneIndex(r, l)]; }
+  const Variant& VariantOf(int r, int l) const {
+    return stages_[r].variants[lanes_[LaneIndex(r, l)].variant];
+  }
+  // Bundle helpers: a new bundle of `ops` (one per lane), an op of one.
+  Bundle NewBundle(std::span<const OpId> ops);
+  OpId At(Bundle b, int l) const { return bundles_[b * lanes_per_stage_ + l]; }
+  LaneDeps DepsOf(std::span<const OpId> entry) const;
+
+  // Ties the instances of `t`'s group ops [first, last] on stage r's lanes
+  // (ids[l]: lane l's engine ids) into joins, one per group (full mode).
+  void JoinGroupOps(int r, const OpTemplate& t, int first, int last,
+                    const std::vector<std::vector<OpId>>& ids);
+  // `op` on every lane of stage r (with `duration` when not negative),
+  // lane l waiting for deps[l]; joined by its group in full mode.
+  Bundle AddOnLanes(int r, const TimedOp& op, const LaneDeps& deps);
+  // Item `item` of chunk `chunk` (forward or backward) on every lane of
+  // stage r, lane l's entry ops waiting for deps[l]; returns the exits.
+  std::vector<OpId> InstantiateItem(int r, int chunk, int item, bool forward,
+                                    const LaneDeps& deps);
+  Bundle EmitForward(int r, const models::ScheduleStep& step,
+                     std::span<const OpId> entry);
+  Bundle EmitBackward(int r, const models::ScheduleStep& step,
+                      std::span<const OpId> entry);
+  // EP overlap: a steady-state forward and backward interleaved part by
+  // part, each one's EP communication beside the other's compute.
+  PipelineCallbacks::PairEnd EmitPair(int r, const models::ScheduleStep& f,
+                                      const models::ScheduleStep& b,
+                                      const std::vector<OpId>& entry);
+  void EmitOptimizer(int r, Bundle after);
+  // The activation (forward) to the next stage or the gradient to the
+  // previous one, from every lane of stage `from` to its lane there.
+  Bundle Send(int from, bool forward, Bundle done);
+
+  const scenarios::ResolvedScenario& s_;
+  const Platform& platform_;
+  const topology::Placement& placement_;
+  const ReplayOptions& options_;
+  const bool full_;
+  std::vector<std::vector<int>> lane_ranks_;
+  std::vector<double> slowdown_;  // by rank; empty: none
+  int lanes_per_stage_ = 1;
+  Engine engine_;
+  std::vector<StepSpan> spans_;
+  std::vector<std::string> class_names_;
+  std::vector<std::vector<double>> class_s_;  // [lane][class]
+  TemplateEmitter emitter_{engine_, options_.trace};
+  std::vector<Stage> stages_;
+  std::vector<Lane> lanes_;  // stage-major
+  std::vector<OpId> bundles_;
+  std::vector<std::vector<OpId>> ids_;  // per lane: a template's engine ids
+  std::vector<OpId> members_;           // one join's members
+  int64_t microbatches_ = 0;
+  double p2p_bytes_ = 0;
+  double launch_s_ = 0, te_module_s_ = 0, kernel_launch_s_ = 0,
+         graph_launch_s_ = 0;
+  size_t estimated_ops_ = 0;
+};
+
+}  // namespace moesim::sim::internal
+
+#endif  // MOESIM_SIM_STEP_BUILDER_H_
