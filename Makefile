@@ -21,6 +21,7 @@ run: build
 	@$(BUILD)/moesim run $(SCENARIO)
 
 test: build
+	@tools/install-deps.sh --test
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages moesim's build needs, and only those that are
 # missing. Quiet when everything is present; uses sudo only when not root.
+# With --test, also what only the tests need: Chromium, to render the sweep
+# HTML report headless and check its charts (tests/tools/sweep_test.cc).
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,9 @@ packages=(
   libgtest-dev libgmock-dev # tests
   libbenchmark-dev          # benchmarks (tests/bench)
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(chromium)      # headless render of the sweep HTML report
+fi
 
 missing=()
 for p in "${packages[@]}"; do
