@@ -29,11 +29,15 @@ void AddRunFlags(CLI::App& app, RunFlags& f) {
                  "analytical (alpha-beta per collective, default) or flow "
                  "(flows share links by max-min fairness)")
       ->check(CLI::IsMember({"analytical", "flow"}));
+  app.add_option("--calibration", f.calibration_file,
+                 "Apply a calibration profile (.textproto, as `moesim "
+                 "calibrate fit` writes)");
 }
 
 util::Result<RunReport> BuildRunReport(const scenarios::ResolvedScenario& s,
-                                       const sim::ReplayOptions& options) {
-  auto platform = sim::BuildPlatform(s);
+                                       const sim::ReplayOptions& options,
+                                       const calibration::Profile& profile) {
+  auto platform = sim::BuildPlatform(s, profile);
   if (!platform) return std::unexpected(platform.error());
   auto step = sim::Replay(s, *platform, options);
   if (!step) return std::unexpected(step.error());
@@ -172,13 +176,19 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
 }
 
 util::Result<std::string> RunCommand(const RunFlags& f) {
+  calibration::Profile profile;
+  if (!f.calibration_file.empty()) {
+    auto loaded = calibration::LoadProfile(f.calibration_file);
+    if (!loaded) return std::unexpected(loaded.error());
+    profile = std::move(*loaded);
+  }
   auto scenario = ResolveFlags(f.scenario);
   if (!scenario) return std::unexpected(scenario.error());
   sim::ReplayOptions options;
   options.network = f.network == "flow" ? sim::NetworkKind::kFlow
                                         : sim::NetworkKind::kAnalytical;
   options.trace = !f.trace_file.empty();
-  auto report = BuildRunReport(*scenario, options);
+  auto report = BuildRunReport(*scenario, options, profile);
   if (!report) return std::unexpected(report.error());
   if (options.trace) {
     std::ofstream trace(f.trace_file, std::ios::binary);

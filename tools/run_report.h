@@ -2,6 +2,7 @@
 // model TFLOPS/GPU, tokens/s/GPU, MFU, the pipeline bubble, communication
 // (total and exposed) by kind, time by op class and per-stage memory with
 // the out-of-memory verdict; as text or JSON; optionally a Perfetto trace.
+// --calibration PROFILE applies a calibration profile (calibration/profile.h).
 #ifndef MOESIM_TOOLS_RUN_REPORT_H_
 #define MOESIM_TOOLS_RUN_REPORT_H_
 
@@ -21,6 +22,7 @@ struct RunFlags {
   bool json = false;
   std::string trace_file;  // empty: no trace
   std::string network = "analytical";
+  std::string calibration_file;  // a profile to apply; empty: none
 };
 
 void AddRunFlags(CLI::App& app, RunFlags& flags);
@@ -30,9 +32,11 @@ struct RunReport {
   MemoryReport memory;
 };
 
+// `profile`: corrections applied to the platform (sim::BuildPlatform).
 [[nodiscard]] util::Result<RunReport> BuildRunReport(
     const scenarios::ResolvedScenario& scenario,
-    const sim::ReplayOptions& options);
+    const sim::ReplayOptions& options,
+    const calibration::Profile& profile = {});
 
 std::string FormatRunText(const scenarios::ResolvedScenario& scenario,
                           const RunReport& report);
