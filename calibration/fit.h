@@ -22,7 +22,8 @@
 namespace moesim::calibration {
 
 struct LeastSquaresOptions {
-  int max_evaluations = 16;     // including the start and the Jacobian's
+  // Including the start and the Jacobian's, which are always taken (1 + n).
+  int max_evaluations = 16;
   double jacobian_step = 0.05;  // forward-difference step in x
   double ridge = 1e-3;
   // No step moves a parameter by more than this (a trust region: the

@@ -127,6 +127,10 @@ void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
                  "soft_l1 (default: quadratic within ~10%, linear beyond, "
                  "like MAPE) or squared (least squares on the log error)")
       ->check(CLI::IsMember({"soft_l1", "squared"}));
+  app.add_option("--max-evaluations", f.max_evaluations,
+                 "Replays of every row one fit may take, its Jacobian's "
+                 "included (default 14; each fold is a fit)")
+      ->check(CLI::Range(2, 1000));
   app.add_option("-j,--jobs", f.jobs,
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
@@ -273,6 +277,7 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
   options.folds = f.folds;
   options.jobs = f.jobs;
   options.loss = f.loss == "squared" ? Loss::kSquared : Loss::kSoftL1;
+  options.max_evaluations = f.max_evaluations;
   for (const std::string& name : util::SplitList(f.factors, ",")) {
     auto factor = calibration::ParseFactor(name);
     if (!factor)

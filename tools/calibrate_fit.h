@@ -1,5 +1,6 @@
 // `moesim calibrate fit --runs CSV --out PROFILE.textproto [--factors a,b]
-// [--folds K] [--confidence high,medium] [-j N] [--json]`: fits a
+// [--folds K] [--confidence high,medium] [--loss soft_l1|squared]
+// [--max-evaluations N] [-j N] [--json]`: fits a
 // calibration profile (calibration/profile.h) to a cluster's measured runs.
 //
 // Design. The runs (calibration/runs/SCHEMA.md) of the chosen confidence
@@ -46,6 +47,7 @@ struct CalibrateFitFlags {
   std::string loss = "soft_l1";  // or "squared"
   int folds = 5;
   int jobs = 0;
+  int max_evaluations = 14;  // per fit, the Jacobian's included
   bool json = false;
 };
 void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& flags);
