@@ -124,9 +124,9 @@ void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
                  "medium, low");
   app.add_option("--name", f.name, "The profile's name");
   app.add_option("--loss", f.loss,
-                 "soft_l1 (default: quadratic within ~10%, linear beyond, "
-                 "like MAPE) or squared (least squares on the log error)")
-      ->check(CLI::IsMember({"soft_l1", "squared"}));
+                 "squared (default: least squares on the log error) or "
+                 "soft_l1 (quadratic within ~10%, linear beyond, like MAPE)")
+      ->check(CLI::IsMember({"squared", "soft_l1"}));
   app.add_option("--max-evaluations", f.max_evaluations,
                  "Replays of every row one fit may take, its Jacobian's "
                  "included (default 14; each fold is a fit)")
@@ -276,7 +276,7 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
   FitOptions options;
   options.folds = f.folds;
   options.jobs = f.jobs;
-  options.loss = f.loss == "squared" ? Loss::kSquared : Loss::kSoftL1;
+  options.loss = f.loss == "soft_l1" ? Loss::kSoftL1 : Loss::kSquared;
   options.max_evaluations = f.max_evaluations;
   for (const std::string& name : util::SplitList(f.factors, ",")) {
     auto factor = calibration::ParseFactor(name);

@@ -49,9 +49,9 @@ std::vector<MeasuredRun> SyntheticRuns() {
 // The truth: GEMMs at 0.8 of the tables' throughput, launches 1.5x slower.
 // Each run's "measured" TFLOPS is its replay under that profile, so the
 // identity is off and the truth fits exactly. The fit of gemm_efficiency and
-// host_overhead_scale (soft-L1 loss, 2 folds) must find both within 3%
-// (the 4-decimal rounding and the solver's tolerances are far below that;
-// the host factor is piecewise: a launch hidden behind a long kernel does
+// host_overhead_scale (least squares on the log error, 2 folds) must find both
+// within 3% (the 4-decimal rounding and the solver's tolerances are far below
+// that; the host factor is piecewise: a launch hidden behind a long kernel does
 // not move the step), with a training MAPE near 0 and under the baseline.
 TEST(CalibrateFit, RecoversAKnownProfileFromSyntheticRuns) {
   std::vector<MeasuredRun> runs = SyntheticRuns();
