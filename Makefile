@@ -32,6 +32,7 @@ bench: build
 	@$(BUILD)/replay_bench
 	@$(BUILD)/validate_bench
 	@$(BUILD)/sweep_bench
+	@$(BUILD)/calibrate_fit_bench
 
 # CUDA calibration microbenchmarks (calibration/cuda/README.md): build them
 # (Release; needs nvcc) and run them all on this machine's GPU(s), writing

@@ -172,8 +172,8 @@ void CostModel::Family::Fit() {
   }
 }
 
-CostModel::CostModel(Tables tables, GpuPeaks peaks)
-    : tables_(std::move(tables)), peaks_(peaks) {
+CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
+    : tables_(std::move(tables)), peaks_(peaks), corrections_(corrections) {
   auto add = [&](std::string kind, Dtype dtype, Point p) {
     const double peak = peaks_.PeakTflops(dtype);
     if (!(peak > 0)) return;  // no tensor cores for this dtype
@@ -194,7 +194,8 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks)
                           double tflops) {
     const double bytes = BytesPerElement(dtype) * (m * k + k * n) + 2 * m * n;
     const double measured = 2 * m * n * k / (tflops * kTera);
-    return MemoryBound("copy", bytes).seconds >= kMemoryBoundShare * measured;
+    return TableMemoryBound("copy", bytes, 0).seconds >=
+           kMemoryBoundShare * measured;
   };
   for (const GemmPoint& g : tables_.gemm) {
     add("gemm", g.dtype,
@@ -316,6 +317,8 @@ Estimate CostModel::Gemm(int64_t m, int64_t n, int64_t k, Dtype dtype,
                          int busy_sms, std::string_view impl) const {
   Estimate e = Compute("gemm", impl, kGemmPreference, dtype,
                        GemmFeatures(m, n, k), 2.0 * m * n * k, busy_sms);
+  e.seconds /= corrections_.at(Factor::kGemm);
+  e.efficiency *= corrections_.at(Factor::kGemm);
   // HBM traffic bound: inputs at the dtype's width, a 16-bit output, at the
   // measured copy bandwidth.
   const double bytes =
@@ -342,18 +345,32 @@ Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
                        dtype, GemmFeatures(tokens_per_expert, n, k),
                        2.0 * tokens_per_expert * n * k, busy_sms);
   e.seconds *= experts;
+  e.seconds /= corrections_.at(Factor::kGroupedGemm);
+  e.efficiency *= corrections_.at(Factor::kGroupedGemm);
   return e;
 }
 
 Estimate CostModel::Attention(const AttentionShape& shape, bool backward,
                               int busy_sms, std::string_view impl) const {
-  return Compute(backward ? "attention_bwd" : "attention_fwd", impl,
-                 kAttentionPreference, shape.dtype, AttentionFeatures(shape),
-                 shape.ForwardFlops() * (backward ? 2.5 : 1), busy_sms);
+  Estimate e =
+      Compute(backward ? "attention_bwd" : "attention_fwd", impl,
+              kAttentionPreference, shape.dtype, AttentionFeatures(shape),
+              shape.ForwardFlops() * (backward ? 2.5 : 1), busy_sms);
+  e.seconds /= corrections_.at(Factor::kAttention);
+  e.efficiency *= corrections_.at(Factor::kAttention);
+  return e;
 }
 
 Estimate CostModel::MemoryBound(std::string_view kernel, double bytes,
                                 int busy_sms) const {
+  Estimate e = TableMemoryBound(kernel, bytes, busy_sms);
+  e.seconds /= corrections_.at(Factor::kMemoryBound);
+  e.efficiency *= corrections_.at(Factor::kMemoryBound);
+  return e;
+}
+
+Estimate CostModel::TableMemoryBound(std::string_view kernel, double bytes,
+                                     int busy_sms) const {
   Estimate e;
   std::vector<const MemoryPoint*> rows;
   for (std::string_view name : {kernel, std::string_view("copy")}) {
@@ -444,6 +461,8 @@ std::optional<Estimate> CostModel::Collective(std::string_view collective,
     e.sources.push_back(lo->from.ToString());
     e.sources.push_back(hi->from.ToString());
   }
+  e.seconds /= corrections_.at(tier == "nvlink" ? Factor::kNvlinkComm
+                                                : Factor::kNetworkComm);
   return e;
 }
 
@@ -467,13 +486,15 @@ std::optional<CostModel::DispatchRate> CostModel::Dispatch(
     }
   }
   if (best == nullptr) return std::nullopt;
-  return DispatchRate{best->gb_s, static_cast<int>(best->sms),
-                      best->from.ToString()};
+  return DispatchRate{best->gb_s * corrections_.at(Factor::kDispatcher),
+                      static_cast<int>(best->sms), best->from.ToString()};
 }
 
 std::optional<double> CostModel::Host(std::string_view quantity) const {
   for (const HostQuantity& h : tables_.host) {
-    if (h.quantity == quantity) return h.value;
+    if (h.quantity == quantity) {
+      return h.value * corrections_.at(Factor::kHostOverhead);
+    }
   }
   return std::nullopt;
 }

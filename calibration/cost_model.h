@@ -21,6 +21,16 @@
 // `busy_sms` of the GPU's SMs (DeepEP, HybridEP, NCCL channels) runs on the
 // rest: its time scales by sm_count / (sm_count - busy_sms).
 //
+// Corrections (calibration/profile.h): a profile's factors scale each
+// answer where it is produced: a GEMM's compute time by gemm_efficiency (its
+// HBM floor by memory_bound_efficiency), a grouped GEMM's by
+// grouped_gemm_efficiency, attention by attention_efficiency, memory-bound
+// kernels by memory_bound_efficiency, a measured collective by the NVLink or
+// network factor of its tier, a dispatcher's rate by dispatcher_efficiency,
+// host quantities by host_overhead_scale. Rates are multiplied, times
+// divided, so the identity changes no bit. The table fits (curves, the
+// memory-bound classification of GEMM rows) never see the corrections.
+//
 // Every answer names the rows it came from. The model is immutable; queries
 // are const and deterministic.
 #ifndef MOESIM_CALIBRATION_COST_MODEL_H_
@@ -31,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration/profile.h"
 #include "calibration/tables.h"
 
 namespace moesim::calibration {
@@ -59,7 +70,7 @@ struct Estimate {
 
 class CostModel {
  public:
-  CostModel(Tables tables, GpuPeaks peaks);
+  CostModel(Tables tables, GpuPeaks peaks, Corrections corrections = {});
 
   // `impl` empty: the implementation Megatron's Transformer Engine layers
   // use (cuBLAS, cuBLAS grouped, cuDNN attention), else the first present.
@@ -100,6 +111,7 @@ class CostModel {
 
   const Tables& tables() const { return tables_; }
   const GpuPeaks& peaks() const { return peaks_; }
+  const Corrections& corrections() const { return corrections_; }
 
  private:
   // The rows of one kernel kind and dtype class and their fitted curve.
@@ -134,9 +146,13 @@ class CostModel {
                    const std::vector<double>& features, double work,
                    int busy_sms) const;
   double SmShare(int busy_sms) const;
+  // MemoryBound from the tables alone, before corrections.
+  Estimate TableMemoryBound(std::string_view kernel, double bytes,
+                            int busy_sms) const;
 
   Tables tables_;
   GpuPeaks peaks_;
+  Corrections corrections_;
   std::vector<Family> families_;
 };
 

@@ -148,10 +148,23 @@ calibration::GpuPeaks PeaksOf(const topology::System& system) {
 }
 
 util::Result<Platform> BuildPlatform(
-    const scenarios::ResolvedScenario& scenario) {
+    const scenarios::ResolvedScenario& scenario,
+    const calibration::Profile& profile) {
+  using calibration::Factor;
   Platform platform;
   auto params = topology::NetworkParamsFor(scenario.system);
   if (!params) return std::unexpected(params.error());
+  const calibration::Corrections corrections =
+      profile.For(scenario.system.gpu().calibration());
+  const double nvlink = corrections.at(Factor::kNvlinkComm);
+  const double net = corrections.at(Factor::kNetworkComm);
+  const double a2a = corrections.at(Factor::kDispatcher);
+  params->nvlink_gb_s *= nvlink;
+  params->nvls_algbw_gb_s *= nvlink;
+  params->nic_gb_s *= net;
+  params->nic_efficiency *= net;
+  params->nvlink_alltoall_efficiency *= a2a;
+  params->net_alltoall_efficiency *= a2a;
   platform.network = *params;
   topology::LinkLatencies latencies;
   latencies.nvlink_us = params->nvlink_hop_us;
@@ -164,7 +177,7 @@ util::Result<Platform> BuildPlatform(
   auto tables = calibration::LoadTables(scenario.system.gpu().calibration());
   if (!tables) return std::unexpected(tables.error());
   platform.costs = std::make_unique<calibration::CostModel>(
-      std::move(*tables), PeaksOf(scenario.system));
+      std::move(*tables), PeaksOf(scenario.system), corrections);
   return platform;
 }
 

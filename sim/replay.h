@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "calibration/cost_model.h"
+#include "calibration/profile.h"
 #include "scenarios/scenario.h"
 #include "sim/op_pricing.h"
 #include "topology/cluster.h"
@@ -77,8 +78,14 @@ struct Platform {
 };
 
 // Loads the calibration tables of the system's GPU and builds the cluster.
+// The profile's corrections for that GPU (calibration/profile.h) go into the
+// cost model and the network parameters: nvlink_comm_efficiency scales the
+// NVLink and NVLS rates, network_comm_efficiency the NIC rate and the NIC
+// efficiency every fabric hop takes, dispatcher_efficiency the all-to-all
+// efficiencies of both tiers. The default (identity) changes nothing.
 [[nodiscard]] util::Result<Platform> BuildPlatform(
-    const scenarios::ResolvedScenario& scenario);
+    const scenarios::ResolvedScenario& scenario,
+    const calibration::Profile& profile = {});
 
 // The GPU's spec peaks for the cost model.
 calibration::GpuPeaks PeaksOf(const topology::System& system);

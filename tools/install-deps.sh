@@ -10,6 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler  # schemas, text format, JSON
   libcli11-dev              # command line
   libboost-graph-dev        # cluster graph (topology/)
+  libeigen3-dev             # calibration profile fitting (calibration/fit.cc)
   libgtest-dev libgmock-dev # tests
   libbenchmark-dev          # benchmarks (tests/bench)
 )

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "tools/calibrate_fit.h"
 #include "tools/calibrate_report.h"
 #include "tools/memory_report.h"
 #include "tools/run_report.h"
@@ -82,6 +83,12 @@ int main(int argc, char** argv) {
   CLI::App* import_nccl = calibrate->add_subcommand(
       "import-nccl-tests", "nccl-tests logs to collectives.csv rows");
   moesim::tools::AddImportNcclFlags(*import_nccl, nccl_flags);
+  moesim::tools::CalibrateFitFlags fit_flags;
+  CLI::App* fit = calibrate->add_subcommand(
+      "fit",
+      "Fit a calibration profile (named correction factors) to measured "
+      "runs; reports cross-validated MAPE beside the training MAPE");
+  moesim::tools::AddCalibrateFitFlags(*fit, fit_flags);
 
   try {
     app.parse(argc, argv);
@@ -149,6 +156,12 @@ int main(int argc, char** argv) {
   }
   if (import_nccl->parsed()) {
     auto report = moesim::tools::RunImportNccl(nccl_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
+  if (fit->parsed()) {
+    auto report = moesim::tools::RunCalibrateFit(fit_flags);
     if (!report) return Fail(report.error().message);
     std::cout << *report;
     return 0;

@@ -40,6 +40,9 @@ void AddRunFlags(CLI::App& app, RunFlags& f) {
                  "RANK:FACTOR: that GPU's kernels take FACTOR (>= 1) times "
                  "longer; repeatable; needs --full")
       ->allow_extra_args(false);
+  app.add_option("--calibration", f.calibration_file,
+                 "Apply a calibration profile (.textproto, as `moesim "
+                 "calibrate fit` writes)");
 }
 
 util::Result<std::vector<sim::Straggler>> ParseStragglers(const RunFlags& f,
@@ -85,8 +88,9 @@ util::Result<std::vector<sim::Straggler>> ParseStragglers(const RunFlags& f,
 }
 
 util::Result<RunReport> BuildRunReport(const scenarios::ResolvedScenario& s,
-                                       const sim::ReplayOptions& options) {
-  auto platform = sim::BuildPlatform(s);
+                                       const sim::ReplayOptions& options,
+                                       const calibration::Profile& profile) {
+  auto platform = sim::BuildPlatform(s, profile);
   if (!platform) return std::unexpected(platform.error());
   auto step = sim::Replay(s, *platform, options);
   if (!step) return std::unexpected(step.error());
@@ -285,6 +289,12 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
                   "runs on the analytical network only, not with "
                   "--network flow"));
   }
+  calibration::Profile profile;
+  if (!f.calibration_file.empty()) {
+    auto loaded = calibration::LoadProfile(f.calibration_file);
+    if (!loaded) return std::unexpected(loaded.error());
+    profile = std::move(*loaded);
+  }
   auto scenario = ResolveFlags(f.scenario);
   if (!scenario) return std::unexpected(scenario.error());
   const int gpus = scenario->parallel.num_gpus();
@@ -305,7 +315,7 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
   options.trace = !f.trace_file.empty();
   options.full = f.full;
   options.stragglers = std::move(*stragglers);
-  auto report = BuildRunReport(*scenario, options);
+  auto report = BuildRunReport(*scenario, options, profile);
   if (!report) return std::unexpected(report.error());
   if (options.trace) {
     std::ofstream trace(f.trace_file, std::ios::binary);

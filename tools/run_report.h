@@ -2,6 +2,7 @@
 // model TFLOPS/GPU, tokens/s/GPU, MFU, the pipeline bubble, communication
 // (total and exposed) by kind, time by op class and per-stage memory with
 // the out-of-memory verdict; as text or JSON; optionally a Perfetto trace.
+// --calibration PROFILE applies a calibration profile (calibration/profile.h).
 #ifndef MOESIM_TOOLS_RUN_REPORT_H_
 #define MOESIM_TOOLS_RUN_REPORT_H_
 
@@ -25,6 +26,7 @@ struct RunFlags {
   bool full = false;  // --full: replay every rank
   // --straggler RANK:FACTOR, repeatable; needs --full.
   std::vector<std::string> stragglers;
+  std::string calibration_file;  // a profile to apply; empty: none
 };
 
 void AddRunFlags(CLI::App& app, RunFlags& flags);
@@ -41,9 +43,11 @@ struct RunReport {
   MemoryReport memory;
 };
 
+// `profile`: corrections applied to the platform (sim::BuildPlatform).
 [[nodiscard]] util::Result<RunReport> BuildRunReport(
     const scenarios::ResolvedScenario& scenario,
-    const sim::ReplayOptions& options);
+    const sim::ReplayOptions& options,
+    const calibration::Profile& profile = {});
 
 std::string FormatRunText(const scenarios::ResolvedScenario& scenario,
                           const RunReport& report);

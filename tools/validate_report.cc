@@ -1,288 +1,21 @@
 #include "tools/validate_report.h"
 
 #include <algorithm>
-#include <atomic>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
-#include <thread>
 
+#include "calibration/profile.h"
 #include "calibration/tables.h"
-#include "models/memory.h"
-#include "models/zoo.h"
-#include "sim/replay.h"
-#include "tools/scenario_flags.h"
+#include "tools/measured_runs.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
 
 namespace moesim::tools {
 
 namespace {
-
-// runs.csv's GPU column -> the shipped system of that GPU.
-const std::map<std::string, std::string, std::less<>> kSystems = {
-    {"h100", "dgx-h100"}, {"h200", "hgx-h200"},     {"b200", "dgx-b200"},
-    {"b300", "dgx-b300"}, {"gb200", "gb200-nvl72"}, {"gb300", "gb300-nvl72"}};
-
-const char* const kRequired[] = {"id",
-                                 "model",
-                                 "gpu",
-                                 "num_gpus",
-                                 "seq_len",
-                                 "mbs",
-                                 "gbs",
-                                 "tp",
-                                 "cp",
-                                 "ep",
-                                 "etp",
-                                 "pp",
-                                 "vpp",
-                                 "precision",
-                                 "dispatcher",
-                                 "recompute",
-                                 "cuda_graph",
-                                 "ep_overlap",
-                                 "cpu_offload",
-                                 "routing",
-                                 "mtp_layers",
-                                 "pp_layout",
-                                 "extra",
-                                 "measured_tflops_per_gpu",
-                                 "measured_step_time_s",
-                                 "measured_peak_mem_gib",
-                                 "confidence"};
-
-struct Row {
-  std::string id, model, gpu, precision, confidence;
-  std::string unexpressible;  // why the row cannot be simulated, if so
-  int line = 0;
-  ScenarioFlags flags;
-  std::optional<double> tflops, step_s, mem_gib;  // measured
-};
-
-struct Result {
-  const Row* row = nullptr;
-  bool simulated = false;
-  std::string reason;  // when not simulated
-  double tflops = 0, step_s = 0, mem_gib = 0;
-  std::vector<std::string> defaults_used;
-  double error_pct() const {
-    return (tflops - *row->tflops) / *row->tflops * 100;
-  }
-};
-
-// "<file>:<line>: <column>: <rule>", the one-line error of a bad row.
-util::Error RowError(const std::string& file, int line, std::string_view column,
-                     std::string_view rule) {
-  return util::Error{file + ":" + std::to_string(line) + ": " +
-                     std::string(column) + ": " + std::string(rule)};
-}
-
-util::Result<std::optional<double>> Number(const std::string& text,
-                                           const std::string& file, int line,
-                                           std::string_view column) {
-  if (text.empty()) return std::optional<double>();
-  double value = 0;
-  const auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value)) {
-    return std::unexpected(
-        RowError(file, line, column, "'" + text + "' is not a number"));
-  }
-  return std::optional<double>(value);
-}
-
-util::Result<std::optional<int>> Integer(const std::string& text,
-                                         const std::string& file, int line,
-                                         std::string_view column) {
-  auto v = Number(text, file, line, column);
-  if (!v) return std::unexpected(v.error());
-  if (!*v) return std::optional<int>();
-  if (**v != std::floor(**v) || **v < 0 || **v > 1e9) {
-    return std::unexpected(
-        RowError(file, line, column, "'" + text + "' is not a whole number"));
-  }
-  return std::optional<int>(static_cast<int>(**v));
-}
-
-// The modelled keys of the `extra` column as Megatron arguments.
-std::string ExtraArgs(const std::string& extra) {
-  std::string args;
-  for (const std::string& kv : util::SplitList(extra, ";")) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
-    const bool on = value == "True" || value == "true" || value == "1";
-    if (key == "capacity_factor") {
-      args += " --moe-expert-capacity-factor " + value;
-    } else if (key == "main_grads_dtype" || key == "exp_avg_dtype") {
-      std::string flag = "--" + key;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      args += " " + flag + " " + value;
-    } else if (key == "precision_aware_optimizer" && on) {
-      args += " --use-precision-aware-optimizer";
-    } else if (key == "fp8_param_gather" && on) {
-      args += " --fp8-param-gather";
-    } else if (key == "overlap_cpu_optimizer_d2h_h2d" && on) {
-      args += " --overlap-cpu-optimizer-d2h-h2d";
-    } else if (key == "manual_gc") {
-      args += std::string(" --manual-gc=") + (on ? "true" : "false");
-    } else if (key == "moe_shared_expert_overlap" && on) {
-      args += " --moe-shared-expert-overlap";
-    }
-  }
-  return args;
-}
-
-util::Result<Row> ParseRow(const util::CsvTable& t, size_t i,
-                           const std::string& file) {
-  Row r;
-  r.line = t.Line(i);
-  r.id = t.Get(i, "id");
-  r.model = t.Get(i, "model");
-  r.gpu = t.Get(i, "gpu");
-  r.precision = t.Get(i, "precision");
-  r.confidence = t.Get(i, "confidence");
-  if (r.id.empty())
-    return std::unexpected(RowError(file, r.line, "id", "is empty"));
-  const std::vector<std::string> zoo = models::ZooNames();
-  if (std::find(zoo.begin(), zoo.end(), r.model) == zoo.end()) {
-    return std::unexpected(
-        RowError(file, r.line, "model", "unknown model '" + r.model + "'"));
-  }
-  const auto system = kSystems.find(r.gpu);
-  if (r.gpu.empty()) {
-    r.unexpressible = "the row publishes no GPU";
-  } else if (system == kSystems.end()) {
-    return std::unexpected(RowError(
-        file, r.line, "gpu",
-        "unknown GPU '" + r.gpu + "' (h100, h200, b200, b300, gb200, gb300)"));
-  }
-  ScenarioFlags& f = r.flags;
-  f.model = r.model;
-  if (system != kSystems.end()) f.system = system->second;
-  struct IntColumn {
-    const char* column;
-    std::optional<int>* flag;
-  };
-  const IntColumn ints[] = {{"num_gpus", &f.gpus},
-                            {"seq_len", &f.seq},
-                            {"mbs", &f.mbs},
-                            {"gbs", &f.gbs},
-                            {"tp", &f.tp},
-                            {"cp", &f.cp},
-                            {"ep", &f.ep},
-                            {"etp", &f.etp},
-                            {"pp", &f.pp},
-                            {"vpp", &f.vpp},
-                            {"ep_overlap", &f.ep_overlap}};
-  for (const IntColumn& c : ints) {
-    auto v = Integer(t.Get(i, c.column), file, r.line, c.column);
-    if (!v) return std::unexpected(v.error());
-    *c.flag = *v;
-  }
-  auto offload = Number(t.Get(i, "cpu_offload"), file, r.line, "cpu_offload");
-  if (!offload) return std::unexpected(offload.error());
-  f.cpu_offload = *offload;
-  auto set = [&](const char* column, std::optional<std::string>& flag) {
-    if (!t.Get(i, column).empty()) flag = t.Get(i, column);
-  };
-  set("precision", f.precision);
-  set("dispatcher", f.dispatcher);
-  set("cuda_graph", f.cuda_graph);
-  set("routing", f.routing);
-  set("pp_layout", f.pp_layout);
-  if (const std::string& rc = t.Get(i, "recompute"); !rc.empty()) {
-    f.recompute = rc;
-  }
-  std::string args = ExtraArgs(t.Get(i, "extra"));
-  auto mtp = Integer(t.Get(i, "mtp_layers"), file, r.line, "mtp_layers");
-  if (!mtp) return std::unexpected(mtp.error());
-  if (*mtp) args += " --mtp-num-layers " + std::to_string(**mtp);
-  if (!args.empty()) f.megatron_args = args;
-  for (auto [column, out] : {std::pair{"measured_tflops_per_gpu", &r.tflops},
-                             std::pair{"measured_step_time_s", &r.step_s},
-                             std::pair{"measured_peak_mem_gib", &r.mem_gib}}) {
-    auto v = Number(t.Get(i, column), file, r.line, column);
-    if (!v) return std::unexpected(v.error());
-    *out = *v;
-  }
-  return r;
-}
-
-// Replays each row on `jobs` threads: rows are resolved and the platforms
-// (shared by system and GPU count, read-only) built first, then the replays
-// run in parallel, each result in its row's slot, so the output does not
-// depend on the thread count.
-std::vector<Result> Simulate(const std::vector<Row>& rows, int jobs) {
-  std::map<std::pair<std::string, int>, sim::Platform> platforms;
-  std::vector<Result> out(rows.size());
-  std::vector<std::optional<scenarios::ResolvedScenario>> scenarios(
-      rows.size());
-  std::vector<const sim::Platform*> platform_of(rows.size(), nullptr);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
-    Result& r = out[i];
-    r.row = &row;
-    if (!row.unexpressible.empty() ||
-        (!row.tflops && !row.step_s && !row.mem_gib)) {
-      r.reason =
-          row.unexpressible.empty() ? "nothing measured" : row.unexpressible;
-      continue;
-    }
-    auto s = ResolveFlags(row.flags);
-    if (!s) {
-      r.reason = s.error().message;
-      continue;
-    }
-    const auto key = std::pair{s->system.name(), s->spec.num_gpus()};
-    auto it = platforms.find(key);
-    if (it == platforms.end()) {
-      auto platform = sim::BuildPlatform(*s);
-      if (!platform) {
-        r.reason = platform.error().message;
-        continue;
-      }
-      it = platforms.emplace(key, std::move(*platform)).first;
-    }
-    platform_of[i] = &it->second;
-    scenarios[i] = std::move(*s);
-  }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < rows.size(); i = next++) {
-      if (!scenarios[i]) continue;
-      const scenarios::ResolvedScenario& s = *scenarios[i];
-      Result& r = out[i];
-      auto step = sim::Replay(s, *platform_of[i], {});
-      if (!step) {
-        r.reason = step.error().message;
-        continue;
-      }
-      r.simulated = true;
-      r.tflops = step->tflops_per_gpu;
-      r.step_s = step->step_time_s;
-      const models::MemoryEstimate m =
-          models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
-                                 s.system.gpu().memory_gib() * models::kGiB);
-      r.mem_gib = m.peak_bytes / models::kGiB;
-      r.defaults_used = s.defaults_used;
-    }
-  };
-  const int threads =
-      jobs > 0
-          ? jobs
-          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  return out;
-}
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -307,7 +40,8 @@ Stats StatsOf(const std::vector<double>& errors) {
   return s;
 }
 
-std::string GroupKey(const Row& row, const std::vector<std::string>& by) {
+std::string GroupKey(const MeasuredRun& row,
+                     const std::vector<std::string>& by) {
   std::string key;
   for (const std::string& b : by) {
     const std::string& v = b == "model"       ? row.model
@@ -319,7 +53,7 @@ std::string GroupKey(const Row& row, const std::vector<std::string>& by) {
   return key;
 }
 
-bool Low(const Row& row) { return row.confidence == "low"; }
+bool Low(const MeasuredRun& row) { return row.confidence == "low"; }
 
 }  // namespace
 
@@ -340,35 +74,21 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--calibration", f.calibration_file,
+                 "Apply a calibration profile (.textproto, as `moesim "
+                 "calibrate fit` writes) to every replay");
 }
 
 util::Result<std::string> RunValidate(const ValidateFlags& f) {
-  // Load the runs.
-  const std::string runs_name =
-      f.runs_file.empty() ? "calibration/runs/runs.csv" : f.runs_file;
-  std::string text;
-  if (f.runs_file.empty()) {
-    auto shipped = calibration::ShippedRunsFile("runs.csv");
-    if (!shipped) return std::unexpected(shipped.error());
-    text = std::string(*shipped);
-  } else {
-    std::ifstream in(f.runs_file, std::ios::binary);
-    if (!in) {
-      return std::unexpected(
-          FlagError("RUNS", "cannot read '" + f.runs_file + "'"));
-    }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+  calibration::Profile profile;
+  if (!f.calibration_file.empty()) {
+    auto loaded = calibration::LoadProfile(f.calibration_file);
+    if (!loaded) return std::unexpected(loaded.error());
+    profile = std::move(*loaded);
   }
-  auto table = util::CsvTable::Parse(text, runs_name);
-  if (!table) return std::unexpected(table.error());
-  for (const char* column : kRequired) {
-    if (table->Column(column) < 0) {
-      return std::unexpected(util::Error{runs_name + ":1: missing column '" +
-                                         std::string(column) + "'"});
-    }
-  }
+  auto runs = LoadMeasuredRuns(f.runs_file, "RUNS");
+  if (!runs) return std::unexpected(runs.error());
+  const std::string& runs_name = runs->name;
   std::vector<std::string> by = util::SplitList(f.group_by, ",");
   for (const std::string& b : by) {
     if (b != "model" && b != "gpu" && b != "precision" && b != "confidence") {
@@ -377,19 +97,14 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
           "unknown key '" + b + "' (model, gpu, precision, confidence)"));
     }
   }
-  std::vector<Row> rows;
-  for (size_t i = 0; i < table->num_rows(); ++i) {
-    auto row = ParseRow(*table, i, runs_name);
-    if (!row) return std::unexpected(row.error());
-    rows.push_back(std::move(*row));
-  }
-  const std::vector<Result> results = Simulate(rows, f.jobs);
+  const RunReplayer replayer(runs->rows);
+  const std::vector<RunPrediction> results = replayer.Simulate(profile, f.jobs);
 
   // Statistics: TFLOPS over high/medium rows, low rows apart; memory.
   std::vector<double> main_errors, low_errors, mem_errors;
   std::map<std::string, std::vector<double>> groups;
-  std::vector<const Result*> ranked;
-  for (const Result& r : results) {
+  std::vector<const RunPrediction*> ranked;
+  for (const RunPrediction& r : results) {
     if (!r.simulated) continue;
     if (r.row->tflops) {
       (Low(*r.row) ? low_errors : main_errors).push_back(r.error_pct());
@@ -404,7 +119,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     }
   }
   std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Result* a, const Result* b) {
+                   [](const RunPrediction* a, const RunPrediction* b) {
                      return std::abs(a->error_pct()) > std::abs(b->error_pct());
                    });
   const Stats main = StatsOf(main_errors), low = StatsOf(low_errors),
@@ -446,8 +161,8 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
                                            std::string(column) + "'"});
       }
     }
-    std::map<std::string, const Result*> by_id;
-    for (const Result& r : results) by_id[r.row->id] = &r;
+    std::map<std::string, const RunPrediction*> by_id;
+    for (const RunPrediction& r : results) by_id[r.row->id] = &r;
     std::vector<std::string> seen;
     for (size_t i = 0; i < pt->num_rows(); ++i) {
       PairResult p;
@@ -458,10 +173,10 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       seen.push_back(p.pair_id);
       p.knob = pt->Get(i, "knob");
       p.metric = pt->Get(i, "metric");
-      auto am = Number(pt->Get(i, "a_measured"), pairs_name, pt->Line(i),
-                       "a_measured");
-      auto bm = Number(pt->Get(i, "b_measured"), pairs_name, pt->Line(i),
-                       "b_measured");
+      auto am = ParseRunNumber(pt->Get(i, "a_measured"), pairs_name,
+                               pt->Line(i), "a_measured");
+      auto bm = ParseRunNumber(pt->Get(i, "b_measured"), pairs_name,
+                               pt->Line(i), "b_measured");
       if (!am) return std::unexpected(am.error());
       if (!bm) return std::unexpected(bm.error());
       const auto a = by_id.find(pt->Get(i, "a_id"));
@@ -516,7 +231,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   if (f.json) {
     std::string out = "{\n  \"rows\": [";
     bool first = true;
-    for (const Result& r : results) {
+    for (const RunPrediction& r : results) {
       if (!r.simulated) continue;
       out += first ? "\n" : ",\n";
       first = false;
@@ -542,7 +257,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
            ",\n  \"memory_mape_pct\": " + JsonNumber(mem.mape) +
            ",\n  \"skipped\": [";
     first = true;
-    for (const Result& r : results) {
+    for (const RunPrediction& r : results) {
       if (r.simulated) continue;
       out += first ? "\n" : ",\n";
       first = false;
@@ -578,7 +293,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
 
   std::string out;
   int simulated = 0;
-  for (const Result& r : results) simulated += r.simulated;
+  for (const RunPrediction& r : results) simulated += r.simulated;
   out +=
       Format("%s: %zu runs, %d simulated, %zu skipped\n\n", runs_name.c_str(),
              results.size(), simulated, results.size() - simulated);
@@ -600,12 +315,12 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       "\nten worst rows                                            measured "
       " moesim   error\n";
   for (size_t i = 0; i < ranked.size() && i < 10; ++i) {
-    const Result& r = *ranked[i];
+    const RunPrediction& r = *ranked[i];
     out += Format("  %-54s %8.0f %8.0f %+7.1f%%\n", r.row->id.c_str(),
                   *r.row->tflops, r.tflops, r.error_pct());
   }
   out += "\nskipped\n";
-  for (const Result& r : results) {
+  for (const RunPrediction& r : results) {
     if (!r.simulated) {
       out += "  " + r.row->id + ": " + r.reason + "\n";
     }

@@ -7,13 +7,10 @@
 // reason. Low-confidence rows are reported apart from the MAPE. With
 // --pairs, each one-knob A/B pair is predicted on both sides.
 //
-// A row's columns map onto the scenario flags one to one (the flags use the
-// runs' vocabulary); its `mtp_layers` and the modelled keys of `extra`
-// (capacity_factor, optimizer dtypes, precision-aware optimizer, FP8
-// parameter gather, offload copy overlap, shared-expert overlap, manual GC)
-// go in as Megatron arguments. A malformed file (missing column, unknown
-// model or GPU, a number that does not parse) is an error naming the line;
-// a valid row whose layout the rules refuse is skipped with the rule.
+// Rows become scenarios as tools/measured_runs.h says; a malformed file is an
+// error naming the line, a valid row whose layout the rules refuse is
+// skipped with the rule. --calibration PROFILE applies a calibration profile
+// (calibration/profile.h) to every replay.
 #ifndef MOESIM_TOOLS_VALIDATE_REPORT_H_
 #define MOESIM_TOOLS_VALIDATE_REPORT_H_
 
@@ -31,6 +28,7 @@ struct ValidateFlags {
   bool json = false;
   bool markdown = false;  // only the by-group accuracy table, in Markdown
   int jobs = 0;           // replay threads; 0: one per hardware thread
+  std::string calibration_file;  // a profile to apply; empty: none
 };
 
 void AddValidateFlags(CLI::App& app, ValidateFlags& flags);

@@ -31,12 +31,15 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
 
 }  // namespace
 
-Result<void> ParseTextProto(std::string_view text, std::string_view file,
-                            google::protobuf::Message& message) {
+Result<void> ParseTextProto(
+    std::string_view text, std::string_view file,
+    google::protobuf::Message& message,
+    google::protobuf::TextFormat::ParseInfoTree* locations) {
   message.Clear();
   google::protobuf::TextFormat::Parser parser;
   FirstErrorCollector errors;
   parser.RecordErrorsTo(&errors);
+  if (locations != nullptr) parser.WriteLocationsTo(locations);
   if (!parser.ParseFromString(std::string(text), &message)) {
     std::string detail =
         errors.has_error() ? errors.text() : "0:0: malformed text format";

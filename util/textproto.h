@@ -3,6 +3,7 @@
 #define MOESIM_UTIL_TEXTPROTO_H_
 
 #include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
 
 #include <string>
 #include <string_view>
@@ -12,10 +13,13 @@
 namespace moesim::util {
 
 // Parses `text` into `message` (cleared first). `file` only names the source
-// in error messages: "<file>:<line>:<col>: <parser message>".
-[[nodiscard]] Result<void> ParseTextProto(std::string_view text,
-                                          std::string_view file,
-                                          google::protobuf::Message& message);
+// in error messages: "<file>:<line>:<col>: <parser message>". When
+// `locations` is given, it receives where each parsed field stands (lines and
+// columns from zero), for validation errors that point at a field.
+[[nodiscard]] Result<void> ParseTextProto(
+    std::string_view text, std::string_view file,
+    google::protobuf::Message& message,
+    google::protobuf::TextFormat::ParseInfoTree* locations = nullptr);
 
 // Reads a whole file. Error: "<path>: cannot read file".
 [[nodiscard]] Result<std::string> ReadFile(const std::string& path);

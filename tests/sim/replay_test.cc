@@ -719,5 +719,76 @@ TEST(EpOverlap, HidesAllToAllAndShortensTheStep) {
   EXPECT_LT(overlapped.step_time_s, plain.step_time_s);
 }
 
+// ---- Calibration profiles (calibration/profile.h) --------------------------
+
+StepResult SimulateWith(const scenarios::ResolvedScenario& s,
+                        const calibration::Profile& profile) {
+  auto platform = BuildPlatform(s, profile);
+  EXPECT_TRUE(platform) << platform.error().message;
+  auto r = Replay(s, *platform, {});
+  EXPECT_TRUE(r) << r.error().message;
+  return *r;
+}
+
+// The identity profile changes no bit of the step: every factor multiplies
+// or divides by exactly 1.
+TEST(Calibration, IdentityProfileIsNoProfile) {
+  const scenarios::ResolvedScenario s = Resolve(Qwen30b(32));
+  const StepResult a = Simulate(s);
+  calibration::Profile identity;
+  identity.by_gpu.push_back({"h100", calibration::Corrections{}});
+  const StepResult b = SimulateWith(s, identity);
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.time_by_op_class_s, b.time_by_op_class_s);
+  for (const auto& [kind, c] : a.comm_s) {
+    EXPECT_EQ(c.exposed_s, b.comm_s.at(kind).exposed_s) << kind;
+  }
+  EXPECT_EQ(a.host_busy_s, b.host_busy_s);
+}
+
+// gemm_efficiency 0.5 on a GEMM-bound dense step (llama3-8b, 4096 tokens per
+// micro-batch: every linear layer is a >= 4096 x 4096 x 4096 GEMM, far above
+// its HBM floor) halves every GEMM's throughput, so the GEMM class's busy
+// time doubles (each op's picoseconds round up once: ~1e-12 relative) while
+// attention and memory-bound kernels do not move; the step grows by less
+// than 2x (they and the communication are the rest of it).
+TEST(Calibration, HalfGemmEfficiencyDoublesTheGemmTime) {
+  const scenarios::ResolvedScenario s =
+      Resolve(R"(model: "llama3-8b" system: "dgx-h100" num_gpus: 8
+        seq_length: 4096 precision: "bf16" layout { global_batch_size: 16 })");
+  const StepResult a = Simulate(s);
+  calibration::Profile half;
+  half.all.at(calibration::Factor::kGemm) = 0.5;
+  const StepResult b = SimulateWith(s, half);
+  ASSERT_GT(a.time_by_op_class_s.at("gemm"), 0);
+  EXPECT_NEAR(b.time_by_op_class_s.at("gemm") / a.time_by_op_class_s.at("gemm"),
+              2.0, 1e-9);
+  EXPECT_EQ(b.time_by_op_class_s.at("attention"),
+            a.time_by_op_class_s.at("attention"));
+  EXPECT_EQ(b.time_by_op_class_s.at("memory_bound"),
+            a.time_by_op_class_s.at("memory_bound"));
+  EXPECT_GT(b.step_time_s, a.step_time_s);
+  EXPECT_LT(b.step_time_s, 2 * a.step_time_s);
+}
+
+// A profile for another GPU leaves this one alone; nvlink_comm_efficiency
+// 0.5 on the H100 slows the data-parallel reduce-scatters and all-gathers
+// inside the 8-GPU NVLink node, and no compute.
+TEST(Calibration, CommunicationFactorsReachTheNetworkModel) {
+  const scenarios::ResolvedScenario s =
+      Resolve(R"(model: "llama3-8b" system: "dgx-h100" num_gpus: 8
+        seq_length: 4096 precision: "bf16" layout { global_batch_size: 16 })");
+  const StepResult a = Simulate(s);
+  calibration::Profile other;
+  other.by_gpu.push_back({"b200", calibration::Corrections{
+                                      {0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 2}}});
+  EXPECT_EQ(SimulateWith(s, other).step_time_s, a.step_time_s);
+  calibration::Profile nvlink;
+  nvlink.all.at(calibration::Factor::kNvlinkComm) = 0.5;
+  const StepResult b = SimulateWith(s, nvlink);
+  EXPECT_GT(b.comm_s.at("dp").total_s, 1.5 * a.comm_s.at("dp").total_s);
+  EXPECT_EQ(b.time_by_op_class_s.at("gemm"), a.time_by_op_class_s.at("gemm"));
+}
+
 }  // namespace
 }  // namespace moesim::sim

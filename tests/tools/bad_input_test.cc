@@ -1,5 +1,5 @@
 // Bad input end to end: every invalid scenario, flag set or input file makes
-// `moesim memory` (or `moesim topo`) exit with code 2 and print exactly one
+// `moesim memory` (or the row's command) exit with code 2 and print exactly one
 // line on stderr, "moesim: <message>", naming the origin, the field and the
 // rule.
 #include <gtest/gtest.h>
@@ -461,6 +461,62 @@ const BadInput kBadInputs[] = {
      {"merge", "{tmp}/not_a_shard.json"},
      "{tmp}/not_a_shard.json: not a sweep shard",
      "sweep"},
+    // Calibration profiles (`--calibration`) and `moesim calibrate fit`.
+    {"RunProfileFactorOutOfRange",
+     Base("llama3-8b", "8", {"--calibration", "{tmp}/profile_range.textproto"}),
+     "{tmp}/profile_range.textproto:3: factors.gemm_efficiency: must be a "
+     "finite factor in [0.25, 4], got 5",
+     "run"},
+    {"RunProfileFactorNotFinite",
+     Base("llama3-8b", "8", {"--calibration", "{tmp}/profile_nan.textproto"}),
+     "{tmp}/profile_nan.textproto:2: factors.host_overhead_scale: must be a "
+     "finite factor in [0.25, 4], got nan",
+     "run"},
+    {"RunProfileUnknownField",
+     Base("llama3-8b", "8", {"--calibration", "{tmp}/profile_field.textproto"}),
+     "\"moesim.calibration.Factors\" has no field named \"gemm_speed\"", "run"},
+    {"RunProfileMalformed",
+     Base("llama3-8b", "8",
+          {"--calibration", "{tmp}/profile_malformed.textproto"}),
+     "{tmp}/profile_malformed.textproto:1:", "run"},
+    {"RunProfileUnknownGpu",
+     Base("llama3-8b", "8", {"--calibration", "{tmp}/profile_gpu.textproto"}),
+     "{tmp}/profile_gpu.textproto:2: gpu[0].gpu: unknown GPU 'a100'", "run"},
+    {"RunProfileMissing",
+     Base("llama3-8b", "8", {"--calibration", "{tmp}/absent.textproto"}),
+     "{tmp}/absent.textproto: cannot read file", "run"},
+    {"ValidateProfileFactorOutOfRange",
+     {"--calibration", "{tmp}/profile_range.textproto"},
+     "{tmp}/profile_range.textproto:3: factors.gemm_efficiency: must be a "
+     "finite factor in [0.25, 4]",
+     "validate"},
+    {"FitUnknownFactor",
+     {"fit", "--out", "{tmp}/fit.textproto", "--factors",
+      "gemm_efficiency,gemm"},
+     "flags: --factors: unknown factor 'gemm' (gemm_efficiency, ",
+     "calibrate"},
+    {"FitUnknownConfidence",
+     {"fit", "--out", "{tmp}/fit.textproto", "--confidence", "high,certain"},
+     "flags: --confidence: unknown level 'certain' (high, medium, low)",
+     "calibrate"},
+    {"FitOneFold",
+     {"fit", "--out", "{tmp}/fit.textproto", "--folds", "1"},
+     "--folds",
+     "calibrate"},
+    {"FitWithoutOut", {"fit"}, "--out", "calibrate"},
+    {"FitUnknownLoss",
+     {"fit", "--out", "{tmp}/fit.textproto", "--loss", "huber"},
+     "--loss",
+     "calibrate"},
+    {"FitMissingRuns",
+     {"fit", "--out", "{tmp}/fit.textproto", "--runs", "{tmp}/absent.csv"},
+     "flags: --runs: cannot read '{tmp}/absent.csv'",
+     "calibrate"},
+    {"FitBadRunsFile",
+     {"fit", "--out", "{tmp}/fit.textproto", "--runs",
+      "{tmp}/runs_bad_number.csv"},
+     "{tmp}/runs_bad_number.csv:2: num_gpus: '256x' is not a number",
+     "calibrate"},
     {"TopoExpertLayoutDoesNotDivide",
      {"dgx-h100", "--gpus", "16", "--ep", "32"},
      "flags: --ep: etp*ep*pp = 32 does not divide --gpus 16",
@@ -544,6 +600,14 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
     runs_variant("runs_bad_number.csv", ",256,", ",256x,", false);
     runs_variant("runs_unknown_model.csv", ",deepseek-v3,", ",deepseek-v9,",
                  false);
+    // Calibration profiles, each broken in one way.
+    Write("profile_range.textproto",
+          "name: \"lab\"\nfactors {\n  gemm_efficiency: 5\n}\n");
+    Write("profile_nan.textproto",
+          "factors {\n  host_overhead_scale: nan\n}\n");
+    Write("profile_field.textproto", "factors {\n  gemm_speed: 1\n}\n");
+    Write("profile_malformed.textproto", "factors { gemm_efficiency: fast }\n");
+    Write("profile_gpu.textproto", "gpu {\n  gpu: \"a100\"\n}\n");
     variant("negative_nic.textproto", "gbit_s: 400", "gbit_s: -400");
     variant("ampere.textproto", "architecture: \"hopper\"",
             "architecture: \"ampere\"");

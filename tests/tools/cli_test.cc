@@ -1,5 +1,5 @@
-// End-to-end checks of `moesim run`, `moesim memory` and `moesim topo`
-// through the real binary.
+// End-to-end checks of `moesim run`, `moesim memory`, `moesim topo`,
+// `moesim validate` and `moesim calibrate fit` through the real binary.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -229,6 +229,94 @@ TEST(TopoCommand, CheckPasses) {
   const Output o = RunMoesim("topo --check");
   EXPECT_EQ(o.status, 0) << o.out;
   EXPECT_NE(o.out.find("ok: every row within 15%"), std::string::npos);
+}
+
+// ---- Calibration profiles ------------------------------------------------
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A runs CSV (calibration/runs/SCHEMA.md columns) of small steps: a dense
+// and a MoE step on 8 H100s, two short-sequence MoE steps on 8 B200s where
+// the host's launches matter, with made-up measured TFLOPS/GPU.
+std::string SmallRunsCsv(const std::string& name) {
+  std::string csv =
+      "id,model,gpu,num_gpus,seq_len,mbs,gbs,tp,cp,ep,etp,pp,vpp,precision,"
+      "dispatcher,recompute,cuda_graph,ep_overlap,cpu_offload,routing,"
+      "mtp_layers,pp_layout,extra,measured_tflops_per_gpu,"
+      "measured_step_time_s,measured_peak_mem_gib,confidence\n";
+  const char* rows[] = {
+      "dense,llama3-8b,h100,8,4096,1,16,1,1,1,1,1,,,,,,,,,,,,380,,,high",
+      "moe,qwen3-30b-a3b,h100,8,4096,1,16,1,1,8,1,1,,,,,,,,,,,,120,,,high",
+      "moe-1k,qwen3-30b-a3b,b200,8,1024,1,16,1,1,8,1,1,,,,,,,,,,,,90,,,medium",
+      "moon-512,moonlight-16b-a3b,b200,8,512,1,16,1,1,8,1,1,,,,,,,,,,,,,0.06,,"
+      "high"};
+  for (const char* row : rows) csv += std::string(row) + "\n";
+  return WriteTemp(name, csv);
+}
+
+// The identity profile gives the same bytes as no profile, for `run` and
+// `validate`; gemm_efficiency 0.5 changes them.
+TEST(Calibration, IdentityProfileGivesTheSameBytes) {
+  const std::string identity =
+      WriteTemp("identity.textproto", "name: \"identity\"\nfactors { }\n");
+  const std::string half =
+      WriteTemp("half_gemm.textproto", "factors { gemm_efficiency: 0.5 }\n");
+  const std::string run =
+      "run --model qwen3-30b-a3b --system dgx-h100 --gpus 16 --pp 2 --ep 8 "
+      "--gbs 64 --json";
+  const Output plain = RunMoesim(run);
+  ASSERT_EQ(plain.status, 0);
+  EXPECT_EQ(RunMoesim(run + " --calibration " + identity).out, plain.out);
+  EXPECT_NE(RunMoesim(run + " --calibration " + half).out, plain.out);
+  const std::string validate =
+      "validate --json -j 2 " + SmallRunsCsv("identity_runs.csv");
+  const Output base = RunMoesim(validate);
+  ASSERT_EQ(base.status, 0);
+  EXPECT_EQ(RunMoesim(validate + " --calibration " + identity).out, base.out);
+  EXPECT_NE(RunMoesim(validate + " --calibration " + half).out, base.out);
+}
+
+// `calibrate fit`: the profile written parses back (validate takes it), its
+// header reports cross-validated error beside the training error and the
+// baseline, and the bytes do not depend on the thread count.
+TEST(Calibration, FitWritesAProfileWithCrossValidatedErrorDeterministically) {
+  const std::string runs = SmallRunsCsv("fit_runs.csv");
+  const std::string out1 = ::testing::TempDir() + "/fit_j1.textproto";
+  const std::string out2 = ::testing::TempDir() + "/fit_j2.textproto";
+  const std::string fit =
+      "calibrate fit --runs " + runs +
+      " --factors gemm_efficiency,host_overhead_scale --folds 2 --json";
+  const Output a = RunMoesim(fit + " -j 1 --out " + out1);
+  const Output b = RunMoesim(fit + " -j 2 --out " + out2);
+  ASSERT_EQ(a.status, 0);
+  ASSERT_EQ(b.status, 0);
+  const std::string profile = ReadText(out1);
+  EXPECT_EQ(ReadText(out2), profile);
+  const std::string json_without_out = a.out.substr(0, a.out.find("\"out\""));
+  EXPECT_EQ(b.out.substr(0, b.out.find("\"out\"")), json_without_out);
+  for (const char* key :
+       {"\"rows\": 4", "\"tflops_rows\": 3", "\"baseline_mape_pct\"",
+        "\"training_mape_pct\"", "\"cv_mape_pct\"", "\"folds\"", "\"factors\"",
+        "\"evaluations\""}) {
+    EXPECT_NE(a.out.find(key), std::string::npos) << key << "\n" << a.out;
+  }
+  EXPECT_NE(profile.find("2-fold cross-validated"), std::string::npos)
+      << profile;
+  EXPECT_NE(profile.find("no profile"), std::string::npos);
+  EXPECT_NE(profile.find("gemm_efficiency: "), std::string::npos) << profile;
+  EXPECT_EQ(
+      RunMoesim("validate -j 2 " + runs + " --calibration " + out1).status, 0);
 }
 
 }  // namespace

@@ -1,0 +1,401 @@
+#include "tools/calibrate_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <map>
+
+#include "calibration/fit.h"
+#include "tools/text_format.h"
+#include "util/csv.h"
+
+namespace moesim::tools {
+
+namespace {
+
+using calibration::Corrections;
+using calibration::Factor;
+
+// FNV-1a, 64 bits: a row's fold from its id, the same on every machine.
+uint64_t Fnv1a(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+double Round4(double v) { return std::round(v * 1e4) / 1e4; }
+
+// Replays the fitted rows under trial corrections, each distinct set once.
+class Evaluator {
+ public:
+  Evaluator(const RunReplayer& replayer, std::vector<size_t> rows,
+            size_t num_runs, int jobs)
+      : replayer_(replayer), rows_(std::move(rows)), jobs_(jobs) {
+    selected_.assign(num_runs, false);
+    for (size_t i : rows_) selected_[i] = true;
+  }
+
+  // log of the predicted metric of each fitted row (TFLOPS/GPU where
+  // measured, else step time), in `rows` order. A replay that fails leaves
+  // the first error in error() and the row's prediction at its measured
+  // value's log of 0.
+  const std::vector<double>& LogPredictions(const Corrections& c,
+                                            const std::vector<bool>& tflops) {
+    auto it = cache_.find(c.values);
+    if (it != cache_.end()) return it->second;
+    calibration::Profile profile;
+    profile.all = c;
+    const std::vector<RunPrediction> out =
+        replayer_.Simulate(profile, jobs_, selected_);
+    std::vector<double> logs(rows_.size(), 0.0);
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      const RunPrediction& p = out[rows_[k]];
+      if (!p.simulated) {
+        if (!error_) error_ = util::Error{p.row->id + ": " + p.reason};
+        continue;
+      }
+      logs[k] = std::log(tflops[k] ? p.tflops : p.step_s);
+    }
+    return cache_.emplace(c.values, std::move(logs)).first->second;
+  }
+
+  int evaluations() const { return static_cast<int>(cache_.size()); }
+  const std::optional<util::Error>& error() const { return error_; }
+
+ private:
+  const RunReplayer& replayer_;
+  std::vector<size_t> rows_;
+  std::vector<bool> selected_;
+  int jobs_;
+  std::map<std::array<double, calibration::kNumFactors>, std::vector<double>>
+      cache_;
+  std::optional<util::Error> error_;
+};
+
+// Mean |predicted / measured - 1| in percent over `which` (indices into the
+// fitted rows), from log predictions and log measurements.
+double Mape(const std::vector<double>& log_predicted,
+            const std::vector<double>& log_measured,
+            const std::vector<size_t>& which) {
+  if (which.empty()) return 0;
+  double sum = 0;
+  for (size_t k : which) {
+    sum += std::abs(std::exp(log_predicted[k] - log_measured[k]) - 1) * 100;
+  }
+  return sum / which.size();
+}
+
+// The residual of a log error under `loss` (calibrate_fit.h).
+double Residual(double error, Loss loss) {
+  if (loss == Loss::kSquared) return error;
+  const double s = kSoftL1Scale;
+  const double rho = 2 * s * s * (std::sqrt(1 + (error / s) * (error / s)) - 1);
+  return std::copysign(std::sqrt(rho), error);
+}
+
+std::string FactorList(const std::vector<Factor>& factors) {
+  std::string out;
+  for (Factor f : factors) {
+    out += (out.empty() ? "" : ", ") + std::string(calibration::FactorName(f));
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
+  app.add_option("--runs", f.runs_file,
+                 "Measured runs CSV (calibration/runs/SCHEMA.md; default: the "
+                 "shipped calibration/runs/runs.csv)");
+  app.add_option("--out", f.out, "Profile to write (.textproto)")->required();
+  app.add_option("--factors", f.factors,
+                 "Comma-separated factors to fit (default: every factor some "
+                 "row's prediction moves with)");
+  app.add_option("--folds", f.folds,
+                 "Cross-validation folds (rows assigned by a hash of their id)")
+      ->check(CLI::Range(2, 100));
+  app.add_option("--confidence", f.confidence,
+                 "Comma-separated confidence levels of the rows to fit: high, "
+                 "medium, low");
+  app.add_option("--name", f.name, "The profile's name");
+  app.add_option("--loss", f.loss,
+                 "squared (default: least squares on the log error) or "
+                 "soft_l1 (quadratic within ~10%, linear beyond, like MAPE)")
+      ->check(CLI::IsMember({"squared", "soft_l1"}));
+  app.add_option("--max-evaluations", f.max_evaluations,
+                 "Replays of every row one fit may take, its Jacobian's "
+                 "included (default 14; each fold is a fit)")
+      ->check(CLI::Range(2, 1000));
+  app.add_option("-j,--jobs", f.jobs,
+                 "Replay threads (default: one per hardware thread); the "
+                 "output does not depend on it")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--json", f.json, "Print the report as JSON");
+}
+
+util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
+                                       const FitOptions& options) {
+  const RunReplayer replayer(runs);
+  // The identity replay of every row decides which rows are fitted.
+  const std::vector<RunPrediction> base =
+      replayer.Simulate(calibration::Profile{}, options.jobs);
+  std::vector<size_t> rows;
+  std::vector<bool> on_tflops;
+  std::vector<double> log_measured;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const MeasuredRun& run = runs[i];
+    if (!base[i].simulated || !(run.tflops || run.step_s)) continue;
+    const double measured = run.tflops ? *run.tflops : *run.step_s;
+    if (!(measured > 0)) continue;
+    rows.push_back(i);
+    on_tflops.push_back(run.tflops.has_value());
+    log_measured.push_back(std::log(measured));
+  }
+  if (rows.empty()) {
+    return util::Fail(
+        "calibrate fit: no row with a measured TFLOPS/GPU or step time can "
+        "be simulated");
+  }
+  FitResult result;
+  result.rows = static_cast<int>(rows.size());
+  result.tflops_rows =
+      static_cast<int>(std::count(on_tflops.begin(), on_tflops.end(), true));
+  Evaluator evaluator(replayer, rows, runs.size(), options.jobs);
+  const std::vector<double> identity =
+      evaluator.LogPredictions(Corrections{}, on_tflops);
+  std::vector<size_t> all(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) all[k] = k;
+  result.baseline_mape_pct = Mape(identity, log_measured, all);
+
+  // Factors some row moves with, from the same points the solver's
+  // Jacobian at the identity takes (so they are replayed once).
+  calibration::LeastSquaresOptions ls;
+  ls.max_evaluations = options.max_evaluations;
+  const std::vector<Factor> candidates =
+      options.factors.empty()
+          ? std::vector<Factor>(std::begin(calibration::kFactors),
+                                std::end(calibration::kFactors))
+          : options.factors;
+  for (Factor f : candidates) {
+    Corrections c;
+    c.at(f) = std::exp(ls.jacobian_step);
+    const std::vector<double>& moved = evaluator.LogPredictions(c, on_tflops);
+    double sensitivity = 0;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      sensitivity = std::max(
+          sensitivity, std::abs(moved[k] - identity[k]) / ls.jacobian_step);
+    }
+    (sensitivity >= kMinSensitivity ? result.fitted : result.not_fitted)
+        .push_back(f);
+  }
+
+  const size_t n = result.fitted.size();
+  auto corrections_of = [&](const std::vector<double>& x) {
+    Corrections c;
+    for (size_t j = 0; j < n; ++j) c.at(result.fitted[j]) = std::exp(x[j]);
+    return c;
+  };
+  // Factors fitted on the rows `train` (indices into `rows`).
+  auto fit = [&](const std::vector<size_t>& train) {
+    if (n == 0) return Corrections{};
+    const calibration::Residuals residuals = [&](const std::vector<double>& x) {
+      const std::vector<double>& logs =
+          evaluator.LogPredictions(corrections_of(x), on_tflops);
+      std::vector<double> r;
+      r.reserve(train.size());
+      for (size_t k : train) {
+        r.push_back(Residual(logs[k] - log_measured[k], options.loss));
+      }
+      return r;
+    };
+    const calibration::LeastSquaresResult solved =
+        calibration::BoundedLeastSquares(
+            residuals, std::vector<double>(n, 0.0),
+            std::vector<double>(n, std::log(calibration::kMinFactor)),
+            std::vector<double>(n, std::log(calibration::kMaxFactor)), ls);
+    return corrections_of(solved.x);
+  };
+
+  // Cross-validation: each fold predicted by factors fitted on the others.
+  if (options.folds >= 2) {
+    std::vector<std::vector<size_t>> held_out(options.folds);
+    for (size_t k = 0; k < rows.size(); ++k) {
+      held_out[Fnv1a(runs[rows[k]].id) % options.folds].push_back(k);
+    }
+    double error_sum = 0;
+    int predicted = 0;
+    for (int fold = 0; fold < options.folds; ++fold) {
+      FoldResult fr;
+      fr.rows = static_cast<int>(held_out[fold].size());
+      if (fr.rows == 0) {
+        result.folds.push_back(fr);
+        continue;
+      }
+      std::vector<size_t> train;
+      for (size_t k = 0; k < rows.size(); ++k) {
+        if (Fnv1a(runs[rows[k]].id) % options.folds !=
+            static_cast<uint64_t>(fold)) {
+          train.push_back(k);
+        }
+      }
+      if (train.empty()) {
+        return util::Fail(
+            "calibrate fit: every row falls in one fold; use fewer --folds or "
+            "more rows");
+      }
+      fr.factors = fit(train);
+      const std::vector<double>& logs =
+          evaluator.LogPredictions(fr.factors, on_tflops);
+      fr.mape_pct = Mape(logs, log_measured, held_out[fold]);
+      error_sum += fr.mape_pct * fr.rows;
+      predicted += fr.rows;
+      result.folds.push_back(fr);
+    }
+    result.cv_mape_pct = predicted > 0 ? error_sum / predicted : 0;
+  } else {
+    result.cv_mape_pct = std::numeric_limits<double>::quiet_NaN();
+  }
+
+  // The profile: every row, rounded as written.
+  Corrections fitted = fit(all);
+  for (double& v : fitted.values) v = Round4(v);
+  result.factors = fitted;
+  result.training_mape_pct =
+      Mape(evaluator.LogPredictions(fitted, on_tflops), log_measured, all);
+  result.evaluations = evaluator.evaluations();
+  if (evaluator.error()) return std::unexpected(*evaluator.error());
+  return result;
+}
+
+util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
+  FitOptions options;
+  options.folds = f.folds;
+  options.jobs = f.jobs;
+  options.loss = f.loss == "soft_l1" ? Loss::kSoftL1 : Loss::kSquared;
+  options.max_evaluations = f.max_evaluations;
+  for (const std::string& name : util::SplitList(f.factors, ",")) {
+    auto factor = calibration::ParseFactor(name);
+    if (!factor)
+      return std::unexpected(FlagError("--factors", factor.error().message));
+    if (std::find(options.factors.begin(), options.factors.end(), *factor) ==
+        options.factors.end()) {
+      options.factors.push_back(*factor);
+    }
+  }
+  const std::vector<std::string> levels = util::SplitList(f.confidence, ",");
+  for (const std::string& level : levels) {
+    if (level != "high" && level != "medium" && level != "low") {
+      return std::unexpected(FlagError(
+          "--confidence", "unknown level '" + level + "' (high, medium, low)"));
+    }
+  }
+  auto runs = LoadMeasuredRuns(f.runs_file, "--runs");
+  if (!runs) return std::unexpected(runs.error());
+  std::vector<MeasuredRun> chosen;
+  for (const MeasuredRun& run : runs->rows) {
+    if (std::find(levels.begin(), levels.end(), run.confidence) !=
+        levels.end()) {
+      chosen.push_back(run);
+    }
+  }
+  auto fitted = FitCalibration(chosen, options);
+  if (!fitted) return std::unexpected(fitted.error());
+  const FitResult& r = *fitted;
+
+  calibration::Profile profile;
+  profile.name = f.name.empty() ? "fit to " + runs->name : f.name;
+  profile.all = r.factors;
+  const std::string data =
+      Format("%s, confidence %s: %d rows (%d on TFLOPS/GPU, %d on step time)",
+             runs->name.c_str(), f.confidence.c_str(), r.rows, r.tflops_rows,
+             r.rows - r.tflops_rows);
+  const std::string errors = Format(
+      "MAPE: no profile %.1f%%, training %.1f%%, %d-fold cross-validated "
+      "%.1f%%",
+      r.baseline_mape_pct, r.training_mape_pct, f.folds, r.cv_mape_pct);
+  const std::vector<std::string> header = {
+      "Calibration profile written by `moesim calibrate fit`.",
+      "data: " + data,
+      "fitted: " + FactorList(r.fitted) + " (loss " + f.loss + ")",
+      "not fitted (no row's prediction moves with them): " +
+          FactorList(r.not_fitted),
+      errors + " (of TFLOPS/GPU, or step time where TFLOPS is not measured)",
+      Format("folds: FNV-1a hash of the row id mod %d; each fold predicted by "
+             "factors fitted on the others",
+             f.folds),
+      ""};
+  std::ofstream out(f.out, std::ios::binary);
+  if (!(out << calibration::FormatProfile(profile, header))) {
+    return std::unexpected(FlagError("--out", "cannot write '" + f.out + "'"));
+  }
+
+  if (f.json) {
+    auto factors_json = [](const Corrections& c,
+                           const std::vector<Factor>& which) {
+      std::string s = "{";
+      for (Factor fa : which) {
+        s += (s.size() > 1 ? ", " : "") +
+             JsonString(calibration::FactorName(fa)) + ": " +
+             JsonNumber(c.at(fa));
+      }
+      return s + "}";
+    };
+    std::vector<std::string> fitted_names, not_fitted_names;
+    for (Factor fa : r.fitted)
+      fitted_names.push_back(calibration::FactorName(fa));
+    for (Factor fa : r.not_fitted)
+      not_fitted_names.push_back(calibration::FactorName(fa));
+    std::string s =
+        "{\n  \"runs\": " + JsonString(runs->name) +
+        ",\n  \"confidence\": " + JsonString(f.confidence) +
+        ",\n  \"loss\": " + JsonString(f.loss) +
+        ",\n  \"rows\": " + JsonNumber(r.rows) +
+        ",\n  \"tflops_rows\": " + JsonNumber(r.tflops_rows) +
+        ",\n  \"fitted\": " + JsonList(fitted_names) +
+        ",\n  \"not_fitted\": " + JsonList(not_fitted_names) +
+        ",\n  \"factors\": " + factors_json(r.factors, r.fitted) +
+        ",\n  \"baseline_mape_pct\": " + JsonNumber(r.baseline_mape_pct) +
+        ",\n  \"training_mape_pct\": " + JsonNumber(r.training_mape_pct) +
+        ",\n  \"cv_mape_pct\": " + JsonNumber(r.cv_mape_pct) +
+        ",\n  \"folds\": [";
+    for (size_t i = 0; i < r.folds.size(); ++i) {
+      const FoldResult& fr = r.folds[i];
+      s += std::string(i ? ",\n" : "\n") +
+           "    {\"rows\": " + JsonNumber(fr.rows) +
+           ", \"mape_pct\": " + JsonNumber(fr.mape_pct) +
+           ", \"factors\": " + factors_json(fr.factors, r.fitted) + "}";
+    }
+    s += "\n  ],\n  \"evaluations\": " + JsonNumber(r.evaluations) +
+         ",\n  \"out\": " + JsonString(f.out) + "\n}\n";
+    return s;
+  }
+  std::string s = "calibrate fit: " + data + "\n";
+  s += Format("%d replays of every row\n\n", r.evaluations);
+  s += "factor                        fitted\n";
+  for (Factor fa : r.fitted) {
+    s += Format("  %-27s %7.4f\n", calibration::FactorName(fa),
+                r.factors.at(fa));
+  }
+  for (Factor fa : r.not_fitted) {
+    s += Format("  %-27s       - (no row moves with it)\n",
+                calibration::FactorName(fa));
+  }
+  s += "\n" + errors + "\n";
+  s += "\nfold  held-out rows  MAPE     factors fitted on the other folds\n";
+  for (size_t i = 0; i < r.folds.size(); ++i) {
+    const FoldResult& fr = r.folds[i];
+    std::string factors;
+    for (Factor fa : r.fitted) factors += Format(" %.3f", fr.factors.at(fa));
+    s += Format("  %-3zu %13d %6.1f%%   %s\n", i, fr.rows, fr.mape_pct,
+                factors.c_str());
+  }
+  s += "\nwrote " + f.out + "\n";
+  return s;
+}
+
+}  // namespace moesim::tools

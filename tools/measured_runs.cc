@@ -1,0 +1,320 @@
+#include "tools/measured_runs.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "calibration/tables.h"
+#include "models/memory.h"
+#include "models/zoo.h"
+#include "sim/replay.h"
+#include "tools/text_format.h"
+#include "util/csv.h"
+
+namespace moesim::tools {
+
+namespace {
+
+// runs.csv's GPU column -> the shipped system of that GPU.
+const std::map<std::string, std::string, std::less<>> kSystems = {
+    {"h100", "dgx-h100"}, {"h200", "hgx-h200"},     {"b200", "dgx-b200"},
+    {"b300", "dgx-b300"}, {"gb200", "gb200-nvl72"}, {"gb300", "gb300-nvl72"}};
+
+const char* const kRequired[] = {"id",
+                                 "model",
+                                 "gpu",
+                                 "num_gpus",
+                                 "seq_len",
+                                 "mbs",
+                                 "gbs",
+                                 "tp",
+                                 "cp",
+                                 "ep",
+                                 "etp",
+                                 "pp",
+                                 "vpp",
+                                 "precision",
+                                 "dispatcher",
+                                 "recompute",
+                                 "cuda_graph",
+                                 "ep_overlap",
+                                 "cpu_offload",
+                                 "routing",
+                                 "mtp_layers",
+                                 "pp_layout",
+                                 "extra",
+                                 "measured_tflops_per_gpu",
+                                 "measured_step_time_s",
+                                 "measured_peak_mem_gib",
+                                 "confidence"};
+
+// "<file>:<line>: <column>: <rule>", the one-line error of a bad row.
+util::Error RowError(const std::string& file, int line, std::string_view column,
+                     std::string_view rule) {
+  return util::Error{file + ":" + std::to_string(line) + ": " +
+                     std::string(column) + ": " + std::string(rule)};
+}
+
+}  // namespace
+
+util::Result<std::optional<double>> ParseRunNumber(const std::string& text,
+                                                   const std::string& file,
+                                                   int line,
+                                                   std::string_view column) {
+  if (text.empty()) return std::optional<double>();
+  double value = 0;
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value)) {
+    return std::unexpected(
+        RowError(file, line, column, "'" + text + "' is not a number"));
+  }
+  return std::optional<double>(value);
+}
+
+namespace {
+
+util::Result<std::optional<int>> Integer(const std::string& text,
+                                         const std::string& file, int line,
+                                         std::string_view column) {
+  auto v = ParseRunNumber(text, file, line, column);
+  if (!v) return std::unexpected(v.error());
+  if (!*v) return std::optional<int>();
+  if (**v != std::floor(**v) || **v < 0 || **v > 1e9) {
+    return std::unexpected(
+        RowError(file, line, column, "'" + text + "' is not a whole number"));
+  }
+  return std::optional<int>(static_cast<int>(**v));
+}
+
+// The modelled keys of the `extra` column as Megatron arguments.
+std::string ExtraArgs(const std::string& extra) {
+  std::string args;
+  for (const std::string& kv : util::SplitList(extra, ";")) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    const bool on = value == "True" || value == "true" || value == "1";
+    if (key == "capacity_factor") {
+      args += " --moe-expert-capacity-factor " + value;
+    } else if (key == "main_grads_dtype" || key == "exp_avg_dtype") {
+      std::string flag = "--" + key;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      args += " " + flag + " " + value;
+    } else if (key == "precision_aware_optimizer" && on) {
+      args += " --use-precision-aware-optimizer";
+    } else if (key == "fp8_param_gather" && on) {
+      args += " --fp8-param-gather";
+    } else if (key == "overlap_cpu_optimizer_d2h_h2d" && on) {
+      args += " --overlap-cpu-optimizer-d2h-h2d";
+    } else if (key == "manual_gc") {
+      args += std::string(" --manual-gc=") + (on ? "true" : "false");
+    } else if (key == "moe_shared_expert_overlap" && on) {
+      args += " --moe-shared-expert-overlap";
+    }
+  }
+  return args;
+}
+
+util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
+                                   const std::string& file) {
+  MeasuredRun r;
+  r.line = t.Line(i);
+  r.id = t.Get(i, "id");
+  r.model = t.Get(i, "model");
+  r.gpu = t.Get(i, "gpu");
+  r.precision = t.Get(i, "precision");
+  r.confidence = t.Get(i, "confidence");
+  if (r.id.empty())
+    return std::unexpected(RowError(file, r.line, "id", "is empty"));
+  const std::vector<std::string> zoo = models::ZooNames();
+  if (std::find(zoo.begin(), zoo.end(), r.model) == zoo.end()) {
+    return std::unexpected(
+        RowError(file, r.line, "model", "unknown model '" + r.model + "'"));
+  }
+  const auto system = kSystems.find(r.gpu);
+  if (r.gpu.empty()) {
+    r.unexpressible = "the row publishes no GPU";
+  } else if (system == kSystems.end()) {
+    return std::unexpected(RowError(
+        file, r.line, "gpu",
+        "unknown GPU '" + r.gpu + "' (h100, h200, b200, b300, gb200, gb300)"));
+  }
+  ScenarioFlags& f = r.flags;
+  f.model = r.model;
+  if (system != kSystems.end()) f.system = system->second;
+  struct IntColumn {
+    const char* column;
+    std::optional<int>* flag;
+  };
+  const IntColumn ints[] = {{"num_gpus", &f.gpus},
+                            {"seq_len", &f.seq},
+                            {"mbs", &f.mbs},
+                            {"gbs", &f.gbs},
+                            {"tp", &f.tp},
+                            {"cp", &f.cp},
+                            {"ep", &f.ep},
+                            {"etp", &f.etp},
+                            {"pp", &f.pp},
+                            {"vpp", &f.vpp},
+                            {"ep_overlap", &f.ep_overlap}};
+  for (const IntColumn& c : ints) {
+    auto v = Integer(t.Get(i, c.column), file, r.line, c.column);
+    if (!v) return std::unexpected(v.error());
+    *c.flag = *v;
+  }
+  auto offload =
+      ParseRunNumber(t.Get(i, "cpu_offload"), file, r.line, "cpu_offload");
+  if (!offload) return std::unexpected(offload.error());
+  f.cpu_offload = *offload;
+  auto set = [&](const char* column, std::optional<std::string>& flag) {
+    if (!t.Get(i, column).empty()) flag = t.Get(i, column);
+  };
+  set("precision", f.precision);
+  set("dispatcher", f.dispatcher);
+  set("cuda_graph", f.cuda_graph);
+  set("routing", f.routing);
+  set("pp_layout", f.pp_layout);
+  if (const std::string& rc = t.Get(i, "recompute"); !rc.empty()) {
+    f.recompute = rc;
+  }
+  std::string args = ExtraArgs(t.Get(i, "extra"));
+  auto mtp = Integer(t.Get(i, "mtp_layers"), file, r.line, "mtp_layers");
+  if (!mtp) return std::unexpected(mtp.error());
+  if (*mtp) args += " --mtp-num-layers " + std::to_string(**mtp);
+  if (!args.empty()) f.megatron_args = args;
+  for (auto [column, out] : {std::pair{"measured_tflops_per_gpu", &r.tflops},
+                             std::pair{"measured_step_time_s", &r.step_s},
+                             std::pair{"measured_peak_mem_gib", &r.mem_gib}}) {
+    auto v = ParseRunNumber(t.Get(i, column), file, r.line, column);
+    if (!v) return std::unexpected(v.error());
+    *out = *v;
+  }
+  return r;
+}
+
+}  // namespace
+
+util::Result<MeasuredRuns> LoadMeasuredRuns(const std::string& file,
+                                            std::string_view flag) {
+  MeasuredRuns runs;
+  runs.name = file.empty() ? "calibration/runs/runs.csv" : file;
+  std::string text;
+  if (file.empty()) {
+    auto shipped = calibration::ShippedRunsFile("runs.csv");
+    if (!shipped) return std::unexpected(shipped.error());
+    text = std::string(*shipped);
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      return std::unexpected(FlagError(flag, "cannot read '" + file + "'"));
+    }
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  auto table = util::CsvTable::Parse(text, runs.name);
+  if (!table) return std::unexpected(table.error());
+  for (const char* column : kRequired) {
+    if (table->Column(column) < 0) {
+      return std::unexpected(util::Error{runs.name + ":1: missing column '" +
+                                         std::string(column) + "'"});
+    }
+  }
+  for (size_t i = 0; i < table->num_rows(); ++i) {
+    auto row = ParseRow(*table, i, runs.name);
+    if (!row) return std::unexpected(row.error());
+    runs.rows.push_back(std::move(*row));
+  }
+  return runs;
+}
+
+RunReplayer::RunReplayer(const std::vector<MeasuredRun>& rows)
+    : rows_(&rows), scenarios_(rows.size()), reasons_(rows.size()) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const MeasuredRun& row = rows[i];
+    if (!row.unexpressible.empty() ||
+        (!row.tflops && !row.step_s && !row.mem_gib)) {
+      reasons_[i] =
+          row.unexpressible.empty() ? "nothing measured" : row.unexpressible;
+      continue;
+    }
+    auto s = ResolveFlags(row.flags);
+    if (!s) {
+      reasons_[i] = s.error().message;
+      continue;
+    }
+    scenarios_[i] = std::move(*s);
+  }
+}
+
+std::vector<RunPrediction> RunReplayer::Simulate(
+    const calibration::Profile& profile, int jobs,
+    const std::vector<bool>& selected) const {
+  const std::vector<MeasuredRun>& rows = *rows_;
+  std::map<std::pair<std::string, int>, sim::Platform> platforms;
+  std::vector<RunPrediction> out(rows.size());
+  std::vector<const sim::Platform*> platform_of(rows.size(), nullptr);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    RunPrediction& r = out[i];
+    r.row = &rows[i];
+    if (!scenarios_[i]) {
+      r.reason = reasons_[i];
+      continue;
+    }
+    if (!selected.empty() && !selected[i]) {
+      r.reason = "not selected";
+      continue;
+    }
+    const scenarios::ResolvedScenario& s = *scenarios_[i];
+    const auto key = std::pair{s.system.name(), s.spec.num_gpus()};
+    auto it = platforms.find(key);
+    if (it == platforms.end()) {
+      auto platform = sim::BuildPlatform(s, profile);
+      if (!platform) {
+        r.reason = platform.error().message;
+        continue;
+      }
+      it = platforms.emplace(key, std::move(*platform)).first;
+    }
+    platform_of[i] = &it->second;
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < rows.size(); i = next++) {
+      if (platform_of[i] == nullptr) continue;
+      const scenarios::ResolvedScenario& s = *scenarios_[i];
+      RunPrediction& r = out[i];
+      auto step = sim::Replay(s, *platform_of[i], {});
+      if (!step) {
+        r.reason = step.error().message;
+        continue;
+      }
+      r.simulated = true;
+      r.tflops = step->tflops_per_gpu;
+      r.step_s = step->step_time_s;
+      const models::MemoryEstimate m =
+          models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                                 s.system.gpu().memory_gib() * models::kGiB);
+      r.mem_gib = m.peak_bytes / models::kGiB;
+      r.defaults_used = s.defaults_used;
+    }
+  };
+  const int threads =
+      jobs > 0
+          ? jobs
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+}  // namespace moesim::tools

@@ -1,0 +1,90 @@
+// Measured runs (calibration/runs/SCHEMA.md) as scenarios, and their replay:
+// what `moesim validate` compares and `moesim calibrate fit` fits to.
+//
+// A row's columns map onto the scenario flags one to one (the flags use the
+// runs' vocabulary); its `mtp_layers` and the modelled keys of `extra`
+// (capacity_factor, optimizer dtypes, precision-aware optimizer, FP8
+// parameter gather, offload copy overlap, shared-expert overlap, manual GC)
+// go in as Megatron arguments. A malformed file (missing column, unknown
+// model or GPU, a number that does not parse) is an error naming the line;
+// a valid row whose layout the rules refuse is kept, with the reason, and
+// not replayed.
+#ifndef MOESIM_TOOLS_MEASURED_RUNS_H_
+#define MOESIM_TOOLS_MEASURED_RUNS_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "calibration/profile.h"
+#include "scenarios/scenario.h"
+#include "tools/scenario_flags.h"
+#include "util/error.h"
+
+namespace moesim::tools {
+
+struct MeasuredRun {
+  std::string id, model, gpu, precision, confidence;
+  std::string unexpressible;  // why the row cannot be simulated, if so
+  int line = 0;
+  ScenarioFlags flags;
+  std::optional<double> tflops, step_s, mem_gib;  // measured
+};
+
+struct MeasuredRuns {
+  std::string name;  // the file, as errors name it
+  std::vector<MeasuredRun> rows;
+};
+
+// Reads a runs CSV; `file` empty: the shipped calibration/runs/runs.csv.
+// Errors: "flags: <flag>: cannot read '<file>'" (flag names the command-line
+// argument the file came from), "<file>:1: missing column '<c>'",
+// "<file>:<line>: <column>: <rule>".
+[[nodiscard]] util::Result<MeasuredRuns> LoadMeasuredRuns(
+    const std::string& file, std::string_view flag);
+
+// A number of a runs-style CSV cell: nullopt when empty; an error naming
+// file, line and column when it does not parse or is not finite.
+[[nodiscard]] util::Result<std::optional<double>> ParseRunNumber(
+    const std::string& text, const std::string& file, int line,
+    std::string_view column);
+
+// One row's replay.
+struct RunPrediction {
+  const MeasuredRun* row = nullptr;
+  bool simulated = false;
+  std::string reason;  // when not simulated
+  double tflops = 0, step_s = 0, mem_gib = 0;
+  std::vector<std::string> defaults_used;
+  // REQUIRES: simulated and row->tflops.
+  double error_pct() const {
+    return (tflops - *row->tflops) / *row->tflops * 100;
+  }
+};
+
+// The rows' scenarios, resolved once; replays them under any profile.
+// Holds a pointer to `rows`, which must outlive it.
+class RunReplayer {
+ public:
+  explicit RunReplayer(const std::vector<MeasuredRun>& rows);
+
+  // Replays the rows (those with `selected[i]`, all when empty) on `jobs`
+  // threads (0: one per hardware thread) with `profile` applied. Platforms
+  // are built first, one per system and GPU count, then each row's result
+  // goes in its own slot: the output does not depend on the thread count.
+  // A row not replayed says why (not expressible, nothing measured, the
+  // rules refuse it, not selected, or the replay's error).
+  std::vector<RunPrediction> Simulate(
+      const calibration::Profile& profile, int jobs,
+      const std::vector<bool>& selected = {}) const;
+
+ private:
+  const std::vector<MeasuredRun>* rows_;
+  std::vector<std::optional<scenarios::ResolvedScenario>> scenarios_;
+  std::vector<std::string> reasons_;  // when no scenario
+};
+
+}  // namespace moesim::tools
+
+#endif  // MOESIM_TOOLS_MEASURED_RUNS_H_
