@@ -196,10 +196,14 @@ TEST(CostModelCorrections, EachFactorScalesItsOwnAnswer) {
                                 Dtype::kBf16, 20);
   ASSERT_TRUE(fast && slow);
   EXPECT_DOUBLE_EQ(slow->gb_s, 0.5 * fast->gb_s);
-  // h100/host.csv: kernel_launch_us 3.3, eager_op_us 11.2.
+  // h100/host.csv: kernel_launch_us 3.3, torch_op_us 13.48, te_module_us
+  // 36.5.
   const CostModel host(H100Tables(), kH100, One(Factor::kHostOverhead, 1.5));
+  ASSERT_TRUE(host.Host("kernel_launch_us") && host.Host("torch_op_us") &&
+              host.Host("te_module_us"));
   EXPECT_DOUBLE_EQ(*host.Host("kernel_launch_us"), 1.5 * 3.3);
-  EXPECT_DOUBLE_EQ(*host.Host("eager_op_us"), 1.5 * 11.2);
+  EXPECT_DOUBLE_EQ(*host.Host("torch_op_us"), 1.5 * 13.48);
+  EXPECT_DOUBLE_EQ(*host.Host("te_module_us"), 1.5 * 36.5);
   // A measured collective on NVLink follows the NVLink factor only.
   const CostModel nvlink(H100Tables(), kH100, One(Factor::kNvlinkComm, 0.5));
   const CostModel net(H100Tables(), kH100, One(Factor::kNetworkComm, 0.5));
