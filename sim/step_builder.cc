@@ -604,6 +604,17 @@ StepBuilder::Bundle StepBuilder::Send(int from, bool forward, Bundle done) {
   return NewBundle(ids);
 }
 
+// A chunk without layers on this stage: an empty template per lane, so the
+// schedule's dependencies still pass through.
+StepBuilder::Bundle StepBuilder::EmptyOnLanes(int r, const LaneDeps& deps) {
+  std::vector<OpId> exits(lanes_per_stage_);
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    exits[l] =
+        emitter_.Emit(lane(r, l).streams, OpTemplate{}, {}, deps[l]).second;
+  }
+  return NewBundle(exits);
+}
+
 StepBuilder::Bundle StepBuilder::EmitForward(int r,
                                              const models::ScheduleStep& step,
                                              std::span<const OpId> entry) {
@@ -611,14 +622,8 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
   const Chunk& chunk = st.chunks[step.chunk];
   const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
   LaneDeps deps = DepsOf(entry);
+  if (n == 0) return EmptyOnLanes(r, deps);
   std::vector<OpId> exits(lanes_per_stage_);
-  if (n == 0) {
-    for (int l = 0; l < lanes_per_stage_; ++l) {
-      exits[l] =
-          emitter_.Emit(lane(r, l).streams, OpTemplate{}, {}, deps[l]).second;
-    }
-    return NewBundle(exits);
-  }
   // The ops whose finish starts the forward of the last bucket's first item.
   LaneDeps previous_bucket_entry(lanes_per_stage_);
   for (int i = 0; i < n; ++i) {
@@ -659,14 +664,8 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
   const Chunk& chunk = st.chunks[step.chunk];
   const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
   LaneDeps deps = DepsOf(entry);
+  if (n == 0) return EmptyOnLanes(r, deps);
   std::vector<OpId> exits(lanes_per_stage_);
-  if (n == 0) {
-    for (int l = 0; l < lanes_per_stage_; ++l) {
-      exits[l] =
-          emitter_.Emit(lane(r, l).streams, OpTemplate{}, {}, deps[l]).second;
-    }
-    return NewBundle(exits);
-  }
   const bool last = step.microbatch == microbatches_ - 1;
   for (int i = n; i-- > 0;) {
     exits = InstantiateItem(r, step.chunk, i, false, deps);

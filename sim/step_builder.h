@@ -161,6 +161,8 @@ class StepBuilder {
   // stage r, lane l's entry ops waiting for deps[l]; returns the exits.
   std::vector<OpId> InstantiateItem(int r, int chunk, int item, bool forward,
                                     const LaneDeps& deps);
+  // An empty template on each lane of stage r (a chunk with no layers).
+  Bundle EmptyOnLanes(int r, const LaneDeps& deps);
   Bundle EmitForward(int r, const models::ScheduleStep& step,
                      std::span<const OpId> entry);
   Bundle EmitBackward(int r, const models::ScheduleStep& step,
