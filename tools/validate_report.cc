@@ -17,6 +17,7 @@
 #include "tools/scenario_flags.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/textproto.h"
 
 namespace moesim::tools {
 
@@ -209,6 +210,10 @@ util::Result<Row> ParseRow(const util::CsvTable& t, size_t i,
                              std::pair{"measured_peak_mem_gib", &r.mem_gib}}) {
     auto v = Number(t.Get(i, column), file, r.line, column);
     if (!v) return std::unexpected(v.error());
+    if (*v && !(**v > 0)) {  // errors are relative to it
+      return std::unexpected(RowError(file, r.line, column,
+                                      "must be > 0, got " + t.Get(i, column)));
+    }
     *out = *v;
   }
   return r;
@@ -332,10 +337,11 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
                  "'shipped' for calibration/runs/ab_pairs.csv");
   app.add_option("--group-by", f.group_by,
                  "Comma-separated: model, gpu, precision, confidence");
-  app.add_flag("--json", f.json, "Print JSON");
+  CLI::Option* json = app.add_flag("--json", f.json, "Print JSON");
   app.add_flag("--markdown", f.markdown,
                "Print only the accuracy table by group, in Markdown (the "
-               "README's table)");
+               "README's table)")
+      ->excludes(json);
   app.add_option("-j,--jobs", f.jobs,
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
@@ -357,9 +363,9 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       return std::unexpected(
           FlagError("RUNS", "cannot read '" + f.runs_file + "'"));
     }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+    auto read = util::ReadFile(f.runs_file);  // size-limited
+    if (!read) return std::unexpected(read.error());
+    text = std::move(*read);
   }
   auto table = util::CsvTable::Parse(text, runs_name);
   if (!table) return std::unexpected(table.error());
@@ -378,9 +384,15 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     }
   }
   std::vector<Row> rows;
+  std::map<std::string, int> id_lines;  // pairs refer to runs by id
   for (size_t i = 0; i < table->num_rows(); ++i) {
     auto row = ParseRow(*table, i, runs_name);
     if (!row) return std::unexpected(row.error());
+    if (auto [it, added] = id_lines.emplace(row->id, row->line); !added) {
+      return std::unexpected(RowError(
+          runs_name, row->line, "id",
+          "'" + row->id + "' duplicates line " + std::to_string(it->second)));
+    }
     rows.push_back(std::move(*row));
   }
   const std::vector<Result> results = Simulate(rows, f.jobs);
@@ -433,9 +445,9 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
         return std::unexpected(
             FlagError("--pairs", "cannot read '" + f.pairs_file + "'"));
       }
-      std::ostringstream buffer;
-      buffer << in.rdbuf();
-      pairs_text = buffer.str();
+      auto read = util::ReadFile(f.pairs_file);  // size-limited
+      if (!read) return std::unexpected(read.error());
+      pairs_text = std::move(*read);
     }
     auto pt = util::CsvTable::Parse(pairs_text, pairs_name);
     if (!pt) return std::unexpected(pt.error());
