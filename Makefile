@@ -1,17 +1,24 @@
 # Two commands on a fresh Debian machine:
 #   make run   install missing packages, build (Release), simulate the default scenario
 #   make test  install missing packages, build, run every test (ctest)
+#   make test-sanitize  the whole ctest suite built with ASan and UBSan (build-asan/)
+#   make fuzz           every libFuzzer target for FUZZ_SECONDS (tests/fuzz/README.md)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 SCENARIO ?= scenarios/default.textproto
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+SANITIZE_BUILD ?= build-asan
 
-.PHONY: deps configure build run test bench calibrate-bench clean format
+.PHONY: deps configure build run test bench calibrate-bench clean format \
+	fuzz-build fuzz test-sanitize
 
 deps:
 	@tools/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DMOESIM_FUZZ_BUILD_DIR=$(abspath $(FUZZ_BUILD)) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -20,9 +27,32 @@ build: configure
 run: build
 	@$(BUILD)/moesim run $(SCENARIO)
 
+# With a fuzz build (make fuzz-build) present, it is brought up to date and
+# ctest's fuzz_smoke_* tests run each target for 10 s; without one they skip.
 test: build
 	@tools/install-deps.sh --test
+	@if [ -f $(FUZZ_BUILD)/CMakeCache.txt ]; then \
+	  cmake --build $(FUZZ_BUILD) -j $(JOBS) --target moesim_fuzz; fi
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# ASan + UBSan (GCC) in SANITIZE_BUILD, then every ctest test but the fuzz
+# smoke runs (already sanitized) and the CUDA benchmarks (not configured).
+test-sanitize: deps
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Release \
+	  -DMOESIM_SANITIZE=ON -DMOESIM_CUDA_BENCH=OFF >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@cd $(SANITIZE_BUILD) && \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) -LE fuzz
+
+# libFuzzer targets (clang >= 16; tests/fuzz/build.sh installs clang-16 when
+# missing): build them in FUZZ_BUILD, then run each for FUZZ_SECONDS.
+fuzz-build: deps
+	@JOBS=$(JOBS) tests/fuzz/build.sh $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 bench: build
 	@$(BUILD)/memory_bench
@@ -44,7 +74,7 @@ calibrate-bench: configure
 	@calibration/cuda/run_all.sh $(BUILD)/calibration_bench calibration/measured $(CALIBRATE_FLAGS)
 
 clean:
-	@rm -rf $(BUILD)
+	@rm -rf $(BUILD) $(FUZZ_BUILD) $(SANITIZE_BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -376,10 +376,43 @@ void ReadMixtral(ConfigReader& cfg, Model& model) {
   }
 }
 
+// Deepest nesting of objects and lists in `json` (brackets inside strings
+// not counted). protobuf's JSON parser takes time superlinear in the depth,
+// so depth is checked first.
+int JsonDepth(std::string_view json) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// HF configs nest three levels (rope_scaling, quantization_config).
+constexpr int kMaxJsonDepth = 32;
+
 }  // namespace
 
 util::Result<Model> ParseHfConfig(std::string_view json, std::string_view file,
                                   std::string_view name) {
+  if (JsonDepth(json) > kMaxJsonDepth) {
+    return util::Fail(std::string(file) +
+                      ": malformed JSON: nested deeper than " +
+                      std::to_string(kMaxJsonDepth) + " levels");
+  }
   Struct root;
   auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), &root);

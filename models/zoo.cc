@@ -1,6 +1,8 @@
 #include "models/zoo.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <tuple>
 
 #include "models/hf_config.h"
 #include "util/csv.h"
@@ -82,6 +84,33 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
     return util::Fail(std::string(origin) + ": " + std::string(field) + ": " +
                       rule);
   };
+  // Upper bounds, so parameter and FLOP counts stay in int64 and nothing is
+  // sized per layer or expert without bound: each is 8 to 60 times the
+  // largest published value (126 layers and hidden 16,384 in Llama 3.1 405B,
+  // FFN 53,248, 384 experts in Kimi K2, vocabulary 256k).
+  for (auto [value, field, limit] :
+       {std::tuple{m.num_layers(), "num_layers", int64_t{1024}},
+        std::tuple{m.mtp_num_layers(), "mtp_num_layers", int64_t{1024}},
+        std::tuple{m.hidden_size(), "hidden_size", int64_t{1} << 18},
+        std::tuple{m.ffn_hidden_size(), "ffn_hidden_size", int64_t{1} << 20},
+        std::tuple{m.moe_ffn_hidden_size(), "moe_ffn_hidden_size",
+                   int64_t{1} << 20},
+        std::tuple{m.moe_shared_expert_intermediate_size(),
+                   "moe_shared_expert_intermediate_size", int64_t{1} << 20},
+        std::tuple{m.num_attention_heads(), "num_attention_heads",
+                   int64_t{1} << 16},
+        std::tuple{m.kv_channels(), "kv_channels", int64_t{1} << 16},
+        std::tuple{m.vocab_size(), "vocab_size", int64_t{1} << 24},
+        std::tuple{m.num_moe_experts(), "num_moe_experts", int64_t{1} << 12}}) {
+    if (value > limit) {
+      return fail(field, std::to_string(value) + " is above the limit of " +
+                             std::to_string(limit));
+    }
+  }
+  if (m.num_moe_experts() < 0) {
+    return fail("num_moe_experts", "must be >= 0 (0 for a dense model), got " +
+                                       std::to_string(m.num_moe_experts()));
+  }
   if (m.activation() != "swiglu" && m.activation() != "quick_geglu" &&
       m.activation() != "gelu") {
     return fail("activation", "must be swiglu, quick_geglu or gelu, got '" +

@@ -282,7 +282,7 @@ class Given {
       return std::unexpected(
           FlagError(flag, "'" + *text + "' is not a number"));
     }
-    if (value < lo || value > hi) {
+    if (!(value >= lo && value <= hi)) {  // NaN too
       return std::unexpected(
           FlagError(flag, "'" + *text + "' is out of range"));
     }

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <tuple>
 #include <utility>
 
 #include "models/architecture.h"
+#include "models/flops.h"
 #include "models/pipeline.h"
 #include "util/textproto.h"
 
@@ -434,10 +437,11 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
           r.spec.dispatcher() + " needs expert_model_parallel_size > 1"));
     }
   }
-  if (r.spec.moe_expert_capacity_factor() < 0) {
-    return std::unexpected(at.Error(
-        "moe_expert_capacity_factor",
-        "must be > 0, got " + Num(r.spec.moe_expert_capacity_factor())));
+  if (const double factor = r.spec.moe_expert_capacity_factor();
+      !(factor >= 0 && factor <= 1e9)) {  // NaN and inf too
+    return std::unexpected(
+        at.Error("moe_expert_capacity_factor",
+                 "must be > 0 and at most 1e9, got " + Num(factor)));
   }
   if (t.routing == models::Routing::kTokenDrop &&
       r.spec.moe_expert_capacity_factor() <= 0) {
@@ -461,7 +465,7 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
 Result<void> CheckOptimizer(const ResolvedScenario& r, const FieldNamer& at) {
   const Scenario& s = r.spec;
   const double fraction = s.optimizer_offload_fraction();
-  if (fraction < 0 || fraction > 1) {
+  if (!(fraction >= 0 && fraction <= 1)) {  // NaN too
     return std::unexpected(at.Error("optimizer_offload_fraction",
                                     "must be in [0, 1], got " + Num(fraction)));
   }
@@ -644,6 +648,89 @@ std::string CanonicalRecomputeModule(std::string_view name) {
     if (name == known) return std::string(known);
   }
   return "";
+}
+
+Result<void> CheckLimits(const Scenario& s, const FieldNamer& at) {
+  auto above = [&](std::string_view path, int64_t value, int64_t limit,
+                   std::string_view what) -> Result<void> {
+    if (value <= limit) return {};
+    return std::unexpected(
+        at.Error(path, std::to_string(value) + " is above the limit of " +
+                           std::to_string(limit) + " " + std::string(what)));
+  };
+  const Layout& l = s.layout();
+  const std::tuple<std::string_view, int64_t, int64_t, std::string_view>
+      limits[] = {
+          {"num_gpus", s.num_gpus(), kMaxGpus, "GPUs"},
+          {"seq_length", s.seq_length(), kMaxSeqLength, "tokens"},
+          {"num_layers", s.num_layers(), kMaxLayers, "layers"},
+          {"layout.tensor_model_parallel_size", l.tensor_model_parallel_size(),
+           kMaxGpus, "GPUs"},
+          {"layout.context_parallel_size", l.context_parallel_size(), kMaxGpus,
+           "GPUs"},
+          {"layout.expert_model_parallel_size", l.expert_model_parallel_size(),
+           kMaxGpus, "GPUs"},
+          {"layout.expert_tensor_parallel_size",
+           l.expert_tensor_parallel_size(), kMaxGpus, "GPUs"},
+          {"layout.pipeline_model_parallel_size",
+           l.pipeline_model_parallel_size(), kMaxLayers, "stages"},
+          {"layout.virtual_pipeline_model_parallel_size",
+           l.virtual_pipeline_model_parallel_size(), kMaxLayers, "stages"},
+          {"layout.num_layers_per_virtual_pipeline_stage",
+           l.num_layers_per_virtual_pipeline_stage(), kMaxLayers, "layers"},
+          {"layout.micro_batch_size", l.micro_batch_size(), kMaxGlobalBatch,
+           "sequences"},
+          {"layout.global_batch_size", l.global_batch_size(), kMaxGlobalBatch,
+           "sequences"},
+          {"recompute.num_layers", s.recompute().num_layers(), kMaxLayers,
+           "layers"},
+      };
+  for (const auto& [path, value, limit, what] : limits) {
+    if (auto ok = above(path, value, limit, what); !ok) return ok;
+  }
+  // The meshes' products, in int64, so later int arithmetic cannot overflow.
+  const int64_t pp = std::max(1, l.pipeline_model_parallel_size());
+  const int64_t attention =
+      int64_t{std::max(1, l.tensor_model_parallel_size())} *
+      std::max(1, l.context_parallel_size()) * pp;
+  const int64_t moe = int64_t{std::max(1, l.expert_tensor_parallel_size())} *
+                      std::max(1, l.expert_model_parallel_size()) * pp;
+  if (auto ok = above("layout", attention, kMaxGpus,
+                      "GPUs in the attention mesh TPxCPxPP");
+      !ok)
+    return ok;
+  return above("layout", moe, kMaxGpus, "GPUs in the MoE mesh ETPxEPxPP");
+}
+
+Result<void> CheckStepLimits(const ResolvedScenario& r, const FieldNamer& at) {
+  const int64_t per_step = int64_t{r.training.micro_batch_size} * r.parallel.dp;
+  const int64_t micro_batches =
+      per_step > 0 ? r.training.global_batch_size / per_step : 0;
+  if (micro_batches > kMaxMicroBatches) {
+    return std::unexpected(
+        at.Error("layout.global_batch_size",
+                 std::to_string(micro_batches) +
+                     " micro-batches per step (global_batch_size / "
+                     "(micro_batch_size*DP)) is above the limit of " +
+                     std::to_string(kMaxMicroBatches)));
+  }
+  const topology::Gpu& gpu = r.system.gpu();
+  const double peak_tflops =
+      std::max({gpu.bf16_dense_tflops(), gpu.fp8_dense_tflops(),
+                gpu.fp4_dense_tflops()});
+  const double flops = models::ModelFlopsPerSequence(
+                           r.model, r.training.seq_length, r.parallel.tp) *
+                       static_cast<double>(r.training.global_batch_size);
+  const double seconds = flops / r.spec.num_gpus() / (peak_tflops * 1e12);
+  if (peak_tflops > 0 && !(seconds <= kMaxStepSeconds)) {
+    char text[160];
+    std::snprintf(text, sizeof(text),
+                  "a step of %.3g model FLOPs takes at least %.3g s per GPU at "
+                  "the GPU's dense peak; above the limit of %.0f s",
+                  flops, seconds, kMaxStepSeconds);
+    return std::unexpected(at.Error("seq_length", text));
+  }
+  return {};
 }
 
 Result<void> CheckRules(const ResolvedScenario& r, const FieldNamer& at,

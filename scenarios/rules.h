@@ -13,6 +13,7 @@
 #ifndef MOESIM_SCENARIOS_RULES_H_
 #define MOESIM_SCENARIOS_RULES_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +61,43 @@ std::string FlagName(std::string_view path);
 // Canonical MCore recompute module for a name or alias (up_proj ->
 // mla_up_proj, norm -> layernorm); empty when unknown.
 std::string CanonicalRecomputeModule(std::string_view name);
+
+// What moesim can hold. A scenario beyond these is refused up front with the
+// limit, before anything is sized from it (a vector per layer, per
+// micro-batch, per GPU) or timed in int64 picoseconds.
+//
+// kMaxGpus: the cluster graph's limit (topology/cluster.cc); the largest
+//   training clusters announced hold some 200,000 GPUs.
+inline constexpr int64_t kMaxGpus = 1'000'000;
+// kMaxSeqLength: 2^24 tokens, 16 times the longest published long-context
+//   training (1M tokens); attention work grows with its square.
+inline constexpr int64_t kMaxSeqLength = int64_t{1} << 24;
+// kMaxLayers: 1,024, eight times the deepest published model (Llama 3.1
+//   405B, 126 layers); also bounds virtual pipeline stages.
+inline constexpr int64_t kMaxLayers = 1024;
+// kMaxGlobalBatch: 2^20 sequences, some seventy times the largest published
+//   global batch (DeepSeek-V3's 15,360); bounds micro_batch_size too.
+inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 20;
+// kMaxMicroBatches: 2^14 micro-batches per pipeline per step. The replay
+//   simulates each one: 16,384 take seconds and some 300 MiB (Llama 3 8B;
+//   2^16 took 17 s and 1.2 GiB); real runs use at most a few thousand.
+inline constexpr int64_t kMaxMicroBatches = int64_t{1} << 14;
+// kMaxStepSeconds: 10^5 s (28 hours) of model FLOPs per GPU at the GPU's
+//   dense peak, a lower bound on the step time. int64 picoseconds hold
+//   9.2 * 10^6 s, so a replay at 1% of peak still fits; real steps take
+//   seconds to minutes.
+inline constexpr double kMaxStepSeconds = 1e5;
+
+// Checks the limits above that the spec's own fields can break (num_gpus,
+// seq_length, num_layers, parallel sizes and their meshes, batch sizes);
+// runs before defaults are filled, so unset (0) fields pass.
+[[nodiscard]] util::Result<void> CheckLimits(const Scenario& s,
+                                             const FieldNamer& at);
+
+// Checks the limits on the filled-in scenario: micro-batches per step and
+// the step's work (kMaxMicroBatches, kMaxStepSeconds).
+[[nodiscard]] util::Result<void> CheckStepLimits(const ResolvedScenario& r,
+                                                 const FieldNamer& at);
 
 // Checks every layout and feature-compatibility rule on a scenario whose
 // defaults are filled, model and system loaded, and parallel / training

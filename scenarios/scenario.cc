@@ -154,7 +154,17 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
                         l.context_parallel_size() *
                         l.pipeline_model_parallel_size();
   const int dp = s.num_gpus() % attention == 0 ? s.num_gpus() / attention : 1;
-  d.Int("global_batch_size", l.micro_batch_size() * dp,
+  // micro_batch_size and DP are each within limits (CheckLimits), their
+  // product need not be.
+  const int64_t default_gbs = int64_t{l.micro_batch_size()} * dp;
+  if (l.global_batch_size() == 0 && default_gbs > internal::kMaxGlobalBatch) {
+    return std::unexpected(at.Error(
+        "layout.global_batch_size",
+        "the default micro_batch_size*DP = " + std::to_string(default_gbs) +
+            " is above the limit of " +
+            std::to_string(internal::kMaxGlobalBatch) + " sequences"));
+  }
+  d.Int("global_batch_size", static_cast<int>(default_gbs),
         &Layout::set_global_batch_size, l.global_batch_size(), l);
   if (!l.has_sequence_parallel()) {
     l.set_sequence_parallel(l.tensor_model_parallel_size() > 1);
@@ -502,6 +512,8 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   Scenario& s = r.spec;
   if (auto ok = CheckRequired(s, at); !ok) return std::unexpected(ok.error());
   if (auto ok = CheckSet(s, at); !ok) return std::unexpected(ok.error());
+  if (auto ok = internal::CheckLimits(s, at); !ok)
+    return std::unexpected(ok.error());
 
   auto model = LoadOverriddenModel(s, at);
   if (!model) return std::unexpected(model.error());
@@ -523,6 +535,8 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   t.dp_for_gbs = r.parallel.dp;
   if (auto ok = ParseOptions(s, at, t); !ok) return std::unexpected(ok.error());
   if (auto ok = internal::CheckRules(r, at, r.warnings); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = internal::CheckStepLimits(r, at); !ok)
     return std::unexpected(ok.error());
 
   // No layout and an uneven split: Megatron-Bridge counts the embedding and

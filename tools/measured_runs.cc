@@ -6,7 +6,6 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "calibration/tables.h"
@@ -15,6 +14,7 @@
 #include "sim/replay.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/textproto.h"
 
 namespace moesim::tools {
 
@@ -194,6 +194,10 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
                              std::pair{"measured_peak_mem_gib", &r.mem_gib}}) {
     auto v = ParseRunNumber(t.Get(i, column), file, r.line, column);
     if (!v) return std::unexpected(v.error());
+    if (*v && !(**v > 0)) {  // errors are relative to it
+      return std::unexpected(RowError(file, r.line, column,
+                                      "must be > 0, got " + t.Get(i, column)));
+    }
     *out = *v;
   }
   return r;
@@ -215,9 +219,9 @@ util::Result<MeasuredRuns> LoadMeasuredRuns(const std::string& file,
     if (!in) {
       return std::unexpected(FlagError(flag, "cannot read '" + file + "'"));
     }
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+    auto read = util::ReadFile(file);  // size-limited
+    if (!read) return std::unexpected(read.error());
+    text = std::move(*read);
   }
   auto table = util::CsvTable::Parse(text, runs.name);
   if (!table) return std::unexpected(table.error());
@@ -227,9 +231,15 @@ util::Result<MeasuredRuns> LoadMeasuredRuns(const std::string& file,
                                          std::string(column) + "'"});
     }
   }
+  std::map<std::string, int> id_lines;  // pairs refer to runs by id
   for (size_t i = 0; i < table->num_rows(); ++i) {
     auto row = ParseRow(*table, i, runs.name);
     if (!row) return std::unexpected(row.error());
+    if (auto [it, added] = id_lines.emplace(row->id, row->line); !added) {
+      return std::unexpected(RowError(
+          runs.name, row->line, "id",
+          "'" + row->id + "' duplicates line " + std::to_string(it->second)));
+    }
     runs.rows.push_back(std::move(*row));
   }
   return runs;

@@ -12,6 +12,7 @@
 #include "tools/measured_runs.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/textproto.h"
 
 namespace moesim::tools {
 
@@ -66,10 +67,11 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
                  "'shipped' for calibration/runs/ab_pairs.csv");
   app.add_option("--group-by", f.group_by,
                  "Comma-separated: model, gpu, precision, confidence");
-  app.add_flag("--json", f.json, "Print JSON");
+  CLI::Option* json = app.add_flag("--json", f.json, "Print JSON");
   app.add_flag("--markdown", f.markdown,
                "Print only the accuracy table by group, in Markdown (the "
-               "README's table)");
+               "README's table)")
+      ->excludes(json);
   app.add_option("-j,--jobs", f.jobs,
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
@@ -148,9 +150,9 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
         return std::unexpected(
             FlagError("--pairs", "cannot read '" + f.pairs_file + "'"));
       }
-      std::ostringstream buffer;
-      buffer << in.rdbuf();
-      pairs_text = buffer.str();
+      auto read = util::ReadFile(f.pairs_file);  // size-limited
+      if (!read) return std::unexpected(read.error());
+      pairs_text = std::move(*read);
     }
     auto pt = util::CsvTable::Parse(pairs_text, pairs_name);
     if (!pt) return std::unexpected(pt.error());

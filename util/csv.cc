@@ -24,6 +24,17 @@ Result<CsvTable> CsvTable::Parse(std::string_view text, std::string_view file) {
     bool blank = record.size() == 1 && record[0].empty();
     if (!blank) {
       if (table.header_.empty()) {
+        // Get() reads the first column of a name; a second one would be
+        // silently ignored.
+        for (size_t i = 0; i < record.size(); ++i) {
+          for (size_t j = 0; j < i; ++j) {
+            if (record[i] == record[j]) {
+              return Fail(std::string(file) + ":" +
+                          std::to_string(record_line) + ": duplicate column '" +
+                          record[i] + "'");
+            }
+          }
+        }
         table.header_ = std::move(record);
       } else if (record.size() != table.header_.size()) {
         return Fail(std::string(file) + ":" + std::to_string(record_line) +

@@ -14,7 +14,8 @@ namespace moesim::util {
 class CsvTable {
  public:
   // Parses `text`; `file` names the source in errors. Every row must have as
-  // many fields as the header: "<file>:<line>: expected N fields, found M".
+  // many fields as the header: "<file>:<line>: expected N fields, found M";
+  // a column name may appear once: "<file>:<line>: duplicate column 'x'".
   [[nodiscard]] static Result<CsvTable> Parse(std::string_view text,
                                               std::string_view file);
   [[nodiscard]] static Result<CsvTable> Load(const std::string& path);

@@ -3,8 +3,8 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace moesim::util {
 namespace {
@@ -49,11 +49,24 @@ Result<void> ParseTextProto(
 }
 
 Result<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Fail(path + ": cannot read file: is a folder");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Fail(path + ": cannot read file");
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
+  // Read in chunks up to the limit, so an endless or huge file (/dev/zero, a
+  // misplaced dataset) is refused instead of exhausting memory.
+  std::string content;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+    content.append(chunk, static_cast<size_t>(in.gcount()));
+    if (content.size() > kMaxInputFileBytes) {
+      return Fail(path + ": cannot read file: larger than the " +
+                  std::to_string(kMaxInputFileBytes >> 20) +
+                  " MiB limit for input files");
+    }
+  }
+  return content;
 }
 
 int FieldLine(std::string_view text, std::string_view field) {

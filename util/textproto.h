@@ -5,6 +5,7 @@
 #include <google/protobuf/message.h>
 #include <google/protobuf/text_format.h>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -21,7 +22,14 @@ namespace moesim::util {
     google::protobuf::Message& message,
     google::protobuf::TextFormat::ParseInfoTree* locations = nullptr);
 
-// Reads a whole file. Error: "<path>: cannot read file".
+// The largest input file moesim reads (scenarios, models, systems, tables,
+// logs, runs): 64 MiB, some hundred times the largest real one (a long
+// nccl-tests log), and small enough that reading it cannot exhaust memory.
+inline constexpr size_t kMaxInputFileBytes = size_t{64} << 20;
+
+// Reads a whole file. Errors: "<path>: cannot read file", with ": is a
+// folder" or ": larger than the 64 MiB limit for input files" when that is
+// why.
 [[nodiscard]] Result<std::string> ReadFile(const std::string& path);
 
 // Line (1-based) of the first occurrence of `field:` or `field {` at the start
