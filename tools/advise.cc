@@ -27,6 +27,7 @@ constexpr const char* kModules[] = {"core_attn", "mla_up_proj", "layernorm",
 struct Measured {
   scenarios::ResolvedScenario scenario;
   double peak_bytes = 0;
+  double capacity_bytes = 0;
   bool fits = false;
   bool replayed = false;
   double tokens_per_sec_per_gpu = 0;
@@ -37,7 +38,14 @@ struct Measured {
 struct Candidate {
   std::string change;
   scenarios::Scenario spec;
+  bool memory_fix = false;  // proposed for the memory wall
 };
+
+// Off the memory wall: at least kMemoryHeadroom of capacity free.
+bool Roomy(const Measured& m) {
+  return m.fits && m.capacity_bytes - m.peak_bytes >=
+                       sim::kMemoryHeadroom * m.capacity_bytes;
+}
 
 Measured Judge(scenarios::ResolvedScenario r) {
   Measured m;
@@ -45,6 +53,7 @@ Measured Judge(scenarios::ResolvedScenario r) {
       models::EstimateMemory(r.model, r.pipeline, r.parallel, r.training,
                              r.system.gpu().memory_gib() * models::kGiB);
   m.peak_bytes = e.peak_bytes;
+  m.capacity_bytes = e.capacity_bytes;
   m.fits = e.fits;
   m.scenario = std::move(r);
   return m;
@@ -84,7 +93,10 @@ class Proposer {
       : r_(r), s_(r.spec), l_(r.spec.layout()) {}
 
   std::vector<Candidate> For(const std::string& wall, bool fits) {
-    if (wall == "memory") Memory();
+    if (wall == "memory") {
+      Memory();
+      for (Candidate& c : out_) c.memory_fix = true;
+    }
     if (!fits) return std::move(out_);
     if (s_.recompute().granularity() == "full") ReplaceFull();
     if (wall == "communication") Communication();
@@ -110,7 +122,11 @@ class Proposer {
     l.clear_num_layers_per_virtual_pipeline_stage();
     return s;
   }
-  void Recompute(const std::string& change, std::vector<std::string> modules) {
+  // `offload` > 0: also raise the optimizer offload to it (the one compound
+  // change: selective recompute in place of full often fits only with the
+  // optimizer state moved out, the workflow's memory fixes together).
+  void Recompute(const std::string& change, std::vector<std::string> modules,
+                 double offload = 0) {
     scenarios::Scenario s = s_;
     scenarios::Recompute& rc = *s.mutable_recompute();
     rc.Clear();
@@ -118,6 +134,7 @@ class Proposer {
       rc.set_granularity("selective");
       for (std::string& m : modules) rc.add_modules(std::move(m));
     }
+    if (offload > 0) s.set_optimizer_offload_fraction(offload);
     Add(change, std::move(s));
   }
   std::vector<std::string> Modules() const {
@@ -140,6 +157,14 @@ class Proposer {
       scenarios::Scenario s = s_;
       s.mutable_layout()->set_context_parallel_size(2 * cp);
       Add(Format("cp %d -> %d", cp, 2 * cp), std::move(s));
+    }
+    // Experts are most of an MoE's weights: EP before PP (workflow phase 2,
+    // "prefer EP over extra TP for experts").
+    const int ep = l_.expert_model_parallel_size();
+    if (ep < r_.model.num_moe_experts()) {
+      scenarios::Scenario s = s_;
+      s.mutable_layout()->set_expert_model_parallel_size(2 * ep);
+      Add(Format("ep %d -> %d", ep, 2 * ep), std::move(s));
     }
     const int pp = l_.pipeline_model_parallel_size();
     const int vpp = l_.virtual_pipeline_model_parallel_size();
@@ -167,11 +192,23 @@ class Proposer {
   }
 
   // Full recompute that fits: selective sets, largest first.
+  // MCore's `moe` module (the whole MoE layer) is the larger alternative to
+  // `moe_act`; the seed layout recomputes it with mla_up_proj, layernorm, mlp.
   void ReplaceFull() {
     std::vector<std::string> all(std::begin(kModules), std::end(kModules));
-    for (size_t n = all.size(); n >= 1; --n) {
-      std::vector<std::string> modules(all.begin(), all.begin() + n);
+    std::vector<std::vector<std::string>> sets;
+    for (size_t n = all.size(); n >= 1; --n)
+      sets.emplace_back(all.begin(), all.begin() + n);
+    // Without core_attn, whose recompute grows with the square of the
+    // sequence (the card's fine-grained list: MLA up-proj, LayerNorm, SwiGLU).
+    sets.push_back({"mla_up_proj", "layernorm", "moe_act", "mlp"});
+    sets.push_back({"mla_up_proj", "layernorm", "moe", "mlp"});
+    for (const std::vector<std::string>& modules : sets)
       Recompute("recompute full -> " + Join(modules, ","), modules);
+    if (s_.optimizer_offload_fraction() >= 1) return;
+    for (const std::vector<std::string>& modules : sets) {
+      Recompute("recompute full -> " + Join(modules, ",") + ", cpu-offload 1",
+                modules, 1.0);
     }
   }
 
@@ -287,6 +324,10 @@ Result<std::optional<std::pair<std::string, Measured>>> Choose(
       Proposer(current.scenario).For(current.wall, current.fits);
   step.candidates = static_cast<int>(candidates.size());
   std::optional<std::pair<std::string, Measured>> best;
+  // On the memory wall with nothing faster: the fastest memory fix that
+  // leaves the wall, so the next step can spend the room (selective
+  // recompute, a faster dispatcher) - the workflow's "fit first".
+  std::optional<std::pair<std::string, Measured>> leave_wall;
   int replays = 0;
   for (Candidate& c : candidates) {
     auto resolved = scenarios::Resolve(c.spec, kOrigin);
@@ -315,9 +356,15 @@ Result<std::optional<std::pair<std::string, Measured>>> Choose(
     const double bar =
         best ? best->second.tokens_per_sec_per_gpu
              : current.tokens_per_sec_per_gpu * (1 + kMinGainPct / 100);
+    if (c.memory_fix && Roomy(m) &&
+        (!leave_wall || m.tokens_per_sec_per_gpu >
+                            leave_wall->second.tokens_per_sec_per_gpu)) {
+      leave_wall = std::pair{c.change, m};
+    }
     if (m.tokens_per_sec_per_gpu > bar)
       best = std::pair{c.change, std::move(m)};
   }
+  if (!best && current.fits && !Roomy(current)) best = std::move(leave_wall);
   if (best && !best->second.replayed) {
     if (auto ok = Replay(best->second); !ok) return std::unexpected(ok.error());
   }
@@ -358,11 +405,11 @@ void AddAdviseFlags(CLI::App& app, AdviseFlags& flags) {
   app.add_flag("--json", flags.json, "Print JSON instead of a table");
   app.add_option("--max-steps", flags.max_steps,
                  "Most changes to keep (default 8)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1000000));
   app.add_option("--max-candidates", flags.max_candidates,
                  "Most candidates replayed per step, in priority order "
                  "(default 0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1000000));
 }
 
 Result<AdviseResult> Advise(const scenarios::ResolvedScenario& start,

@@ -8,6 +8,11 @@
 //     makes it fit, else the one that lowers the peak the most;
 //   - otherwise: the fitting change with the most tokens/s/GPU, when it gains
 //     more than kMinGainPct;
+//   - failing that, on the memory wall (fits, under sim::kMemoryHeadroom
+//     free): the fastest memory change that leaves the wall, even at a loss,
+//     so the next step can spend the room (offload, then selective
+//     recompute: the workflow's "fit first, offload only after recompute and
+//     parallelism");
 // until no change helps or --max-steps changes were kept. GPU count, model,
 // sequence length and global batch stay fixed. Candidates the scenario rules
 // refuse (scenarios::Resolve) are skipped and counted; candidates that do not
@@ -15,10 +20,13 @@
 //
 // Proposals, in order:
 //   memory         selective recompute +core_attn, +mla_up_proj, +layernorm,
-//                  +moe_act, +mlp (one at a time); CP x2 (seq >= 8K); PP x2
-//                  (and PP x2 with VPP 1); optimizer offload 0.5, 1.0; full
+//                  +moe_act, +mlp (one at a time); CP x2 (seq >= 8K); EP x2; PP
+//                  x2 (and PP x2 with VPP 1); optimizer offload 0.5, 1.0; full
 //                  recompute. Only these while the layout does not fit.
-//   full recompute that fits: selective sets instead, largest first.
+//   full recompute that fits: selective sets instead, largest first, and
+//                  mla_up_proj,layernorm,moe_act|moe,mlp (no core_attn);
+//                  then the same with optimizer offload 1 (one compound
+//                  change).
 //   communication  dispatcher deepep / hybridep; EP overlap on; EP / 2;
 //                  TP / 2; CP a2a+p2p (inner = a node) when CP x TP spans
 //                  nodes.

@@ -86,9 +86,11 @@ TEST(AdviseCommand, EveryKeptStepGainsOrFixesTheFit) {
   const std::vector<std::string> gains = Values(o.out, "gain_pct");
   // Entries: start, steps..., and "final" has no gain_pct (gain_pct_total).
   ASSERT_EQ(gains.size() + 1, fits.size());
+  const std::vector<std::string> walls = Values(o.out, "wall");
   for (size_t i = 1; i < gains.size(); ++i) {
-    const bool fixed_fit = fits[i - 1] == "false" && fits[i] == "true";
-    if (fixed_fit) continue;
+    // A step made on the memory wall may trade speed for fitting (or for
+    // leaving the wall); every other step must gain.
+    if (walls[i] == "\"memory\"" && fits[i] == "true") continue;
     EXPECT_EQ(fits[i], "true") << "step " << i;
     // The rule: keep a change only above 0.5% tokens/s/GPU.
     EXPECT_GT(std::stod(gains[i]), 0.5) << "step " << i;
