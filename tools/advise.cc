@@ -85,6 +85,28 @@ std::string RecomputeText(const scenarios::Recompute& rc) {
 
 std::string Number(double v) { return Format("%g", v); }
 
+// A pipeline layout string for `layers` decoder layers over `stages` virtual
+// stages (PP x VPP) that do not divide them: the embedding on the first
+// stage, the MTP layers and the loss on the last, the remainder of the even
+// split on the middle stages first. "" when a stage would hold no layer.
+std::string SplitLayout(int64_t layers, int64_t mtp, int stages) {
+  if (stages < 1 || layers < stages) return "";
+  std::vector<int64_t> n(stages, layers / stages);
+  int64_t extra = layers % stages;
+  for (int i = 1; extra > 0 && i < stages - 1; ++i, --extra) ++n[i];
+  for (int i : {0, stages - 1}) {
+    if (extra > 0) ++n[i], --extra;
+  }
+  std::string out;
+  for (int i = 0; i < stages; ++i) {
+    if (i > 0) out += "|";
+    if (i == 0) out += "E";
+    out += n[i] == 1 ? std::string("t") : Format("t*%lld", (long long)n[i]);
+    if (i == stages - 1) out += std::string(mtp, 'm') + "L";
+  }
+  return out;
+}
+
 // Builds the candidate changes of one step, each a copy of the current spec
 // with one knob turned, grouped by the wall they address.
 class Proposer {
@@ -120,6 +142,11 @@ class Proposer {
     l.set_virtual_pipeline_model_parallel_size(vpp);
     l.clear_pipeline_model_parallel_layout();
     l.clear_num_layers_per_virtual_pipeline_stage();
+    const int64_t layers = r_.model.num_layers();
+    if (layers % (int64_t{pp} * vpp) != 0) {
+      l.set_pipeline_model_parallel_layout(
+          SplitLayout(layers, r_.model.mtp_num_layers(), pp * vpp));
+    }
     return s;
   }
   // `offload` > 0: also raise the optimizer offload to it (the one compound
@@ -391,11 +418,16 @@ std::string StepRow(int n, const AdviseStep& s) {
                 s.fits ? "fits" : "OOM");
 }
 
+// Against the start, or when the start does not fit (its replayed speed is
+// not reachable) against the first layout that fits; 0 when none fits.
 double TotalGainPct(const AdviseResult& r) {
-  const double start = r.start.tokens_per_sec_per_gpu;
-  const double end =
-      r.steps.empty() ? start : r.steps.back().tokens_per_sec_per_gpu;
-  return start > 0 ? 100 * (end / start - 1) : 0;
+  const AdviseStep* base = r.start.fits ? &r.start : nullptr;
+  for (const AdviseStep& s : r.steps) {
+    if (base == nullptr && s.fits) base = &s;
+  }
+  const AdviseStep& last = r.steps.empty() ? r.start : r.steps.back();
+  if (base == nullptr || base->tokens_per_sec_per_gpu <= 0) return 0;
+  return 100 * (last.tokens_per_sec_per_gpu / base->tokens_per_sec_per_gpu - 1);
 }
 
 }  // namespace
@@ -491,10 +523,10 @@ std::string FormatAdviseText(const AdviseResult& r) {
       "\n%zu change(s) kept; %d candidate(s) proposed in kept steps, %d "
       "refused by the scenario rules\n",
       r.steps.size(), candidates, invalid);
-  out += Format(
-      "final layout: binding wall %s, %+.2f %% tokens/s/GPU over "
-      "the start\n",
-      r.final_wall.c_str(), TotalGainPct(r));
+  out +=
+      Format("final layout: binding wall %s, %+.2f %% tokens/s/GPU over %s\n",
+             r.final_wall.c_str(), TotalGainPct(r),
+             r.start.fits ? "the start" : "the first layout that fits");
   out += LayoutLine(f) + "\n";
   out += "moesim flags:  " + FormatScenarioFlags(f.spec) + "\n";
   out += "megatron args: " + scenarios::FormatMegatronArgs(f.spec) + "\n";

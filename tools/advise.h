@@ -92,7 +92,9 @@ std::string FormatAdviseText(const AdviseResult& result);
 // {"start": {...}, "steps": [{change, wall, tokens_per_sec_per_gpu,
 // tflops_per_gpu, gain_pct, peak_memory_gib, fits, candidates, invalid}],
 // "final": {flags, megatron_args, wall, tokens_per_sec_per_gpu,
-// tflops_per_gpu, peak_memory_gib, fits, gain_pct_total}}
+// tflops_per_gpu, peak_memory_gib, fits, gain_pct_total}}; gain_pct_total
+// is against the start, or the first fitting layout when the start does not
+// fit.
 std::string FormatAdviseJson(const AdviseResult& result);
 
 [[nodiscard]] util::Result<std::string> RunAdvise(const AdviseFlags& flags);
