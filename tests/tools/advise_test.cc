@@ -106,6 +106,27 @@ TEST(AdviseCommand, SameInputSameBytes) {
   EXPECT_NE(a.out.find("megatron args:"), std::string::npos);
 }
 
+// The final "flags" are what `moesim run` takes: replaying them gives the
+// final figure again (both printed with JsonNumber's 6 digits).
+TEST(AdviseCommand, FinalFlagsReplayToTheFinalFigure) {
+  const Output o = RunMoesim(kPoorStart + " --json");
+  ASSERT_EQ(o.status, 0);
+  // The JSON string, unescaped: the flags quote --cuda-graph "none".
+  const std::string key = "\"flags\": \"";
+  const size_t begin = o.out.find(key);
+  ASSERT_NE(begin, std::string::npos);
+  std::string command;
+  for (size_t i = begin + key.size(); i < o.out.size() && o.out[i] != '"';
+       ++i) {
+    if (o.out[i] == '\\') ++i;
+    command += o.out[i];
+  }
+  const Output run = RunMoesim("run " + command + " --json");
+  ASSERT_EQ(run.status, 0) << command;
+  const std::vector<std::string> tps = Values(o.out, "tokens_per_sec_per_gpu");
+  EXPECT_EQ(Values(run.out, "tokens_per_sec_per_gpu").at(0), tps.back());
+}
+
 TEST(AdviseCommand, MaxStepsZeroKeepsTheStart) {
   const Output o = RunMoesim(kPoorStart + " --json --max-steps 0");
   ASSERT_EQ(o.status, 0);
