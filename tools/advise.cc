@@ -47,6 +47,13 @@ bool Roomy(const Measured& m) {
                        sim::kMemoryHeadroom * m.capacity_bytes;
 }
 
+// A resolved spec as a set key; recompute modules in any order are one key.
+std::string LayoutKey(scenarios::Scenario spec) {
+  auto* modules = spec.mutable_recompute()->mutable_modules();
+  std::sort(modules->begin(), modules->end());
+  return spec.SerializeAsString();
+}
+
 Measured Judge(scenarios::ResolvedScenario r) {
   Measured m;
   const models::MemoryEstimate e =
@@ -346,7 +353,8 @@ AdviseStep StepOf(const Measured& m, std::string change, std::string wall,
 
 // One step: the kept candidate, or none. Counts proposals in `step`.
 Result<std::optional<std::pair<std::string, Measured>>> Choose(
-    const Measured& current, int max_candidates, AdviseStep& step) {
+    const Measured& current, int max_candidates,
+    const std::set<std::string>& visited, AdviseStep& step) {
   std::vector<Candidate> candidates =
       Proposer(current.scenario).For(current.wall, current.fits);
   step.candidates = static_cast<int>(candidates.size());
@@ -362,6 +370,9 @@ Result<std::optional<std::pair<std::string, Measured>>> Choose(
       ++step.invalid;
       continue;
     }
+    // Never back to a layout on the trail (a memory fix taken at a loss and
+    // then undone for the gain would cycle).
+    if (visited.contains(LayoutKey(resolved->spec))) continue;
     Measured m = Judge(std::move(*resolved));
     if (!current.fits) {
       // The first change that fits; else the lowest peak below the current.
@@ -425,9 +436,9 @@ double TotalGainPct(const AdviseResult& r) {
   for (const AdviseStep& s : r.steps) {
     if (base == nullptr && s.fits) base = &s;
   }
-  const AdviseStep& last = r.steps.empty() ? r.start : r.steps.back();
   if (base == nullptr || base->tokens_per_sec_per_gpu <= 0) return 0;
-  return 100 * (last.tokens_per_sec_per_gpu / base->tokens_per_sec_per_gpu - 1);
+  return 100 *
+         (r.final_tokens_per_sec_per_gpu / base->tokens_per_sec_per_gpu - 1);
 }
 
 }  // namespace
@@ -450,9 +461,15 @@ Result<AdviseResult> Advise(const scenarios::ResolvedScenario& start,
   if (auto ok = Replay(current); !ok) return std::unexpected(ok.error());
   AdviseResult result;
   result.start = StepOf(current, "start", current.wall, 0);
+  std::set<std::string> visited = {LayoutKey(current.scenario.spec)};
+  // The final layout: the fastest fitting one on the trail (a memory fix
+  // taken at a loss may be the trail's last step).
+  std::optional<Measured> best;
+  int best_step = 0;
+  if (current.fits) best = current;
   for (int n = 0; n < max_steps; ++n) {
     AdviseStep step;
-    auto chosen = Choose(current, max_candidates, step);
+    auto chosen = Choose(current, max_candidates, visited, step);
     if (!chosen) return std::unexpected(chosen.error());
     if (!*chosen) break;
     const AdviseStep kept =
@@ -467,9 +484,26 @@ Result<AdviseResult> Advise(const scenarios::ResolvedScenario& start,
     step.fits = kept.fits;
     result.steps.push_back(step);
     current = std::move((*chosen)->second);
+    visited.insert(LayoutKey(current.scenario.spec));
+    if (current.fits && (!best || current.tokens_per_sec_per_gpu >
+                                      best->tokens_per_sec_per_gpu)) {
+      best = current;
+      best_step = n + 1;
+    } else if (best && n + 1 - best_step >= 2) {
+      // A memory fix taken at a loss gets one step to pay off with a new
+      // best; without that the search would trade memory back and forth.
+      break;
+    }
   }
-  result.final_wall = current.wall;
-  result.final_layout = std::move(current.scenario);
+  Measured& final = best ? *best : current;
+  if (!best) best_step = static_cast<int>(result.steps.size());
+  result.final_step = best_step;
+  result.final_wall = final.wall;
+  result.final_tokens_per_sec_per_gpu = final.tokens_per_sec_per_gpu;
+  result.final_tflops_per_gpu = final.tflops_per_gpu;
+  result.final_peak_memory_gib = final.peak_bytes / models::kGiB;
+  result.final_fits = final.fits;
+  result.final_layout = std::move(final.scenario);
   return result;
 }
 
@@ -523,10 +557,12 @@ std::string FormatAdviseText(const AdviseResult& r) {
       "\n%zu change(s) kept; %d candidate(s) proposed in kept steps, %d "
       "refused by the scenario rules\n",
       r.steps.size(), candidates, invalid);
-  out +=
-      Format("final layout: binding wall %s, %+.2f %% tokens/s/GPU over %s\n",
-             r.final_wall.c_str(), TotalGainPct(r),
-             r.start.fits ? "the start" : "the first layout that fits");
+  out += Format(
+      "final layout (step %d, the fastest that fits): binding wall %s, "
+      "%.1f tokens/s/GPU, %+.2f %% over %s\n",
+      r.final_step, r.final_wall.c_str(), r.final_tokens_per_sec_per_gpu,
+      TotalGainPct(r),
+      r.start.fits ? "the start" : "the first layout that fits");
   out += LayoutLine(f) + "\n";
   out += "moesim flags:  " + FormatScenarioFlags(f.spec) + "\n";
   out += "megatron args: " + scenarios::FormatMegatronArgs(f.spec) + "\n";
@@ -535,7 +571,6 @@ std::string FormatAdviseText(const AdviseResult& r) {
 
 std::string FormatAdviseJson(const AdviseResult& r) {
   const scenarios::ResolvedScenario& f = r.final_layout;
-  const AdviseStep& last = r.steps.empty() ? r.start : r.steps.back();
   std::string out =
       "{\n  \"start\": " + StepJson(r.start) + ",\n  \"steps\": [";
   for (size_t i = 0; i < r.steps.size(); ++i)
@@ -546,10 +581,11 @@ std::string FormatAdviseJson(const AdviseResult& r) {
          JsonString(scenarios::FormatMegatronArgs(f.spec)) +
          ", \"wall\": " + JsonString(r.final_wall) +
          ", \"tokens_per_sec_per_gpu\": " +
-         JsonNumber(last.tokens_per_sec_per_gpu) +
-         ", \"tflops_per_gpu\": " + JsonNumber(last.tflops_per_gpu) +
-         ", \"peak_memory_gib\": " + JsonNumber(last.peak_memory_gib) +
-         ", \"fits\": " + (last.fits ? "true" : "false") +
+         JsonNumber(r.final_tokens_per_sec_per_gpu) +
+         ", \"tflops_per_gpu\": " + JsonNumber(r.final_tflops_per_gpu) +
+         ", \"peak_memory_gib\": " + JsonNumber(r.final_peak_memory_gib) +
+         ", \"fits\": " + (r.final_fits ? "true" : "false") +
+         ", \"step\": " + JsonNumber(r.final_step) +
          ", \"gain_pct_total\": " + JsonNumber(TotalGainPct(r)) + "}\n}\n";
   return out;
 }

@@ -12,11 +12,14 @@
 //     free): the fastest memory change that leaves the wall, even at a loss,
 //     so the next step can spend the room (offload, then selective
 //     recompute: the workflow's "fit first, offload only after recompute and
-//     parallelism");
-// until no change helps or --max-steps changes were kept. GPU count, model,
-// sequence length and global batch stay fixed. Candidates the scenario rules
-// refuse (scenarios::Resolve) are skipped and counted; candidates that do not
-// fit are not replayed. Sequential and deterministic: same input, same bytes.
+//     parallelism"); the search stops when two kept steps pass without a new
+//     fastest fitting layout;
+// until no change helps or --max-steps changes were kept, never returning to
+// a layout on the trail. The final layout is the trail's fastest that fits. GPU
+// count, model, sequence length and global batch stay fixed. Candidates the
+// scenario rules refuse (scenarios::Resolve) are skipped and counted;
+// candidates that do not fit are not replayed. Sequential and deterministic:
+// same input, same bytes.
 //
 // Proposals, in order:
 //   memory         selective recompute +core_attn, +mla_up_proj, +layernorm,
@@ -76,7 +79,14 @@ struct AdviseStep {
 struct AdviseResult {
   AdviseStep start;
   std::vector<AdviseStep> steps;  // the kept changes, in order
-  std::string final_wall;         // binding wall of the final layout
+  // The final layout: the fastest fitting layout on the trail (step 0 is
+  // the start), else the last one.
+  int final_step = 0;
+  std::string final_wall;  // its binding wall
+  double final_tokens_per_sec_per_gpu = 0;
+  double final_tflops_per_gpu = 0;
+  double final_peak_memory_gib = 0;
+  bool final_fits = false;
   scenarios::ResolvedScenario final_layout;
 };
 
@@ -92,7 +102,7 @@ std::string FormatAdviseText(const AdviseResult& result);
 // {"start": {...}, "steps": [{change, wall, tokens_per_sec_per_gpu,
 // tflops_per_gpu, gain_pct, peak_memory_gib, fits, candidates, invalid}],
 // "final": {flags, megatron_args, wall, tokens_per_sec_per_gpu,
-// tflops_per_gpu, peak_memory_gib, fits, gain_pct_total}}; gain_pct_total
+// tflops_per_gpu, peak_memory_gib, fits, step, gain_pct_total}}; gain_pct_total
 // is against the start, or the first fitting layout when the start does not
 // fit.
 std::string FormatAdviseJson(const AdviseResult& result);
