@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <optional>
@@ -624,6 +625,136 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
                                           Join(not_modelled, ", "));
   }
   return warnings;
+}
+
+}  // namespace moesim::scenarios
+
+namespace moesim::scenarios {
+namespace {
+
+std::string Quoted(const std::string& value) {
+  if (value.find_first_of(" |()*'\"") == std::string::npos) return value;
+  return "\"" + value + "\"";
+}
+
+std::string Number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", v);
+  return buffer;
+}
+
+}  // namespace
+
+std::string FormatMegatronArgs(const Scenario& spec) {
+  std::vector<std::string> out;
+  auto add = [&](std::string flag, std::string value = {}) {
+    out.push_back(value.empty() ? std::move(flag) : flag + " " + value);
+  };
+  const Layout& l = spec.layout();
+  add("--tensor-model-parallel-size",
+      std::to_string(l.tensor_model_parallel_size()));
+  add("--context-parallel-size", std::to_string(l.context_parallel_size()));
+  add("--expert-model-parallel-size",
+      std::to_string(l.expert_model_parallel_size()));
+  add("--expert-tensor-parallel-size",
+      std::to_string(l.expert_tensor_parallel_size()));
+  add("--pipeline-model-parallel-size",
+      std::to_string(l.pipeline_model_parallel_size()));
+  if (l.virtual_pipeline_model_parallel_size() > 1) {
+    add("--num-virtual-stages-per-pipeline-rank",
+        std::to_string(l.virtual_pipeline_model_parallel_size()));
+  }
+  if (!l.pipeline_model_parallel_layout().empty()) {
+    add("--pipeline-model-parallel-layout",
+        Quoted(l.pipeline_model_parallel_layout()));
+  }
+  if (l.sequence_parallel()) add("--sequence-parallel");
+  add("--micro-batch-size", std::to_string(l.micro_batch_size()));
+  add("--global-batch-size", std::to_string(l.global_batch_size()));
+  add("--seq-length", std::to_string(spec.seq_length()));
+  if (spec.num_layers() > 0)
+    add("--num-layers", std::to_string(spec.num_layers()));
+
+  const Recompute& rc = spec.recompute();
+  if (rc.granularity() == "full") {
+    add("--recompute-granularity", "full");
+    if (!rc.method().empty()) add("--recompute-method", rc.method());
+    if (rc.num_layers() > 0)
+      add("--recompute-num-layers", std::to_string(rc.num_layers()));
+  } else if (rc.granularity() == "selective") {
+    add("--recompute-granularity", "selective");
+    std::string modules;
+    for (const std::string& m : rc.modules())
+      modules += (modules.empty() ? "" : " ") + m;
+    add("--recompute-modules", modules);
+  }
+
+  const std::string& p = spec.precision();
+  if (p == "bf16" || p.empty()) {
+    add("--bf16");
+  } else if (p == "nvfp4") {
+    add("--bf16");
+    add("--fp4-format", "e2m1");
+    add("--fp4-recipe", "nvfp4");
+  } else {
+    add("--bf16");
+    add("--fp8-format", "e4m3");
+    add("--fp8-recipe", p == "fp8-delayed" ? "delayed"
+                        : p == "fp8-cs"    ? "tensorwise"
+                        : p == "fp8-block" ? "blockwise"
+                                           : "mxfp8");
+  }
+
+  if (spec.dispatcher() == "deepep" || spec.dispatcher() == "hybridep") {
+    add("--moe-token-dispatcher-type", "flex");
+    add("--moe-flex-dispatcher-backend", spec.dispatcher());
+  } else {
+    add("--moe-token-dispatcher-type", "alltoall");
+  }
+  if (spec.overlap_moe_expert_parallel_comm())
+    add("--overlap-moe-expert-parallel-comm");
+  if (spec.routing() == "force_balanced") {
+    add("--moe-router-force-load-balancing");
+  } else if (spec.routing() == "tokendrop") {
+    add("--moe-expert-capacity-factor",
+        Number(spec.moe_expert_capacity_factor()));
+  }
+
+  if (spec.optimizer_offload_fraction() > 0) {
+    add("--optimizer-cpu-offload");
+    add("--optimizer-offload-fraction",
+        Number(spec.optimizer_offload_fraction()));
+    if (spec.overlap_cpu_optimizer_d2h_h2d())
+      add("--overlap-cpu-optimizer-d2h-h2d");
+  }
+
+  const std::string& graph = spec.cuda_graph();
+  if (graph.starts_with("te:")) {
+    std::string scopes = graph.substr(3);
+    std::replace(scopes.begin(), scopes.end(), ';', ' ');
+    add("--cuda-graph-impl", "transformer_engine");
+    add("--cuda-graph-scope", scopes);
+  } else if (graph == "full_iteration") {
+    add("--cuda-graph-impl", "local");
+    add("--cuda-graph-scope", "full_iteration");
+  } else if (graph == "local:transformer_layer") {
+    add("--cuda-graph-impl", "local");
+  }
+
+  if (!spec.cp_comm_type().empty() && spec.cp_comm_type() != "p2p")
+    add("--cp-comm-type", spec.cp_comm_type());
+  if (spec.hierarchical_context_parallel_sizes_size() > 0) {
+    std::string sizes;
+    for (int size : spec.hierarchical_context_parallel_sizes())
+      sizes += (sizes.empty() ? "" : " ") + std::to_string(size);
+    add("--hierarchical-context-parallel-sizes", sizes);
+  }
+  if (spec.has_manual_gc() && spec.manual_gc()) add("--manual-gc");
+
+  std::string joined;
+  for (const std::string& item : out)
+    joined += (joined.empty() ? "" : " ") + item;
+  return joined;
 }
 
 }  // namespace moesim::scenarios

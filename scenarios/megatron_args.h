@@ -38,6 +38,13 @@ namespace moesim::scenarios {
 [[nodiscard]] util::Result<std::vector<std::string>> ApplyMegatronArgs(
     std::string_view args, Scenario& spec);
 
+// The reverse, for a resolved scenario's spec (every default filled in): a
+// Megatron-LM argument string for the layout, batch, recompute, precision,
+// dispatcher, optimizer offload, CUDA graph, EP overlap and CP fields, which
+// ApplyMegatronArgs maps back onto the same fields. Model and system are not
+// Megatron arguments and are left out. Values with blanks or '|' are quoted.
+std::string FormatMegatronArgs(const Scenario& spec);
+
 }  // namespace moesim::scenarios
 
 #endif  // MOESIM_SCENARIOS_MEGATRON_ARGS_H_

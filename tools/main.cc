@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "tools/advise.h"
 #include "tools/calibrate_fit.h"
 #include "tools/calibrate_report.h"
 #include "tools/memory_report.h"
@@ -76,6 +77,14 @@ int main(int argc, char** argv) {
       "merge", "Join the partial results of `sweep --shard K/N`");
   moesim::tools::AddSweepMergeFlags(*sweep_merge, merge_flags);
 
+  moesim::tools::AdviseFlags advise_flags;
+  CLI::App* advise = app.add_subcommand(
+      "advise",
+      "Walk the optimization workflow: diagnose the binding wall, try its "
+      "single-knob fixes in priority order, keep the best; trail and final "
+      "layout as flags and Megatron arguments");
+  moesim::tools::AddAdviseFlags(*advise, advise_flags);
+
   CLI::App* calibrate =
       app.add_subcommand("calibrate", "Calibration tables: import and fit");
   calibrate->require_subcommand(1);
@@ -144,6 +153,12 @@ int main(int argc, char** argv) {
   }
   if (sweep->parsed()) {
     auto report = moesim::tools::RunSweep(sweep_flags);
+    if (!report) return Fail(report.error().message);
+    std::cout << *report;
+    return 0;
+  }
+  if (advise->parsed()) {
+    auto report = moesim::tools::RunAdvise(advise_flags);
     if (!report) return Fail(report.error().message);
     std::cout << *report;
     return 0;

@@ -1,0 +1,601 @@
+#include "tools/advise.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "models/memory.h"
+#include "scenarios/megatron_args.h"
+#include "sim/step_stats.h"
+#include "tools/memory_report.h"
+#include "tools/run_report.h"
+#include "tools/text_format.h"
+
+namespace moesim::tools {
+namespace {
+
+using util::Result;
+
+// Resolve()'s origin for candidates.
+constexpr std::string_view kOrigin = "advise";
+
+// The selective recompute modules the workflow tries first, in its order.
+constexpr const char* kModules[] = {"core_attn", "mla_up_proj", "layernorm",
+                                    "moe_act", "mlp"};
+
+// A layout, resolved, with its memory verdict and (when replayed) figures.
+struct Measured {
+  scenarios::ResolvedScenario scenario;
+  double peak_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = false;
+  bool replayed = false;
+  double tokens_per_sec_per_gpu = 0;
+  double tflops_per_gpu = 0;
+  std::string wall;
+};
+
+struct Candidate {
+  std::string change;
+  scenarios::Scenario spec;
+  bool memory_fix = false;  // proposed for the memory wall
+};
+
+// Off the memory wall: at least kMemoryHeadroom of capacity free.
+bool Roomy(const Measured& m) {
+  return m.fits && m.capacity_bytes - m.peak_bytes >=
+                       sim::kMemoryHeadroom * m.capacity_bytes;
+}
+
+// A resolved spec as a set key; recompute modules in any order are one key.
+std::string LayoutKey(scenarios::Scenario spec) {
+  auto* modules = spec.mutable_recompute()->mutable_modules();
+  std::sort(modules->begin(), modules->end());
+  return spec.SerializeAsString();
+}
+
+Measured Judge(scenarios::ResolvedScenario r) {
+  Measured m;
+  const models::MemoryEstimate e =
+      models::EstimateMemory(r.model, r.pipeline, r.parallel, r.training,
+                             r.system.gpu().memory_gib() * models::kGiB);
+  m.peak_bytes = e.peak_bytes;
+  m.capacity_bytes = e.capacity_bytes;
+  m.fits = e.fits;
+  m.scenario = std::move(r);
+  return m;
+}
+
+Result<void> Replay(Measured& m) {
+  auto report = BuildRunReport(m.scenario, {});
+  if (!report) return std::unexpected(report.error());
+  m.replayed = true;
+  m.tokens_per_sec_per_gpu = report->step.tokens_per_sec_per_gpu;
+  m.tflops_per_gpu = report->step.tflops_per_gpu;
+  m.wall = sim::DiagnoseWall(report->step, report->memory.memory.peak_bytes,
+                             report->memory.memory.capacity_bytes)
+               .name;
+  return {};
+}
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+std::string RecomputeText(const scenarios::Recompute& rc) {
+  if (rc.granularity() == "full") return "full";
+  if (rc.granularity() != "selective" || rc.modules_size() == 0) return "none";
+  return Join({rc.modules().begin(), rc.modules().end()}, ",");
+}
+
+std::string Number(double v) { return Format("%g", v); }
+
+// A pipeline layout string for `layers` decoder layers over `stages` virtual
+// stages (PP x VPP) that do not divide them: the embedding on the first
+// stage, the MTP layers and the loss on the last, the remainder of the even
+// split on the middle stages first. "" when a stage would hold no layer.
+std::string SplitLayout(int64_t layers, int64_t mtp, int stages) {
+  if (stages < 1 || layers < stages) return "";
+  std::vector<int64_t> n(stages, layers / stages);
+  int64_t extra = layers % stages;
+  for (int i = 1; extra > 0 && i < stages - 1; ++i, --extra) ++n[i];
+  for (int i : {0, stages - 1}) {
+    if (extra > 0) ++n[i], --extra;
+  }
+  std::string out;
+  for (int i = 0; i < stages; ++i) {
+    if (i > 0) out += "|";
+    if (i == 0) out += "E";
+    out += n[i] == 1 ? std::string("t") : Format("t*%lld", (long long)n[i]);
+    if (i == stages - 1) out += std::string(mtp, 'm') + "L";
+  }
+  return out;
+}
+
+// Builds the candidate changes of one step, each a copy of the current spec
+// with one knob turned, grouped by the wall they address.
+class Proposer {
+ public:
+  explicit Proposer(const scenarios::ResolvedScenario& r)
+      : r_(r), s_(r.spec), l_(r.spec.layout()) {}
+
+  std::vector<Candidate> For(const std::string& wall, bool fits) {
+    if (wall == "memory") {
+      Memory();
+      for (Candidate& c : out_) c.memory_fix = true;
+    }
+    if (!fits) return std::move(out_);
+    if (s_.recompute().granularity() == "full") ReplaceFull();
+    if (wall == "communication") Communication();
+    if (wall == "host") Host();
+    Compute();
+    Communication();
+    Host();
+    return std::move(out_);
+  }
+
+ private:
+  void Add(std::string change, scenarios::Scenario spec) {
+    if (!labels_.insert(change).second) return;
+    out_.push_back({std::move(change), std::move(spec)});
+  }
+  // A copy whose pipeline split Resolve() derives again.
+  scenarios::Scenario Repiped(int pp, int vpp) const {
+    scenarios::Scenario s = s_;
+    scenarios::Layout& l = *s.mutable_layout();
+    l.set_pipeline_model_parallel_size(pp);
+    l.set_virtual_pipeline_model_parallel_size(vpp);
+    l.clear_pipeline_model_parallel_layout();
+    l.clear_num_layers_per_virtual_pipeline_stage();
+    const int64_t layers = r_.model.num_layers();
+    if (layers % (int64_t{pp} * vpp) != 0) {
+      l.set_pipeline_model_parallel_layout(
+          SplitLayout(layers, r_.model.mtp_num_layers(), pp * vpp));
+    }
+    return s;
+  }
+  // `offload` > 0: also raise the optimizer offload to it (the one compound
+  // change: selective recompute in place of full often fits only with the
+  // optimizer state moved out, the workflow's memory fixes together).
+  void Recompute(const std::string& change, std::vector<std::string> modules,
+                 double offload = 0) {
+    scenarios::Scenario s = s_;
+    scenarios::Recompute& rc = *s.mutable_recompute();
+    rc.Clear();
+    if (!modules.empty()) {
+      rc.set_granularity("selective");
+      for (std::string& m : modules) rc.add_modules(std::move(m));
+    }
+    if (offload > 0) s.set_optimizer_offload_fraction(offload);
+    Add(change, std::move(s));
+  }
+  std::vector<std::string> Modules() const {
+    if (s_.recompute().granularity() != "selective") return {};
+    return {s_.recompute().modules().begin(), s_.recompute().modules().end()};
+  }
+
+  void Memory() {
+    if (s_.recompute().granularity() != "full") {
+      for (const char* m : kModules) {
+        std::vector<std::string> modules = Modules();
+        if (std::find(modules.begin(), modules.end(), m) != modules.end())
+          continue;
+        modules.push_back(m);
+        Recompute(Format("recompute +%s", m), std::move(modules));
+      }
+    }
+    const int cp = l_.context_parallel_size();
+    if (s_.seq_length() >= 8192) {
+      scenarios::Scenario s = s_;
+      s.mutable_layout()->set_context_parallel_size(2 * cp);
+      Add(Format("cp %d -> %d", cp, 2 * cp), std::move(s));
+    }
+    // Experts are most of an MoE's weights: EP before PP (workflow phase 2,
+    // "prefer EP over extra TP for experts").
+    const int ep = l_.expert_model_parallel_size();
+    if (ep < r_.model.num_moe_experts()) {
+      scenarios::Scenario s = s_;
+      s.mutable_layout()->set_expert_model_parallel_size(2 * ep);
+      Add(Format("ep %d -> %d", ep, 2 * ep), std::move(s));
+    }
+    const int pp = l_.pipeline_model_parallel_size();
+    const int vpp = l_.virtual_pipeline_model_parallel_size();
+    Add(Format("pp %d -> %d", pp, 2 * pp), Repiped(2 * pp, vpp));
+    if (vpp > 1)
+      Add(Format("pp %d -> %d, vpp 1", pp, 2 * pp), Repiped(2 * pp, 1));
+    for (double fraction : {0.5, 1.0}) {
+      if (s_.optimizer_offload_fraction() >= fraction) continue;
+      scenarios::Scenario s = s_;
+      s.set_optimizer_offload_fraction(fraction);
+      Add(Format("cpu-offload %s -> %s",
+                 Number(s_.optimizer_offload_fraction()).c_str(),
+                 Number(fraction).c_str()),
+          std::move(s));
+    }
+    if (s_.recompute().granularity() != "full") {
+      scenarios::Scenario s = s_;
+      s.mutable_recompute()->Clear();
+      s.mutable_recompute()->set_granularity("full");
+      s.mutable_recompute()->set_method("uniform");
+      s.mutable_recompute()->set_num_layers(1);
+      Add("recompute " + RecomputeText(s_.recompute()) + " -> full",
+          std::move(s));
+    }
+  }
+
+  // Full recompute that fits: selective sets, largest first.
+  // MCore's `moe` module (the whole MoE layer) is the larger alternative to
+  // `moe_act`; the seed layout recomputes it with mla_up_proj, layernorm, mlp.
+  void ReplaceFull() {
+    std::vector<std::string> all(std::begin(kModules), std::end(kModules));
+    std::vector<std::vector<std::string>> sets;
+    for (size_t n = all.size(); n >= 1; --n)
+      sets.emplace_back(all.begin(), all.begin() + n);
+    // Without core_attn, whose recompute grows with the square of the
+    // sequence (the card's fine-grained list: MLA up-proj, LayerNorm, SwiGLU).
+    sets.push_back({"mla_up_proj", "layernorm", "moe_act", "mlp"});
+    sets.push_back({"mla_up_proj", "layernorm", "moe", "mlp"});
+    for (const std::vector<std::string>& modules : sets)
+      Recompute("recompute full -> " + Join(modules, ","), modules);
+    if (s_.optimizer_offload_fraction() >= 1) return;
+    for (const std::vector<std::string>& modules : sets) {
+      Recompute("recompute full -> " + Join(modules, ",") + ", cpu-offload 1",
+                modules, 1.0);
+    }
+  }
+
+  void Communication() {
+    const std::string& d = s_.dispatcher();
+    for (const char* to : {"deepep", "hybridep"}) {
+      if (d == to) continue;
+      scenarios::Scenario s = s_;
+      s.set_dispatcher(to);
+      Add("dispatcher " + d + " -> " + to, std::move(s));
+    }
+    if (!s_.overlap_moe_expert_parallel_comm()) {
+      scenarios::Scenario s = s_;
+      s.set_overlap_moe_expert_parallel_comm(true);
+      Add("ep-overlap 0 -> 1", std::move(s));
+    }
+    if (const int ep = l_.expert_model_parallel_size(); ep > 1) {
+      scenarios::Scenario s = s_;
+      s.mutable_layout()->set_expert_model_parallel_size(ep / 2);
+      Add(Format("ep %d -> %d", ep, ep / 2), std::move(s));
+    }
+    if (const int tp = l_.tensor_model_parallel_size(); tp > 1) {
+      scenarios::Scenario s = s_;
+      s.mutable_layout()->set_tensor_model_parallel_size(tp / 2);
+      s.mutable_layout()->clear_sequence_parallel();
+      Add(Format("tp %d -> %d", tp, tp / 2), std::move(s));
+    }
+    const int cp = l_.context_parallel_size();
+    const int tp = l_.tensor_model_parallel_size();
+    const int node = r_.system.gpus_per_node();
+    const int inner = node / tp;
+    if (s_.cp_comm_type() != "a2a+p2p" && cp * tp > node && inner >= 2 &&
+        cp % inner == 0) {
+      scenarios::Scenario s = s_;
+      s.set_cp_comm_type("a2a+p2p");
+      s.clear_hierarchical_context_parallel_sizes();
+      s.add_hierarchical_context_parallel_sizes(inner);
+      s.add_hierarchical_context_parallel_sizes(cp / inner);
+      Add(Format("cp-comm-type %s -> a2a+p2p (%d,%d)",
+                 s_.cp_comm_type().c_str(), inner, cp / inner),
+          std::move(s));
+    }
+  }
+
+  void Host() {
+    const std::string& g = s_.cuda_graph();
+    const std::string router = "te:moe_router;moe_preprocess";
+    const std::string next = g == "none"   ? router
+                             : g == router ? router + ";attn"
+                                           : "";
+    if (!next.empty()) {
+      scenarios::Scenario s = s_;
+      s.set_cuda_graph(next);
+      Add("cuda-graph " + g + " -> " + next, std::move(s));
+    }
+    Mbs();
+  }
+
+  void Mbs() {
+    const int mbs = l_.micro_batch_size();
+    scenarios::Scenario s = s_;
+    s.mutable_layout()->set_micro_batch_size(2 * mbs);
+    Add(Format("mbs %d -> %d", mbs, 2 * mbs), std::move(s));
+  }
+
+  void Compute() {
+    Mbs();
+    const std::vector<std::string> modules = Modules();
+    for (size_t i = 0; i < modules.size(); ++i) {
+      std::vector<std::string> fewer = modules;
+      fewer.erase(fewer.begin() + i);
+      Recompute("recompute -" + modules[i], std::move(fewer));
+    }
+    const int pp = l_.pipeline_model_parallel_size();
+    const int vpp = l_.virtual_pipeline_model_parallel_size();
+    if (pp > 1) {
+      Add(Format("pp %d -> %d", pp, pp / 2), Repiped(pp / 2, vpp));
+      if (vpp > 1) {
+        Add(Format("pp %d -> %d, vpp 1", pp, pp / 2), Repiped(pp / 2, 1));
+      }
+      Add(Format("vpp %d -> %d", vpp, 2 * vpp), Repiped(pp, 2 * vpp));
+    }
+    if (vpp > 1)
+      Add(Format("vpp %d -> %d", vpp, vpp / 2), Repiped(pp, vpp / 2));
+  }
+
+  const scenarios::ResolvedScenario& r_;
+  const scenarios::Scenario& s_;
+  const scenarios::Layout& l_;
+  std::vector<Candidate> out_;
+  std::set<std::string> labels_;
+};
+
+AdviseStep StepOf(const Measured& m, std::string change, std::string wall,
+                  double previous_tps) {
+  AdviseStep step;
+  step.change = std::move(change);
+  step.wall = std::move(wall);
+  step.tokens_per_sec_per_gpu = m.tokens_per_sec_per_gpu;
+  step.tflops_per_gpu = m.tflops_per_gpu;
+  step.gain_pct = previous_tps > 0
+                      ? 100 * (m.tokens_per_sec_per_gpu / previous_tps - 1)
+                      : 0;
+  step.peak_memory_gib = m.peak_bytes / models::kGiB;
+  step.fits = m.fits;
+  return step;
+}
+
+// One step: the kept candidate, or none. Counts proposals in `step`.
+Result<std::optional<std::pair<std::string, Measured>>> Choose(
+    const Measured& current, int max_candidates,
+    const std::set<std::string>& visited, AdviseStep& step) {
+  std::vector<Candidate> candidates =
+      Proposer(current.scenario).For(current.wall, current.fits);
+  step.candidates = static_cast<int>(candidates.size());
+  std::optional<std::pair<std::string, Measured>> best;
+  // On the memory wall with nothing faster: the fastest memory fix that
+  // leaves the wall, so the next step can spend the room (selective
+  // recompute, a faster dispatcher) - the workflow's "fit first".
+  std::optional<std::pair<std::string, Measured>> leave_wall;
+  int replays = 0;
+  for (Candidate& c : candidates) {
+    auto resolved = scenarios::Resolve(c.spec, kOrigin);
+    if (!resolved) {
+      ++step.invalid;
+      continue;
+    }
+    // Never back to a layout on the trail (a memory fix taken at a loss and
+    // then undone for the gain would cycle).
+    if (visited.contains(LayoutKey(resolved->spec))) continue;
+    Measured m = Judge(std::move(*resolved));
+    if (!current.fits) {
+      // The first change that fits; else the lowest peak below the current.
+      if (m.fits) {
+        if (auto ok = Replay(m); !ok) return std::unexpected(ok.error());
+        return std::pair{c.change, std::move(m)};
+      }
+      const double bar = best ? best->second.peak_bytes : current.peak_bytes;
+      if (m.peak_bytes < bar) best = std::pair{c.change, std::move(m)};
+      continue;
+    }
+    if (!m.fits) continue;
+    if (max_candidates > 0 && replays >= max_candidates) break;
+    ++replays;
+    if (auto ok = Replay(m); !ok) {
+      ++step.invalid;
+      continue;
+    }
+    const double bar =
+        best ? best->second.tokens_per_sec_per_gpu
+             : current.tokens_per_sec_per_gpu * (1 + kMinGainPct / 100);
+    if (c.memory_fix && Roomy(m) &&
+        (!leave_wall || m.tokens_per_sec_per_gpu >
+                            leave_wall->second.tokens_per_sec_per_gpu)) {
+      leave_wall = std::pair{c.change, m};
+    }
+    if (m.tokens_per_sec_per_gpu > bar)
+      best = std::pair{c.change, std::move(m)};
+  }
+  if (!best && current.fits && !Roomy(current)) best = std::move(leave_wall);
+  if (best && !best->second.replayed) {
+    if (auto ok = Replay(best->second); !ok) return std::unexpected(ok.error());
+  }
+  return best;
+}
+
+std::string StepJson(const AdviseStep& s) {
+  return "{\"change\": " + JsonString(s.change) +
+         ", \"wall\": " + JsonString(s.wall) +
+         ", \"tokens_per_sec_per_gpu\": " +
+         JsonNumber(s.tokens_per_sec_per_gpu) +
+         ", \"tflops_per_gpu\": " + JsonNumber(s.tflops_per_gpu) +
+         ", \"gain_pct\": " + JsonNumber(s.gain_pct) +
+         ", \"peak_memory_gib\": " + JsonNumber(s.peak_memory_gib) +
+         ", \"fits\": " + (s.fits ? "true" : "false") +
+         ", \"candidates\": " + JsonNumber(s.candidates) +
+         ", \"invalid\": " + JsonNumber(s.invalid) + "}";
+}
+
+std::string StepRow(int n, const AdviseStep& s) {
+  return Format("%4d  %-44s %-14s %12.1f %10.1f %+8.2f %9.1f  %s\n", n,
+                s.change.c_str(), s.wall.c_str(), s.tokens_per_sec_per_gpu,
+                s.tflops_per_gpu, s.gain_pct, s.peak_memory_gib,
+                s.fits ? "fits" : "OOM");
+}
+
+// Against the start, or when the start does not fit (its replayed speed is
+// not reachable) against the first layout that fits; 0 when none fits.
+double TotalGainPct(const AdviseResult& r) {
+  const AdviseStep* base = r.start.fits ? &r.start : nullptr;
+  for (const AdviseStep& s : r.steps) {
+    if (base == nullptr && s.fits) base = &s;
+  }
+  if (base == nullptr || base->tokens_per_sec_per_gpu <= 0) return 0;
+  return 100 *
+         (r.final_tokens_per_sec_per_gpu / base->tokens_per_sec_per_gpu - 1);
+}
+
+}  // namespace
+
+void AddAdviseFlags(CLI::App& app, AdviseFlags& flags) {
+  AddScenarioFlags(app, flags.scenario);
+  app.add_flag("--json", flags.json, "Print JSON instead of a table");
+  app.add_option("--max-steps", flags.max_steps,
+                 "Most changes to keep (default 8)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--max-candidates", flags.max_candidates,
+                 "Most candidates replayed per step, in priority order "
+                 "(default 0: all)")
+      ->check(CLI::Range(0, 1000000));
+}
+
+Result<AdviseResult> Advise(const scenarios::ResolvedScenario& start,
+                            int max_steps, int max_candidates) {
+  Measured current = Judge(start);
+  if (auto ok = Replay(current); !ok) return std::unexpected(ok.error());
+  AdviseResult result;
+  result.start = StepOf(current, "start", current.wall, 0);
+  std::set<std::string> visited = {LayoutKey(current.scenario.spec)};
+  // The final layout: the fastest fitting one on the trail (a memory fix
+  // taken at a loss may be the trail's last step).
+  std::optional<Measured> best;
+  int best_step = 0;
+  if (current.fits) best = current;
+  for (int n = 0; n < max_steps; ++n) {
+    AdviseStep step;
+    auto chosen = Choose(current, max_candidates, visited, step);
+    if (!chosen) return std::unexpected(chosen.error());
+    if (!*chosen) break;
+    const AdviseStep kept =
+        StepOf((*chosen)->second, (*chosen)->first, current.wall,
+               current.tokens_per_sec_per_gpu);
+    step.change = kept.change;
+    step.wall = kept.wall;
+    step.tokens_per_sec_per_gpu = kept.tokens_per_sec_per_gpu;
+    step.tflops_per_gpu = kept.tflops_per_gpu;
+    step.gain_pct = kept.gain_pct;
+    step.peak_memory_gib = kept.peak_memory_gib;
+    step.fits = kept.fits;
+    result.steps.push_back(step);
+    current = std::move((*chosen)->second);
+    visited.insert(LayoutKey(current.scenario.spec));
+    if (current.fits && (!best || current.tokens_per_sec_per_gpu >
+                                      best->tokens_per_sec_per_gpu)) {
+      best = current;
+      best_step = n + 1;
+    } else if (best && n + 1 - best_step >= 2) {
+      // A memory fix taken at a loss gets one step to pay off with a new
+      // best; without that the search would trade memory back and forth.
+      break;
+    }
+  }
+  Measured& final = best ? *best : current;
+  if (!best) best_step = static_cast<int>(result.steps.size());
+  result.final_step = best_step;
+  result.final_wall = final.wall;
+  result.final_tokens_per_sec_per_gpu = final.tokens_per_sec_per_gpu;
+  result.final_tflops_per_gpu = final.tflops_per_gpu;
+  result.final_peak_memory_gib = final.peak_bytes / models::kGiB;
+  result.final_fits = final.fits;
+  result.final_layout = std::move(final.scenario);
+  return result;
+}
+
+std::string FormatScenarioFlags(const scenarios::Scenario& s) {
+  const scenarios::Layout& l = s.layout();
+  std::string out = Format(
+      "--model %s --system %s --gpus %d --seq %d --num-layers %d --tp %d "
+      "--cp %d --ep %d --etp %d --pp %d --vpp %d",
+      s.model().c_str(), s.system().c_str(), s.num_gpus(), s.seq_length(),
+      s.num_layers(), l.tensor_model_parallel_size(), l.context_parallel_size(),
+      l.expert_model_parallel_size(), l.expert_tensor_parallel_size(),
+      l.pipeline_model_parallel_size(),
+      l.virtual_pipeline_model_parallel_size());
+  if (!l.pipeline_model_parallel_layout().empty())
+    out += " --pp-layout \"" + l.pipeline_model_parallel_layout() + "\"";
+  out +=
+      Format(" --mbs %d --gbs %d", l.micro_batch_size(), l.global_batch_size());
+  out += " --precision " + s.precision() + " --dispatcher " + s.dispatcher() +
+         " --routing " + s.routing() + " --recompute " +
+         RecomputeText(s.recompute()) + " --cuda-graph \"" + s.cuda_graph() +
+         "\"";
+  out += " --cpu-offload " + Number(s.optimizer_offload_fraction());
+  out += Format(" --ep-overlap %d", s.overlap_moe_expert_parallel_comm());
+  out += " --cp-comm-type " + s.cp_comm_type();
+  if (s.hierarchical_context_parallel_sizes_size() > 0) {
+    std::vector<std::string> sizes;
+    for (int size : s.hierarchical_context_parallel_sizes())
+      sizes.push_back(std::to_string(size));
+    out += " --hierarchical-cp-sizes " + Join(sizes, ",");
+  }
+  return out;
+}
+
+std::string FormatAdviseText(const AdviseResult& r) {
+  const scenarios::ResolvedScenario& f = r.final_layout;
+  std::string out =
+      Format("advise: %s on %d x %s, seq %d\n\n", f.model.name().c_str(),
+             f.spec.num_gpus(), f.system.name().c_str(), f.spec.seq_length());
+  out += Format("%4s  %-44s %-14s %12s %10s %8s %9s  %s\n", "step", "change",
+                "wall before", "tokens/s/GPU", "TFLOPS/GPU", "gain %",
+                "peak GiB", "memory");
+  out += StepRow(0, r.start);
+  for (size_t i = 0; i < r.steps.size(); ++i)
+    out += StepRow(static_cast<int>(i + 1), r.steps[i]);
+  int candidates = 0, invalid = 0;
+  for (const AdviseStep& s : r.steps) {
+    candidates += s.candidates;
+    invalid += s.invalid;
+  }
+  out += Format(
+      "\n%zu change(s) kept; %d candidate(s) proposed in kept steps, %d "
+      "refused by the scenario rules\n",
+      r.steps.size(), candidates, invalid);
+  out += Format(
+      "final layout (step %d, the fastest that fits): binding wall %s, "
+      "%.1f tokens/s/GPU, %+.2f %% over %s\n",
+      r.final_step, r.final_wall.c_str(), r.final_tokens_per_sec_per_gpu,
+      TotalGainPct(r),
+      r.start.fits ? "the start" : "the first layout that fits");
+  out += LayoutLine(f) + "\n";
+  out += "moesim flags:  " + FormatScenarioFlags(f.spec) + "\n";
+  out += "megatron args: " + scenarios::FormatMegatronArgs(f.spec) + "\n";
+  return out;
+}
+
+std::string FormatAdviseJson(const AdviseResult& r) {
+  const scenarios::ResolvedScenario& f = r.final_layout;
+  std::string out =
+      "{\n  \"start\": " + StepJson(r.start) + ",\n  \"steps\": [";
+  for (size_t i = 0; i < r.steps.size(); ++i)
+    out += std::string(i ? "," : "") + "\n    " + StepJson(r.steps[i]);
+  out += r.steps.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"final\": {\"flags\": " + JsonString(FormatScenarioFlags(f.spec)) +
+         ", \"megatron_args\": " +
+         JsonString(scenarios::FormatMegatronArgs(f.spec)) +
+         ", \"wall\": " + JsonString(r.final_wall) +
+         ", \"tokens_per_sec_per_gpu\": " +
+         JsonNumber(r.final_tokens_per_sec_per_gpu) +
+         ", \"tflops_per_gpu\": " + JsonNumber(r.final_tflops_per_gpu) +
+         ", \"peak_memory_gib\": " + JsonNumber(r.final_peak_memory_gib) +
+         ", \"fits\": " + (r.final_fits ? "true" : "false") +
+         ", \"step\": " + JsonNumber(r.final_step) +
+         ", \"gain_pct_total\": " + JsonNumber(TotalGainPct(r)) + "}\n}\n";
+  return out;
+}
+
+Result<std::string> RunAdvise(const AdviseFlags& flags) {
+  auto scenario = ResolveFlags(flags.scenario);
+  if (!scenario) return std::unexpected(scenario.error());
+  auto result = Advise(*scenario, flags.max_steps, flags.max_candidates);
+  if (!result) return std::unexpected(result.error());
+  return flags.json ? FormatAdviseJson(*result) : FormatAdviseText(*result);
+}
+
+}  // namespace moesim::tools
