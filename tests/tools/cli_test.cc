@@ -9,27 +9,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/tools/run_moesim.h"
+
 namespace {
 
-struct Output {
-  std::string out;
-  int status = -1;
-};
-
-Output RunMoesim(const std::string& args) {
-  Output o;
-  const std::string command =
-      std::string(MOESIM_BINARY) + " " + args + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return o;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    o.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+using moesim::testing::Output;
+using moesim::testing::RunMoesim;
 
 const std::string kDefault =
     std::string(MOESIM_SOURCE_DIR) + "/scenarios/default.textproto";
