@@ -245,12 +245,21 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
 struct ChunkActivations {
   ModuleBytes bytes{};
   double transient = 0;  // the largest backward working set of one layer
+  std::vector<double> offloaded;  // stored bytes of each offloaded layer
 };
 
 ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
   const Model& m = x.m;
   const Recompute& rc = x.tr.recompute;
   ChunkActivations c;
+  // cpu_offloading (TE's activation offload context, which Megatron wraps
+  // around its first cpu_offloading_num_layers layers; PP 1 only): an
+  // offloaded layer's activations leave the GPU as their copy to the host
+  // completes, so the GPU holds the largest one in flight at most (stated
+  // rule: one copy at a time on the copy stream), not all of them.
+  const int64_t offloaded =
+      x.tr.cpu_offloading ? x.tr.cpu_offloading_num_layers : 0;
+  ModuleBytes in_flight{};
   auto add_layer = [&](LayerKind kind, int64_t position) {
     // Full recompute, block method: only the first full_num_layers layers of
     // the chunk are recomputed, the others keep everything.
@@ -260,8 +269,13 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
     // Uniform method: one stored input per group of full_num_layers layers.
     if (rc.full && !rc.full_block && position % rc.full_num_layers != 0)
       l.stored = ModuleBytes{};
-    c.bytes += l.stored;
     c.transient = std::max(c.transient, l.replayed + 2 * l.largest);
+    if (position < offloaded) {
+      c.offloaded.push_back(Sum(l.stored));
+      if (Sum(l.stored) > Sum(in_flight)) in_flight = l.stored;
+      return;
+    }
+    c.bytes += l.stored;
   };
   int64_t position = 0;
   for (int64_t layer : stage.layers)
@@ -273,6 +287,7 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
     // (2h) as the eh-projection input.
     c.bytes[kEmbeddingLoss] += 2 * kAct * T * h + x.lin * T * 2 * h;
   }
+  c.bytes += in_flight;
   if (stage.embedding) c.bytes[kEmbeddingLoss] += 8 * S;  // int64 token ids
   if (stage.loss) {
     // Final norm input, output-layer input and bf16 logits for the fused
@@ -352,9 +367,17 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
     ParamGroups layers;
     int64_t vocab_tables = 0;
     std::vector<ChunkActivations> chunks;
+    // The largest layer's parameters on this GPU (Megatron-FSDP's unit).
+    double unit_params = 0;
     for (int chunk = 0; chunk < plan.vpp; ++chunk) {
       const VirtualStage& stage = plan.Stage(rank, chunk);
-      for (int64_t layer : stage.layers) layers += DecoderLayerParams(m, layer);
+      for (int64_t layer : stage.layers) {
+        const ParamGroups p = DecoderLayerParams(m, layer);
+        layers += p;
+        unit_params = std::max(
+            unit_params, double(p.tp) / par.tp + double(p.replicated) +
+                             double(p.experts) / (double(par.ep) * par.etp));
+      }
       for (int64_t i = 0; i < stage.mtp_layers; ++i)
         layers += MtpLayerParams(m);
       if (stage.embedding) ++vocab_tables;
@@ -393,6 +416,26 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
                              (dense / dense_shard + experts / expert_shard);
     st.optimizer_bytes = optimizer * (1 - tr.optimizer_offload_fraction);
     st.optimizer_host_bytes = optimizer * tr.optimizer_offload_fraction;
+    // Megatron-FSDP shards weights (optim_grads_params) and gradients
+    // (optim_grads and up) across the data-parallel group like the optimizer
+    // state, and holds two layers whole (the one computing and the one
+    // prefetched; stated rule) in the same dtypes. Its FP8 transpose cache is
+    // off under FSDP (Megatron-Bridge set_mcore_fsdp_configs:
+    // keep_fp8_transpose_cache False), so cached FP8 copies exist for the
+    // whole layers only.
+    const double shards = dense / dense_shard + experts / expert_shard;
+    const double whole = std::min(2 * unit_params, decoder_weights);
+    if (tr.shard_params && decoder_weights > 0) {
+      const double weight_bytes = st.params_bytes / (dense + experts);
+      const double fp8_bytes = st.fp8_weight_bytes / decoder_weights;
+      st.params_bytes = weight_bytes * shards;
+      st.fp8_weight_bytes = fp8_bytes * whole;
+      st.fsdp_unit_bytes += weight_bytes * whole;
+    }
+    if (tr.shard_grads) {
+      st.grads_bytes = double(tr.main_grad_bytes) * shards;
+      st.fsdp_unit_bytes += double(tr.main_grad_bytes) * whole;
+    }
 
     // Activations at the pipeline schedule's peak.
     std::vector<double> chunk_bytes;
@@ -415,6 +458,9 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
     }
     st.activations_bytes = Sum(total);
     st.transient_bytes = transient;
+    // cpu_offloading needs PP 1 (one chunk) and keeps one micro-batch alive.
+    st.offloaded_layer_bytes = chunks[0].offloaded;
+    for (double bytes : chunks[0].offloaded) st.activation_host_bytes += bytes;
 
     st.buffers.push_back({"cuda_context", GiB(kCudaContextGiB)});
     st.buffers.push_back({"nccl", GiB(kNcclGiB)});
@@ -432,7 +478,8 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
       st.buffers_bytes += buffer.bytes;
 
     st.allocated_peak_bytes = st.params_bytes + st.fp8_weight_bytes +
-                              st.grads_bytes + st.optimizer_bytes +
+                              st.grads_bytes + st.fsdp_unit_bytes +
+                              st.optimizer_bytes +
                               st.activations_bytes + st.transient_bytes;
     st.peak_bytes = st.allocated_peak_bytes + st.buffers_bytes;
     if (st.peak_bytes > est.peak_bytes) {

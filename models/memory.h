@@ -42,6 +42,13 @@ struct StageMemory {
   double grads_bytes = 0;           // main-gradient buffer
   double optimizer_bytes = 0;       // master weights + Adam moments on the GPU
   double optimizer_host_bytes = 0;  // the offloaded share, in host memory
+  // Megatron-FSDP: the whole (unsharded) weights and gradients of the
+  // layers being computed, on top of the shards above.
+  double fsdp_unit_bytes = 0;
+  // cpu_offloading: the stored activations of each offloaded layer of one
+  // micro-batch (forward order), and what they put in host memory.
+  std::vector<double> offloaded_layer_bytes;
+  double activation_host_bytes = 0;
   // Activations stored at the peak, by module, summed over in-flight
   // micro-batches; `activations_bytes` is their sum.
   std::vector<NamedBytes> activations;

@@ -108,6 +108,11 @@ struct TrainingOptions {
       0;                         // share of optimizer state on the host
   bool offload_overlap = false;  // --overlap-cpu-optimizer-d2h-h2d
   bool cpu_offloading = false;   // activation offload (--cpu-offloading)
+  int cpu_offloading_num_layers = 0;  // --cpu-offloading-num-layers
+  // Megatron-FSDP sharding across the data-parallel group (optimizer state is
+  // sharded by the distributed optimizer or any FSDP strategy but no_shard).
+  bool shard_grads = false;   // optim_grads, optim_grads_params
+  bool shard_params = false;  // optim_grads_params
   // Host.
   bool manual_gc = true;  // --manual-gc: no staggered automatic GC pauses
 };

@@ -72,6 +72,9 @@ constexpr FlagInfo kFlags[] = {
     {"--moe-router-force-load-balancing", Kind::kBool},
     {"--moe-shared-expert-overlap", Kind::kBool},
     {"--cpu-offloading", Kind::kBool},
+    {"--cpu-offloading-num-layers", Kind::kInt},
+    {"--use-megatron-fsdp", Kind::kBool},
+    {"--data-parallel-sharding-strategy", Kind::kString},
     {"--cp-comm-type", Kind::kList},
     {"--hierarchical-context-parallel-sizes", Kind::kList},
 };
@@ -465,6 +468,9 @@ Result<void> ApplyOptimizer(const Given& g, Scenario& spec,
   if (auto v = g.String("--exp-avg-dtype")) spec.set_exp_avg_dtype(*v);
   if (auto v = g.Bool("--fp8-param-gather")) spec.set_fp8_param_gather(*v);
   if (auto v = g.Bool("--manual-gc")) spec.set_manual_gc(*v);
+  if (auto v = g.Bool("--use-megatron-fsdp")) spec.set_use_megatron_fsdp(*v);
+  if (auto v = g.String("--data-parallel-sharding-strategy"))
+    spec.set_data_parallel_sharding_strategy(*v);
   return {};
 }
 
@@ -532,6 +538,9 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   if (auto v = g.Bool("--moe-shared-expert-overlap"))
     spec.set_moe_shared_expert_overlap(*v);
   if (auto v = g.Bool("--cpu-offloading")) spec.set_cpu_offloading(*v);
+  auto offloaded = g.Int("--cpu-offloading-num-layers", 0);
+  if (!offloaded) return std::unexpected(offloaded.error());
+  if (*offloaded) spec.set_cpu_offloading_num_layers(**offloaded);
   if (auto v = g.Bool("--overlap-cpu-optimizer-d2h-h2d")) {
     spec.set_overlap_cpu_optimizer_d2h_h2d(*v);
   }
@@ -750,6 +759,17 @@ std::string FormatMegatronArgs(const Scenario& spec) {
     add("--hierarchical-context-parallel-sizes", sizes);
   }
   if (spec.has_manual_gc() && spec.manual_gc()) add("--manual-gc");
+  if (spec.use_megatron_fsdp()) {
+    add("--use-megatron-fsdp");
+    if (!spec.data_parallel_sharding_strategy().empty())
+      add("--data-parallel-sharding-strategy",
+          spec.data_parallel_sharding_strategy());
+  }
+  if (spec.cpu_offloading()) {
+    add("--cpu-offloading");
+    add("--cpu-offloading-num-layers",
+        std::to_string(spec.cpu_offloading_num_layers()));
+  }
 
   std::string joined;
   for (const std::string& item : out)

@@ -553,6 +553,26 @@ Result<void> CheckCudaGraphAndOffload(const ResolvedScenario& r,
           at.Error("cpu_offloading",
                    "CPU activation offloading is incompatible with recompute"));
     }
+    // Megatron TransformerConfig: 0 <= cpu_offloading_num_layers < num_layers.
+    const int64_t offloaded = r.spec.cpu_offloading_num_layers();
+    if (offloaded < 0 || offloaded >= r.model.num_layers()) {
+      return std::unexpected(at.Error(
+          "cpu_offloading_num_layers",
+          "must be in [0, num_layers) = [0, " +
+              std::to_string(r.model.num_layers()) + "), got " +
+              std::to_string(offloaded)));
+    }
+  } else if (r.spec.cpu_offloading_num_layers() != 0) {
+    return std::unexpected(
+        at.Error("cpu_offloading_num_layers",
+                 "offloads activations only with cpu_offloading"));
+  }
+  const std::string& sharding = r.spec.data_parallel_sharding_strategy();
+  if (!r.spec.use_megatron_fsdp() && !sharding.empty() &&
+      sharding != "no_shard") {
+    return std::unexpected(
+        at.Error("data_parallel_sharding_strategy",
+                 "'" + sharding + "' needs use_megatron_fsdp"));
   }
   return {};
 }

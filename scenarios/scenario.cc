@@ -206,6 +206,10 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     s.set_manual_gc(true);
     d.Note("manual_gc", "true");
   }
+  if (s.use_megatron_fsdp() && s.data_parallel_sharding_strategy().empty()) {
+    s.set_data_parallel_sharding_strategy("no_shard");
+    d.Note("data_parallel_sharding_strategy", "no_shard");
+  }
   // Optimizer dtypes: the model's Megatron-Bridge recipe, else fp32.
   const models::RecipeDefaults& recipe = model.recipe();
   if (!s.use_precision_aware_optimizer() &&
@@ -441,6 +445,23 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.offload_overlap = spec.overlap_cpu_optimizer_d2h_h2d();
   out.routing_skew = spec.moe_routing_skew();
   out.cpu_offloading = spec.cpu_offloading();
+  out.cpu_offloading_num_layers = spec.cpu_offloading_num_layers();
+  const std::string& sharding = spec.data_parallel_sharding_strategy();
+  if (!sharding.empty() && sharding != "no_shard" && sharding != "optim" &&
+      sharding != "optim_grads" && sharding != "optim_grads_params") {
+    return std::unexpected(at.Error(
+        "data_parallel_sharding_strategy",
+        "unknown '" + sharding +
+            "' (no_shard, optim, optim_grads, optim_grads_params)"));
+  }
+  if (spec.use_megatron_fsdp()) {
+    // Megatron-FSDP's no_shard keeps every state whole on every rank; the
+    // other strategies shard the optimizer state at least.
+    out.distributed_optimizer = sharding != "no_shard";
+    out.shard_grads =
+        sharding == "optim_grads" || sharding == "optim_grads_params";
+    out.shard_params = sharding == "optim_grads_params";
+  }
   out.manual_gc = spec.manual_gc();
   return {};
 }

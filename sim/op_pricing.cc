@@ -486,8 +486,8 @@ double RoutingImbalance(int64_t experts, int ep, double skew) {
 }
 
 const char* StreamKindName(StreamKind kind) {
-  static constexpr const char* kNames[] = {"compute", "tp", "cp",  "ep",
-                                           "dp",      "pp", "host"};
+  static constexpr const char* kNames[] = {"compute", "tp",   "cp",  "ep",
+                                           "dp",      "pp",   "host", "copy"};
   return kNames[static_cast<int>(kind)];
 }
 

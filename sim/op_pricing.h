@@ -35,8 +35,9 @@
 namespace moesim::sim {
 
 // kHost: the host thread that launches the stage's kernels.
-enum class StreamKind { kCompute, kTp, kCp, kEp, kDp, kPp, kHost };
-inline constexpr int kNumStreamKinds = 7;
+// kCopy: host<->device copies of offloaded activations (a copy engine).
+enum class StreamKind { kCompute, kTp, kCp, kEp, kDp, kPp, kHost, kCopy };
+inline constexpr int kNumStreamKinds = 8;
 inline constexpr StreamKind kCommKinds[] = {StreamKind::kTp, StreamKind::kCp,
                                             StreamKind::kEp, StreamKind::kDp,
                                             StreamKind::kPp};

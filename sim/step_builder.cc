@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/memory.h"
 #include "util/check.h"
 
 namespace moesim::sim::internal {
@@ -264,6 +265,8 @@ util::Result<void> StepBuilder::PriceStage(int r) {
   for (const std::vector<Item>& items : st.variants[0].items) {
     Chunk chunk;
     PlanBuckets(items, chunk);
+    chunk.offload.assign(items.size(), {});
+    if (st.chunks.empty()) PlanOffload(r, chunk);
     st.chunks.push_back(std::move(chunk));
   }
   // PP sends: forward to the next stage, backward to the previous one.
@@ -323,7 +326,10 @@ void StepBuilder::PlanBuckets(const std::vector<Item>& items,
   for (const bool expert : {false, true}) {
     const int dp = expert ? par.edp : par.dp * par.cp;
     if (dp <= 1) continue;
-    const int64_t limit = BucketParams(dp);
+    // Megatron-FSDP gathers and reduces by unit, a transformer layer
+    // (fsdp_unit_modules): one bucket per item.
+    const bool fsdp = s_.training.shard_params || s_.training.shard_grads;
+    const int64_t limit = fsdp ? 1 : BucketParams(dp);
     Bucket open{expert, 0, n - 1, n - 1};
     for (int i = n - 1; i >= 0; --i) {
       const int64_t p = expert ? items[i].expert_params : items[i].dense_params;
@@ -341,6 +347,43 @@ void StepBuilder::PlanBuckets(const std::vector<Item>& items,
   for (size_t b = 0; b < chunk.buckets.size(); ++b) {
     chunk.buckets_of_item[chunk.buckets[b].first_item].push_back(
         static_cast<int>(b));
+  }
+}
+
+double StepBuilder::CopyRate(const char* direction) const {
+  double gb_s = 0;
+  for (const auto& row : platform_.costs->tables().host_copy) {
+    if (row.direction == direction) gb_s = std::max(gb_s, row.gb_s);
+  }
+  return gb_s;
+}
+
+// cpu_offloading (PP 1, so one chunk): the first cpu_offloading_num_layers
+// layers' stored activations (the memory model's bytes) go to the host on
+// the copy stream after each layer's forward and come back before its
+// backward. Transformer Engine's offload handler spreads the N offloads over
+// the L layers: layer j's copy must be done when the forward reaches layer
+// (j + 1) * floor(L / N), and its reload starts when the backward reaches
+// that layer (cpu_offload.py layer_window_map).
+void StepBuilder::PlanOffload(int r, Chunk& chunk) const {
+  const models::TrainingOptions& tr = s_.training;
+  if (!tr.cpu_offloading || tr.cpu_offloading_num_layers <= 0) return;
+  const models::MemoryEstimate memory =
+      models::EstimateMemory(s_.model, s_.pipeline, s_.parallel, tr, 0);
+  const std::vector<double>& bytes = memory.stages[r].offloaded_layer_bytes;
+  const models::VirtualStage& vs = s_.pipeline.Stage(r, 0);
+  const int first = vs.embedding ? 1 : 0;
+  const int layers = static_cast<int>(vs.layers.size());
+  const int n = static_cast<int>(chunk.offload.size());
+  const int window = std::max(1, layers / static_cast<int>(bytes.size()));
+  const double d2h = CopyRate("d2h") * 1e9, h2d = CopyRate("h2d") * 1e9;
+  CheckOrDie(d2h > 0 && h2d > 0, "StepBuilder: no host-copy rate");
+  for (size_t j = 0; j < bytes.size(); ++j) {
+    Chunk::Offload& o = chunk.offload[first + j];
+    o.d2h = Time::FromSecondsCeil(bytes[j] / d2h);
+    o.h2d = Time::FromSecondsCeil(bytes[j] / h2d);
+    o.wait_item = std::min(n - 1, first + (static_cast<int>(j) + 1) * window);
+    o.reload_item = o.wait_item;
   }
 }
 
@@ -488,7 +531,13 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
   PipelineCallbacks::PairEnd end;
   // The first forward and the last backward of a chunk carry the DP bucket
   // hooks: those steps run one after the other.
-  if (f.microbatch == 0 || b.microbatch == microbatches_ - 1 ||
+  // Megatron-FSDP's per-layer gathers and reductions and cpu_offloading's
+  // copies hook every micro-batch: the replay runs those pairs in turn too
+  // (EP overlap under FSDP or activation offload is not modelled).
+  const models::TrainingOptions& tr = s_.training;
+  const bool hooked = tr.shard_params || tr.shard_grads ||
+                      (tr.cpu_offloading && tr.cpu_offloading_num_layers > 0);
+  if (hooked || f.microbatch == 0 || b.microbatch == microbatches_ - 1 ||
       items0[f.chunk].empty() || items0[b.chunk].empty()) {
     end.forward = EmitForward(r, f, entry);
     const OpId after[] = {end.forward};
@@ -624,35 +673,41 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
   LaneDeps deps = DepsOf(entry);
   if (n == 0) return EmptyOnLanes(r, deps);
   std::vector<OpId> exits(lanes_per_stage_);
+  // Parameters all-gathered: with overlap_param_gather at the first
+  // micro-batch only (the weights then stay whole), with Megatron-FSDP's
+  // sharded weights at every one.
+  const bool gather = step.microbatch == 0 || s_.training.shard_params;
   // The ops whose finish starts the forward of the last bucket's first item.
   LaneDeps previous_bucket_entry(lanes_per_stage_);
+  std::vector<Bundle> copied(n, -1);  // activation copies to the host
   for (int i = 0; i < n; ++i) {
-    if (step.microbatch == 0) {
-      // Parameters all-gathered (overlap_param_gather): the first bucket's
-      // at the start of the step, each next one when the forward starts
-      // using the previous.
+    if (gather) {
+      // The first bucket's at the start, each next one when the forward
+      // starts using the previous.
       for (const int b : chunk.buckets_of_item[i]) {
-        const Bucket& bucket = chunk.buckets[b];
-        // FP8 weights travel in FP8 with fp8_param_gather, except MXFP8,
-        // whose parameters Megatron all-gathers in BF16.
-        const bool fp8_gather =
-            s_.training.fp8_param_gather &&
-            s_.training.precision != models::Precision::kMxfp8;
-        const double bytes = bucket.params * (fp8_gather ? 1.0 : 2.0);
-        const TimedOp ag = CollectiveOp(
-            st.variants[0].rank, bucket.expert ? Group::kEdp : Group::kDp,
-            Collective::kAllGather, bytes, StreamKind::kDp, "param all-gather");
-        const Bundle gathered = AddOnLanes(r, ag, previous_bucket_entry);
+        const Bundle gathered =
+            AddOnLanes(r, ParamGather(st, chunk.buckets[b]),
+                       previous_bucket_entry);
         for (int l = 0; l < lanes_per_stage_; ++l) {
           deps[l].push_back(At(gathered, l));
         }
       }
     }
-    if (step.microbatch == 0 && !chunk.buckets_of_item[i].empty()) {
+    if (gather && !chunk.buckets_of_item[i].empty()) {
       previous_bucket_entry = deps;
+    }
+    // cpu_offloading: the forward waits for the copies due by this layer.
+    for (int j = 0; j < i; ++j) {
+      if (copied[j] < 0 || chunk.offload[j].wait_item != i) continue;
+      for (int l = 0; l < lanes_per_stage_; ++l)
+        deps[l].push_back(At(copied[j], l));
     }
     exits = InstantiateItem(r, step.chunk, i, true, deps);
     for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
+    if (chunk.offload[i].d2h > Time::Zero()) {
+      copied[i] = AddOnLanes(
+          r, CopyOp("offload activations d2h", chunk.offload[i].d2h), deps);
+    }
   }
   return NewBundle(exits);
 }
@@ -667,18 +722,47 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
   if (n == 0) return EmptyOnLanes(r, deps);
   std::vector<OpId> exits(lanes_per_stage_);
   const bool last = step.microbatch == microbatches_ - 1;
+  const models::TrainingOptions& tr = s_.training;
+  // Megatron-FSDP gathers each layer's weights again for its backward,
+  // prefetched when the backward of the layer after it starts.
+  LaneDeps previous_entry = deps;
+  std::vector<Bundle> reloaded(n, -1);  // activation copies back
   for (int i = n; i-- > 0;) {
-    exits = InstantiateItem(r, step.chunk, i, false, deps);
+    for (int j = 0; j < i; ++j) {
+      if (chunk.offload[j].h2d <= Time::Zero() ||
+          chunk.offload[j].reload_item != i)
+        continue;
+      reloaded[j] = AddOnLanes(
+          r, CopyOp("reload activations h2d", chunk.offload[j].h2d), deps);
+    }
+    LaneDeps item_deps = deps;
+    if (tr.shard_params) {
+      for (const Bucket& bucket : chunk.buckets) {
+        if (bucket.last_item != i) continue;
+        const Bundle gathered =
+            AddOnLanes(r, ParamGather(st, bucket), previous_entry);
+        for (int l = 0; l < lanes_per_stage_; ++l)
+          item_deps[l].push_back(At(gathered, l));
+      }
+    }
+    if (reloaded[i] >= 0) {
+      for (int l = 0; l < lanes_per_stage_; ++l)
+        item_deps[l].push_back(At(reloaded[i], l));
+    }
+    previous_entry = deps;
+    exits = InstantiateItem(r, step.chunk, i, false, item_deps);
     for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
-    if (!last) continue;
-    // Gradients complete (overlap_grad_reduce): reduce-scatter the bucket
-    // whose backward-order last item this was.
+    // Gradients reduce-scattered: with overlap_grad_reduce after the last
+    // micro-batch's backward, with Megatron-FSDP's sharded gradients after
+    // every one, bucket by bucket (the bucket whose backward-order last
+    // item this was).
+    if (!last && !tr.shard_grads) continue;
     for (const Bucket& bucket : chunk.buckets) {
       if (bucket.first_item != i) continue;
       const TimedOp rs = CollectiveOp(
           st.variants[0].rank, bucket.expert ? Group::kEdp : Group::kDp,
           Collective::kReduceScatter,
-          bucket.params * static_cast<double>(s_.training.main_grad_bytes),
+          bucket.params * static_cast<double>(tr.main_grad_bytes),
           StreamKind::kDp, "grad reduce-scatter");
       const Bundle done = AddOnLanes(r, rs, deps);
       for (int l = 0; l < lanes_per_stage_; ++l) {
@@ -687,6 +771,28 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
     }
   }
   return NewBundle(exits);
+}
+
+// A bucket's weights all-gathered over its data-parallel group: FP8 with
+// fp8_param_gather, except MXFP8, whose parameters Megatron all-gathers in
+// BF16.
+TimedOp StepBuilder::ParamGather(const Stage& st, const Bucket& bucket) const {
+  const bool fp8_gather = s_.training.fp8_param_gather &&
+                          s_.training.precision != models::Precision::kMxfp8;
+  const double bytes = bucket.params * (fp8_gather ? 1.0 : 2.0);
+  return CollectiveOp(st.variants[0].rank,
+                      bucket.expert ? Group::kEdp : Group::kDp,
+                      Collective::kAllGather, bytes, StreamKind::kDp,
+                      "param all-gather");
+}
+
+TimedOp StepBuilder::CopyOp(const char* name, Time duration) const {
+  TimedOp op;
+  op.stream = StreamKind::kCopy;
+  op.name = name;
+  op.category = "offload";
+  op.duration = duration;
+  return op;
 }
 
 util::Result<void> StepBuilder::Price() {
@@ -719,10 +825,15 @@ util::Result<void> StepBuilder::Price() {
   size_t ops = 0;
   for (int r = 0; r < par.pp; ++r) {
     size_t stage_ops = 0;
+    // Megatron-FSDP (two gathers and a reduction) and activation-offload
+    // copies (two) per item and micro-batch, at most.
+    const models::TrainingOptions& tr = s_.training;
+    const size_t hooks = (tr.shard_params || tr.shard_grads ? 3 : 0) +
+                         (tr.cpu_offloading ? 2 : 0);
     for (const std::vector<Item>& items : stages_[r].variants[0].items) {
       for (const Item& item : items) {
         stage_ops += InstanceOps(item.forward, item.forward_host) +
-                     InstanceOps(item.backward, item.backward_host);
+                     InstanceOps(item.backward, item.backward_host) + hooks;
       }
     }
     ops += stage_ops * lanes_per_stage_;

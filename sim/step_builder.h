@@ -111,6 +111,14 @@ class StepBuilder {
   struct Chunk {
     std::vector<Bucket> buckets;
     std::vector<std::vector<int>> buckets_of_item;  // item -> buckets
+    // cpu_offloading: per item, its copy to the host and back (zero: kept
+    // on the GPU); the item whose forward waits for the copy down to finish
+    // and the one whose backward starts the copy back up.
+    struct Offload {
+      Time d2h, h2d;
+      int wait_item = 0, reload_item = 0;
+    };
+    std::vector<Offload> offload;
   };
   // A pricing of the stage's items for a class of its lanes.
   struct Variant {
@@ -136,6 +144,11 @@ class StepBuilder {
   util::Result<std::vector<std::vector<Item>>> PriceItems(
       int r, const RankContext& rank);
   void PlanBuckets(const std::vector<Item>& items, Chunk& chunk) const;
+  void PlanOffload(int r, Chunk& chunk) const;
+  TimedOp ParamGather(const Stage& st, const Bucket& bucket) const;
+  TimedOp CopyOp(const char* name, Time duration) const;
+  // The host-copy table's best rate in `direction` ("d2h", "h2d"), GB/s.
+  double CopyRate(const char* direction) const;
   void PlanJoins(int r);
   void Prepare(OpTemplate& t, ClassTimes& classes,
                std::vector<HostSegment>& host, const RankContext& rank);

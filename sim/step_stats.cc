@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <vector>
 
 #include "util/check.h"
 
@@ -106,6 +108,13 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
     }
   }
   const double stages = num_stages;
+  std::vector<StreamKind> kinds(std::begin(kCommKinds), std::end(kCommKinds));
+  for (int r = 0; r < num_stages; ++r) {
+    if (!by_stage[r][static_cast<int>(StreamKind::kCopy)].empty()) {
+      kinds.push_back(StreamKind::kCopy);
+      break;
+    }
+  }
   for (int r = 0; r < num_stages; ++r) {
     StageTime st;
     st.pp_rank = r;
@@ -124,7 +133,9 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
         lists[static_cast<int>(StreamKind::kCompute)];
     st.compute_s = Length(compute).seconds();
     st.idle_s = (step - UnionLength(std::move(all))).seconds();
-    for (const StreamKind kind_k : kCommKinds) {
+    // Activation-offload copies count like communication (data moved beside
+    // compute), reported only when a scenario has them.
+    for (const StreamKind kind_k : kinds) {
       const int k = static_cast<int>(kind_k);
       const Time total = Length(lists[k]);
       st.comm[k].total_s = total.seconds();
@@ -178,6 +189,7 @@ double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
                      return a.at != b.at ? a.at < b.at : a.bytes < b.bytes;
                    });
   const double base = memory.params_bytes + memory.fp8_weight_bytes +
+                      memory.fsdp_unit_bytes +
                       memory.grads_bytes + memory.optimizer_bytes +
                       memory.buffers_bytes;
   double now = 0, peak = 0;

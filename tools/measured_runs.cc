@@ -117,6 +117,18 @@ std::string ExtraArgs(const std::string& extra) {
       args += std::string(" --manual-gc=") + (on ? "true" : "false");
     } else if (key == "moe_shared_expert_overlap" && on) {
       args += " --moe-shared-expert-overlap";
+    } else if (key == "use_megatron_fsdp" && on) {
+      // Megatron-Bridge's performance scripts turn Megatron-FSDP on with
+      // optim_grads_params (set_mcore_fsdp_configs) unless a row says else.
+      args += " --use-megatron-fsdp --data-parallel-sharding-strategy ";
+      const size_t at = extra.find("fsdp_sharding=");
+      args += at == std::string::npos
+                  ? std::string("optim_grads_params")
+                  : extra.substr(at + 14, extra.find(';', at) - at - 14);
+    } else if (key == "activation_cpu_offloading_layers") {
+      // Megatron-Bridge's perf override: cpu_offloading (activations only)
+      // for this many layers (scripts/performance utils).
+      args += " --cpu-offloading --cpu-offloading-num-layers " + value;
     }
   }
   return args;

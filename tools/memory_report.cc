@@ -99,6 +99,19 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
     out += Format("\noptimizer state in host memory: %s GiB per GPU",
                   Gib(busiest.optimizer_host_bytes).c_str());
   }
+  if (busiest.fsdp_unit_bytes > 0) {
+    out += Format(
+        "\nMegatron-FSDP whole layers (weights and gradients of the layer "
+        "computing and the one prefetched, beside the shards): %s GiB",
+        Gib(busiest.fsdp_unit_bytes).c_str());
+  }
+  if (busiest.activation_host_bytes > 0) {
+    out += Format(
+        "\nactivations in host memory (cpu_offloading, %zu layers): %s GiB "
+        "per micro-batch",
+        busiest.offloaded_layer_bytes.size(),
+        Gib(busiest.activation_host_bytes).c_str());
+  }
   out += Format(
       "\n\npeak %s GiB on pp%d of %s GiB: %s\n",
       Gib(r.memory.peak_bytes).c_str(), r.memory.busiest_rank,
@@ -142,6 +155,9 @@ std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
            ", \"grads_gib\": " + JsonGiB(st.grads_bytes) +
            ", \"optimizer_gib\": " + JsonGiB(st.optimizer_bytes) +
            ", \"optimizer_host_gib\": " + JsonGiB(st.optimizer_host_bytes) +
+           ", \"fsdp_unit_gib\": " + JsonGiB(st.fsdp_unit_bytes) +
+           ", \"activation_host_gib\": " +
+           JsonGiB(st.activation_host_bytes) +
            ", \"activations_gib\": " + JsonGiB(st.activations_bytes) +
            Format(", \"in_flight_microbatches\": %lld",
                   static_cast<long long>(st.peak_in_flight)) +

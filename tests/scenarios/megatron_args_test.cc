@@ -178,6 +178,30 @@ TEST(MegatronArgsTest, OptimizerRoutingAndFlags) {
   EXPECT_EQ(spec.num_layers(), 8);
 }
 
+// Megatron-FSDP and CPU activation offloading map onto the scenario and
+// FormatMegatronArgs writes them back.
+TEST(MegatronArgsTest, MegatronFsdpAndActivationOffload) {
+  Scenario spec;
+  auto w = ApplyMegatronArgs(
+      "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads "
+      "--cpu-offloading --cpu-offloading-num-layers 12",
+      spec);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_TRUE(w->empty());
+  EXPECT_TRUE(spec.use_megatron_fsdp());
+  EXPECT_EQ(spec.data_parallel_sharding_strategy(), "optim_grads");
+  EXPECT_TRUE(spec.cpu_offloading());
+  EXPECT_EQ(spec.cpu_offloading_num_layers(), 12);
+  const std::string args = FormatMegatronArgs(spec);
+  EXPECT_NE(args.find("--use-megatron-fsdp --data-parallel-sharding-strategy "
+                      "optim_grads"),
+            std::string::npos)
+      << args;
+  EXPECT_NE(args.find("--cpu-offloading --cpu-offloading-num-layers 12"),
+            std::string::npos)
+      << args;
+}
+
 TEST(MegatronArgsTest, ContextParallelCommType) {
   Scenario spec;
   spec.set_model("qwen3-30b-a3b");
