@@ -7,17 +7,12 @@
 #include "models/memory.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
+#include "tests/scenarios/resolve_text.h"
 
 namespace moesim::models {
 namespace {
 
-scenarios::ResolvedScenario Resolve(const std::string& text) {
-  auto spec = scenarios::ParseScenario(text, "test");
-  EXPECT_TRUE(spec) << spec.error().message;
-  auto s = scenarios::Resolve(*spec, "test", text);
-  EXPECT_TRUE(s) << s.error().message;
-  return *s;
-}
+using test_support::Resolve;
 
 StageMemory Stage0(const scenarios::ResolvedScenario& s) {
   return EstimateMemory(s.model, s.pipeline, s.parallel, s.training,

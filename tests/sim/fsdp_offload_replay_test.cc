@@ -8,25 +8,13 @@
 #include "calibration/tables.h"
 #include "models/memory.h"
 #include "sim/replay.h"
+#include "tests/sim/simulate.h"
 
 namespace moesim::sim {
 namespace {
 
-scenarios::ResolvedScenario Resolve(const std::string& text) {
-  auto spec = scenarios::ParseScenario(text, "test");
-  EXPECT_TRUE(spec) << spec.error().message;
-  auto s = scenarios::Resolve(*spec, "test", text);
-  EXPECT_TRUE(s) << s.error().message;
-  return *s;
-}
-
-StepResult Simulate(const scenarios::ResolvedScenario& s) {
-  auto platform = BuildPlatform(s);
-  EXPECT_TRUE(platform) << platform.error().message;
-  auto r = Replay(s, *platform, ReplayOptions{});
-  EXPECT_TRUE(r) << r.error().message;
-  return *r;
-}
+using test_support::Resolve;
+using test_support::Simulate;
 
 std::string Llama8b(int gbs, const std::string& extra) {
   return R"(model: "llama3-8b" system: "dgx-h100" num_gpus: 8

@@ -12,31 +12,22 @@
 #include "scenarios/scenario.h"
 #include "sim/op_pricing.h"
 #include "sim/replay.h"
+#include "tests/sim/simulate.h"
 #include "tests/sim/trace_check.h"
 
 namespace moesim::sim {
 namespace {
 
-scenarios::ResolvedScenario Resolve(const std::string& text) {
-  auto spec = scenarios::ParseScenario(text, "test");
-  EXPECT_TRUE(spec) << spec.error().message;
-  auto s = scenarios::Resolve(*spec, "test", text);
-  EXPECT_TRUE(s) << s.error().message;
-  return *s;
-}
+using test_support::Resolve;
 
 StepResult Simulate(const scenarios::ResolvedScenario& s, bool full,
                     std::vector<Straggler> stragglers = {},
                     bool trace = false) {
-  auto platform = BuildPlatform(s);
-  EXPECT_TRUE(platform) << platform.error().message;
   ReplayOptions options;
   options.full = full;
   options.stragglers = std::move(stragglers);
   options.trace = trace;
-  auto r = Replay(s, *platform, options);
-  EXPECT_TRUE(r) << r.error().message;
-  return r ? *r : StepResult{};
+  return test_support::Simulate(s, options);
 }
 
 // Dense, TP2 x PP2 x DP4.

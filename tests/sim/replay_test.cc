@@ -14,6 +14,7 @@
 #include "sim/pipeline_schedule.h"
 #include "sim/step_stats.h"
 #include "sim/template_emitter.h"
+#include "tests/sim/simulate.h"
 #include "tests/sim/trace_check.h"
 #include "topology/system.h"
 
@@ -387,22 +388,12 @@ TEST(HostModel, LongKernelsHideTheHost) {
 
 // ---- Whole steps ---------------------------------------------------------
 
-scenarios::ResolvedScenario Resolve(const std::string& text) {
-  auto spec = scenarios::ParseScenario(text, "test");
-  EXPECT_TRUE(spec) << spec.error().message;
-  auto s = scenarios::Resolve(*spec, "test", text);
-  EXPECT_TRUE(s) << s.error().message;
-  return *s;
-}
+using test_support::Resolve;
 
 StepResult Simulate(const scenarios::ResolvedScenario& s, bool trace = false) {
-  auto platform = BuildPlatform(s);
-  EXPECT_TRUE(platform) << platform.error().message;
   ReplayOptions options;
   options.trace = trace;
-  auto r = Replay(s, *platform, options);
-  EXPECT_TRUE(r) << r.error().message;
-  return *r;
+  return test_support::Simulate(s, options);
 }
 
 std::string Qwen30b(int gbs) {
@@ -723,11 +714,7 @@ TEST(EpOverlap, HidesAllToAllAndShortensTheStep) {
 
 StepResult SimulateWith(const scenarios::ResolvedScenario& s,
                         const calibration::Profile& profile) {
-  auto platform = BuildPlatform(s, profile);
-  EXPECT_TRUE(platform) << platform.error().message;
-  auto r = Replay(s, *platform, {});
-  EXPECT_TRUE(r) << r.error().message;
-  return *r;
+  return test_support::Simulate(s, {}, profile);
 }
 
 // The identity profile changes no bit of the step: every factor multiplies

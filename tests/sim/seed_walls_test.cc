@@ -8,6 +8,7 @@
 #include "models/memory.h"
 #include "sim/replay.h"
 #include "sim/step_stats.h"
+#include "tests/sim/simulate.h"
 
 namespace moesim::sim {
 namespace {
@@ -19,19 +20,13 @@ struct Judged {
 };
 
 Judged Judge(const std::string& text) {
-  auto spec = scenarios::ParseScenario(text, "test");
-  EXPECT_TRUE(spec) << spec.error().message;
-  auto s = scenarios::Resolve(*spec, "test", text);
-  EXPECT_TRUE(s) << s.error().message;
-  auto platform = BuildPlatform(*s);
-  EXPECT_TRUE(platform) << platform.error().message;
-  auto step = Replay(*s, *platform, ReplayOptions{});
-  EXPECT_TRUE(step) << step.error().message;
+  const scenarios::ResolvedScenario s = test_support::Resolve(text);
+  const StepResult step = test_support::Simulate(s);
   const models::MemoryEstimate m =
-      models::EstimateMemory(s->model, s->pipeline, s->parallel, s->training,
-                             s->system.gpu().memory_gib() * models::kGiB);
-  return {DiagnoseWall(*step, m.peak_bytes, m.capacity_bytes),
-          step->tokens_per_sec_per_gpu, m.fits};
+      models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                             s.system.gpu().memory_gib() * models::kGiB);
+  return {DiagnoseWall(step, m.peak_bytes, m.capacity_bytes),
+          step.tokens_per_sec_per_gpu, m.fits};
 }
 
 // DeepSeek-V3 on 1,024 H100s, the Megatron-Bridge recipe (runs.csv
