@@ -272,7 +272,10 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   // (NVIDIA/Megatron-LM@d96f0b97 token_dispatcher.py): after the permute,
   // before the all-to-all (alltoall: d2h_event.synchronize), or in the
   // dispatch (DeepEP's moe_recv_counter wait, HybridEP's
-  // num_dispatched_tokens .cpu()).
+  // num_dispatched_tokens .cpu()). Eager alltoall records its D2H event
+  // just before the permute, which the replay's sync also waits for (the
+  // permute's time is the difference); under the moe_preprocess graph the
+  // permute is captured and the sync comes after it, as here.
   const bool sync = !d.combine && op.pass == models::Pass::kForward;
   const DispatchCalls calls = DispatchHostCalls(
       ep ? rank.dispatcher : models::Dispatcher::kAllToAll, d.combine,
