@@ -68,6 +68,7 @@ class Builder {
   }
   int last() const { return last_; }
   size_t size() const { return out_.ops.size(); }
+  TimedOp& at(size_t i) { return out_.ops[i]; }
   void set_last(int op) { last_ = op; }
   OpTemplate Finish() {
     out_.exit = last_;
@@ -266,38 +267,46 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
       costs.MemoryBound(kernel, (d.tokens + rows) * token_row_bytes);
   const Estimate sort = costs.MemoryBound("permute", 2.0 * rows * row_bytes);
   const bool ep = rank.ep > 1;
-  // Kernel launches per piece (eager, permute fusion on; counted from
-  // NVIDIA/Megatron-LM@d96f0b97 token_dispatcher.py): the host blocks once
-  // per forward dispatch, on the token counts: before the all-to-all
-  // (alltoall: d2h_event.synchronize), or in the dispatch (DeepEP's
-  // moe_recv_counter wait, HybridEP's num_dispatched_tokens .cpu()).
+  // Host calls per piece (host_calls.h, DispatchHostCalls). The host blocks
+  // once per forward dispatch, on the token counts
+  // (NVIDIA/Megatron-LM@d96f0b97 token_dispatcher.py): after the permute,
+  // before the all-to-all (alltoall: d2h_event.synchronize), or in the
+  // dispatch (DeepEP's moe_recv_counter wait, HybridEP's
+  // num_dispatched_tokens .cpu()). Eager alltoall records its D2H event
+  // just before the permute, which the replay's sync also waits for (the
+  // permute's time is the difference); under the moe_preprocess graph the
+  // permute is captured and the sync comes after it, as here.
   const bool sync = !d.combine && op.pass == models::Pass::kForward;
-  auto add = [&](TimedOp t, int kernels, bool host_sync) {
-    t.kernels = kernels;
-    t.torch_ops = kernels;
+  const DispatchCalls calls = DispatchHostCalls(
+      ep ? rank.dispatcher : models::Dispatcher::kAllToAll, d.combine,
+      op.pass == models::Pass::kForward);
+  auto add = [&](TimedOp t, const HostCalls& host, bool host_sync) {
+    t.calls = host;
     t.host_sync = host_sync && sync;
     b.Serial(std::move(t));
   };
   if (rank.dispatcher == models::Dispatcher::kAllToAll || !ep) {
-    // preprocess (6) + the fused permute (4); the counts all-gather and the
-    // token and probs all-to-alls (3); chunk sorts (2).
     if (!d.combine) {
-      add(ComputeOp(op.name + " permute", "memory_bound", reorder), 10, ep);
+      add(ComputeOp(op.name + " permute", "memory_bound", reorder),
+          calls.permute, ep);
     }
     if (ep) {
       if (d.combine) {
-        add(ComputeOp(op.name + " sort", "memory_bound", sort), 2, false);
+        add(ComputeOp(op.name + " sort", "memory_bound", sort), calls.sort,
+            false);
       }
       add(CollectiveOp(rank, models::Group::kEp, Collective::kAllToAll,
                        rows * row_bytes, StreamKind::kEp,
                        op.name + " all-to-all"),
-          d.combine ? 1 : 3, false);
+          calls.comm, false);
       if (!d.combine) {
-        add(ComputeOp(op.name + " sort", "memory_bound", sort), 2, false);
+        add(ComputeOp(op.name + " sort", "memory_bound", sort), calls.sort,
+            false);
       }
     }
     if (d.combine) {
-      add(ComputeOp(op.name + " unpermute", "memory_bound", reorder), 1, false);
+      add(ComputeOp(op.name + " unpermute", "memory_bound", reorder),
+          calls.unpermute, false);
     }
     return {};
   }
@@ -322,11 +331,9 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   const double received = d.tokens * ranks_per_token;
   const Estimate permute =
       costs.MemoryBound(kernel, (received + rows) * token_row_bytes);
-  // DeepEP: layout, notify and dispatch (3), combine (2), and Megatron's
-  // fused permute after it (5) / unpermute before the combine (1);
-  // HybridEP: metadata, routing-map all-gather and dispatch (5), combine (2).
   if (deepep && d.combine) {
-    add(ComputeOp(op.name + " unpermute", "memory_bound", permute), 1, false);
+    add(ComputeOp(op.name + " unpermute", "memory_bound", permute),
+        calls.unpermute, false);
   }
   TimedOp comm;
   comm.stream = StreamKind::kEp;
@@ -334,88 +341,47 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   comm.name = op.name + " " + name;
   comm.category = "ep";
   comm.group = models::Group::kEp;
-  add(std::move(comm), d.combine ? 2 : (deepep ? 3 : 5), true);
+  add(std::move(comm), calls.comm, true);
   if (deepep && !d.combine) {
-    add(ComputeOp(op.name + " permute", "memory_bound", permute), 5, false);
+    add(ComputeOp(op.name + " permute", "memory_bound", permute),
+        calls.permute, false);
   }
   return {};
 }
 
-// Kernel launches of an op in Megatron-Core's eager path, counted from the
-// code (NVIDIA/Megatron-LM@d96f0b97 router.py, token_dispatcher.py,
-// moe_utils.py; TransformerEngine grouped_linear.py): TE's GroupedLinear
-// runs one cuBLAS GEMM per local expert; FP8 current scaling quantizes each
-// expert's input with three kernels (amax, scale, cast), blockwise with one;
-// the fused router (moe_router_fusion) is about 9 launches forward and 11
-// backward beside its GEMM; core attention adds fused RoPE (2) and the
-// bias-dropout-add (1), 3 more in backward; the row-parallel fc2 of a dense
-// MLP adds its bias-dropout-add. Dispatcher counts are set in AddDispatch.
-void CountKernels(TimedOp& op, const RankContext& rank) {
-  const bool expert = op.name.rfind("experts_", 0) == 0;
-  if (op.category == "grouped_gemm") {
-    op.kernels = static_cast<int>(rank.local_experts);
-    op.torch_ops = 1;  // one TE call, a C++ loop of cuBLAS launches
-  } else if (expert && op.name.find("quantize") != std::string::npos) {
-    op.kernels = static_cast<int>(rank.local_experts) *
-                 (rank.fp8_current_scaling ? 3 : 1);
-    op.torch_ops = 1;
-  } else if (op.name == "router_topk" || op.name == "router_topk.bwd") {
-    op.kernels = op.torch_ops = 9;
-  } else if (op.name.rfind("core_attn", 0) == 0 && op.category == "attention") {
-    op.kernels += 3;
-    op.torch_ops = 2;  // the attention and the fused RoPE / BDA
-  } else if (op.name == "fc2") {
-    op.kernels = op.torch_ops = 2;
-  }
-}
-
-// Whether the op is issued by a Transformer Engine module call (Linear,
-// LayerNormLinear, GroupedLinear, DotProductAttention), forward or backward:
-// TE's Python side (quantizers, workspaces, FP8 metadata) costs about 2.7x a
-// plain torch.nn.Linear on the host (host.csv te_module_us). Weight-gradient
-// GEMMs run inside the backward call of their dgrad; the router is a plain
-// torch linear in Megatron-Core (router.py).
-bool TeModuleCall(const TimedOp& op) {
-  if (op.category == "attention") return true;
-  if (op.category != "gemm" && op.category != "grouped_gemm") return false;
-  if (op.name.rfind("router", 0) == 0) return false;
-  const std::string_view wgrad = ".wgrad";
-  return !(
-      op.name.size() >= wgrad.size() &&
-      op.name.compare(op.name.size() - wgrad.size(), wgrad.size(), wgrad) == 0);
-}
-
-// Host cost of each op: one eager call per torch-level op (te_module_us for
-// the first if a TE module issues it, torch_op_us otherwise) plus a raw
-// launch (kernel_launch_us) for each further kernel it issues; a run of
-// consecutive ops of one captured scope costs one graph launch, on its first
-// op.
+// Host cost of each op: its eager host calls (host_calls.h) at the host.csv
+// costs. A run of consecutive ops of one captured scope costs one graph
+// launch, on its first op; a TE-scoped graph leaves each parameter's
+// AccumulateGrad and DDP hook to autograd, so those stay on the host
+// (a full-iteration graph, which also captures kNone, removes them). Inside
+// a graph the host does not sync, except after the alltoall dispatcher's
+// graphed preprocessing (moe_preprocess): Megatron moves the D2H sync of
+// the token counts to before the all-to-all, which runs eagerly
+// (calibration/notes/megatron_host_ops.md section 2, "Host<->device syncs").
 void AssignHostCosts(OpTemplate& t,
                      const std::vector<models::GraphScope>& scopes,
                      const RankContext& rank) {
   auto captured = [&](models::GraphScope s) {
     return rank.graphed[static_cast<int>(s)];
   };
+  const bool full_iteration = captured(models::GraphScope::kNone);
+  const HostCallCosts costs{rank.launch_s, rank.te_module_s,
+                            rank.autograd_node_s, rank.kernel_launch_s};
   for (size_t i = 0; i < t.ops.size(); ++i) {
     TimedOp& op = t.ops[i];
-    CountKernels(op, rank);
     op.graphed = captured(scopes[i]);
-    if (op.graphed) op.host_sync = false;  // static shapes inside a graph
     if (!op.graphed) {
-      const int calls = std::min(op.torch_ops, op.kernels);
-      const double first = TeModuleCall(op) ? rank.te_module_s : rank.launch_s;
-      op.host_s = calls > 0 ? first + rank.launch_s * (calls - 1) : 0;
-      op.host_s += rank.kernel_launch_s * (op.kernels - calls);
-    } else {
-      const bool opens =
-          i == 0 || !t.ops[i - 1].graphed || scopes[i - 1] != scopes[i];
-      op.host_s = opens ? rank.graph_launch_s : 0;
+      op.host_s = HostSeconds(op.calls, costs);
+      continue;
     }
-  }
-  // Inside a captured MoE block the dispatcher runs on static shapes: no
-  // host sync (Megatron needs drop-and-pad or capacity for that).
-  if (captured(models::GraphScope::kMoe)) {
-    for (TimedOp& op : t.ops) op.host_sync = false;
+    if (scopes[i] != models::GraphScope::kMoePreprocess || full_iteration ||
+        captured(models::GraphScope::kMoe)) {
+      op.host_sync = false;  // static shapes inside the graph
+    }
+    const bool opens =
+        i == 0 || !t.ops[i - 1].graphed || scopes[i - 1] != scopes[i];
+    op.host_s = (opens ? rank.graph_launch_s : 0) +
+                (full_iteration ? 0 : HostSeconds(op.calls, costs, true));
   }
 }
 
@@ -583,8 +549,7 @@ OpTemplate Coalesce(const OpTemplate& t) {
       merged.duration += op.duration;
       merged.category = "compute";
       merged.host_s += op.host_s;
-      merged.kernels += op.kernels;
-      merged.torch_ops += op.torch_ops;
+      merged.calls += op.calls;
       merged.host_sync = op.host_sync;
       tail[last_compute] = op.name;
       index[i] = last_compute;
@@ -625,6 +590,8 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
   Builder b;
   const calibration::CostModel& costs = *rank.costs;
   std::vector<models::GraphScope> scopes;  // per template op
+  const HostCallContext host =
+      ContextOf(ops, rank.local_experts, rank.fp8_current_scaling);
   for (const LayerOp& op : ops) {
     const size_t before = b.size();
     const Dtype dtype = op.precision == models::GemmPrecision::k16Bit
@@ -670,13 +637,23 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
           return std::unexpected(r.error());
         break;
     }
-    // A dispatch keeps kMoePreprocess only for the preprocessing (its first
-    // op, before the all-to-all, in a forward dispatch).
+    // The op's host calls go with its first priced op; a CP ring's further
+    // steps are one call each (TE's Python loop over the ring).
+    if (op.kind != OpKind::kDispatch && b.size() > before) {
+      b.at(before).calls = LayerOpHostCalls(op, host);
+      for (size_t i = before + 1; i < b.size(); ++i) b.at(i).calls.torch = 1;
+    }
+    // A dispatch keeps kMoePreprocess only for the alltoall dispatcher's
+    // preprocessing and permute (its first op, before the all-to-all, in a
+    // forward dispatch); DeepEP / HybridEP's first op is the dispatch
+    // kernel itself, which runs outside the graph.
+    const bool alltoall =
+        rank.dispatcher == models::Dispatcher::kAllToAll || rank.ep <= 1;
     for (size_t i = before; i < b.size(); ++i) {
       models::GraphScope scope = op.scope;
       if (scope == models::GraphScope::kMoePreprocess &&
           (op.kind != OpKind::kDispatch || op.dispatch.combine ||
-           i != before)) {
+           i != before || !alltoall)) {
         scope = models::GraphScope::kMoe;
       }
       scopes.push_back(scope);

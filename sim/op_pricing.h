@@ -27,6 +27,7 @@
 
 #include "calibration/cost_model.h"
 #include "models/layer_ops.h"
+#include "sim/host_calls.h"
 #include "sim/time.h"
 #include "topology/collectives.h"
 #include "topology/network_model.h"
@@ -54,11 +55,12 @@ struct TimedOp {
   // for communication the stream kind (tp, cp, ep, dp, pp).
   std::string category;
   std::vector<int> deps;  // earlier ops of the template, or kEntry
-  // Host time to launch it: a kernel launch per kernel, or the launch of a
-  // CUDA graph on the first op of a graphed run (0 on the rest of the run).
+  // Host time before its kernels are issued: Megatron's eager host calls
+  // for it (`calls`, priced by HostSeconds), or the launch of a CUDA graph
+  // on the first op of a graphed run plus the per-parameter work a
+  // TE-scoped graph leaves to autograd.
   double host_s = 0;
-  int kernels = 1;    // kernel launches it stands for (merged runs: several)
-  int torch_ops = 1;  // eager PyTorch ops issuing them
+  HostCalls calls;  // eager host calls it stands for (merged runs: summed)
   bool graphed = false;
   // The host waits for this op to finish before it launches the next ones
   // (a device-to-host sync, e.g. the tokens per expert TE's grouped GEMM
@@ -98,12 +100,13 @@ struct RankContext {
   topology::GroupShape cp_inner_shape;
   std::vector<int> cp_outer_hop;
   calibration::Dtype training_dtype = calibration::Dtype::kBf16;
-  // Host: seconds per kernel launch and per CUDA-graph launch (host.csv),
-  // and which graph scopes are captured (by models::GraphScope; all of them
-  // with a full-iteration graph).
+  // Host: seconds per host call of each kind and per CUDA-graph launch
+  // (host.csv), and which graph scopes are captured (by models::GraphScope;
+  // all of them with a full-iteration graph, which also graphs kNone).
   double launch_s = 0;         // torch_op_us: one eager PyTorch op
   double te_module_s = 0;      // te_module_us: one TE module call
   double kernel_launch_s = 0;  // kernel_launch_us: each further kernel
+  double autograd_node_s = 0;  // autograd_node_us: one C++ autograd node
   double graph_launch_s = 0;
   int64_t local_experts = 1;  // experts / EP: GroupedLinear's GEMMs
   // Routed tokens on the busiest EP rank / the mean (RoutingImbalance): its

@@ -134,6 +134,7 @@ RankContext StepBuilder::BaseContext(int rank) const {
   ctx.launch_s = launch_s_;
   ctx.te_module_s = te_module_s_;
   ctx.kernel_launch_s = kernel_launch_s_;
+  ctx.autograd_node_s = autograd_node_s_;
   ctx.local_experts =
       s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
   if (s_.training.routing == models::Routing::kDroplessNatural) {
@@ -803,6 +804,7 @@ util::Result<void> StepBuilder::Price() {
        {std::pair{"torch_op_us", &launch_s_},
         std::pair{"te_module_us", &te_module_s_},
         std::pair{"kernel_launch_us", &kernel_launch_s_},
+        std::pair{"autograd_node_us", &autograd_node_s_},
         std::pair{"graph_launch_us", &graph_launch_s_}}) {
     auto us = costs.Host(quantity);
     if (!us) {

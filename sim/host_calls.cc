@@ -1,0 +1,377 @@
+#include "sim/host_calls.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+namespace moesim::sim {
+
+namespace {
+
+using models::LayerOp;
+using models::OpKind;
+using models::Pass;
+
+// Counts below are from calibration/notes/megatron_host_ops.md (read from
+// NVIDIA/Megatron-LM@d96f0b97 and TransformerEngine grouped_linear.py); the
+// section is named on each. jit_fuser regions (bias-dropout-add, SwiGLU) are
+// torch.compile calls: a guard check plus CompiledFunction.apply, 2 calls.
+constexpr int kBdaCalls = 2;
+// §1: mixed_qkv.view, the QKV split, TE _SplitAlongDim, query.reshape.
+constexpr int kQkvSplitCalls = 4;
+// §1 backward: _SplitAlongDim's backward and its torch.cat.
+constexpr int kQkvSplitBackwardCalls = 2;
+// §1 backward: UnsafeViewBackward + CloneBackward (the GQA reshape copy) and
+// ViewBackward.
+constexpr int kQkvSplitBackwardNodes = 3;
+// §1: two FusedRoPEFunc calls and the RoPE frequency slice.
+constexpr int kRopeCalls = 3;
+// MLA (multi_latent_attention.py, by analogy with §1, not line-counted):
+// fused RoPE for q and for kv, the q / kv splits and the views around them.
+constexpr int kMlaRopeCalls = 6;
+constexpr int kRopeBackwardCalls = 2;  // the two fused RoPE backwards
+// §4: SwiGLUFunction (or WeightedSwiGLUFunction, §2) and its 2 views.
+constexpr int kActivationCalls = 3;
+constexpr int kActivationBackwardNodes = 2;  // the 2 ViewBackwards
+// §2 router gating: RouterGatingLinearFunction, te_general_gemm, inp.view,
+// output[0], output.view, logits.view.
+constexpr int kRouterCalls = 6;
+// §2 backward: the Function's backward, 2 te_general_gemm, 3-4 casts/views
+// (3), and main_grad.add_ for the router weight (not a fused wgrad).
+constexpr int kRouterBackwardCalls = 7;
+// §2 routing with moe_router_fusion and fused aux loss: fused top-k, fused
+// aux-score, fused aux-loss (3 TE functional calls), routing_map.sum,
+// _ReduceFromModelParallelRegion, aux_loss / coeff, the tracker record (3),
+// MoEAuxLossAutoScaler.
+constexpr int kTopkCalls = 11;
+// §2 backward: AuxLossAutoScaler (Fn + ones_like * scale), fused aux-loss,
+// ReduceFromTP, aux-score, top-k.
+constexpr int kTopkBackwardCalls = 7;
+// §2 backward: the logits ViewBackward and the engine adds where the logits
+// fan out to top-k and aux-score and the norm output to router and
+// dispatcher.
+constexpr int kTopkBackwardNodes = 3;
+constexpr int kTopkBackwardAdds = 2;  // of those nodes, adds (a kernel each)
+// §2 TEGroupedMLP: tokens_per_expert.tolist(), permuted_probs.unsqueeze.
+constexpr int kExpertsInputCalls = 2;
+
+bool StartsWith(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+bool EndsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+// The op's name without "recompute " and its pass / quantize suffix.
+std::string_view BaseName(std::string_view name) {
+  if (StartsWith(name, "recompute ")) name.remove_prefix(10);
+  for (std::string_view suffix :
+       {".dgrad", ".wgrad", ".grad_quantize", ".quantize", ".bwd"}) {
+    if (EndsWith(name, suffix)) {
+      name.remove_suffix(suffix.size());
+      break;
+    }
+  }
+  return name;
+}
+
+bool IsExpert(std::string_view base) { return StartsWith(base, "experts_"); }
+bool IsOutputLayer(std::string_view base) {
+  return base == "output" || EndsWith(base, ".output");
+}
+// TE LayerNormLinear modules (the norm before them is fused in).
+bool IsLayerNormLinear(std::string_view base, const HostCallContext& c) {
+  return (base == "qkv" || base == "in_proj_qkvz") ? c.input_norm_fused
+         : base == "fc1"                           ? c.pre_mlp_norm_fused
+                                                   : (base == "q_up" || base == "kv_up");
+}
+bool IsNormFused(std::string_view base, const HostCallContext& c) {
+  if (base == "input_norm") return c.input_norm_fused;
+  if (base == "pre_mlp_norm") return c.pre_mlp_norm_fused;
+  return base == "q_norm" || base == "kv_norm";
+}
+// Ops followed by the layer's bias-dropout-add (attention / MLP output).
+bool EndsSublayer(std::string_view base) {
+  return base == "proj" || base == "fc2" || base == "out_proj";
+}
+bool IsActivation(std::string_view base) {
+  return base == "act" || base == "experts_act" || base == "shared_act";
+}
+
+// Quantize kernels TE runs inside its module call: one per tensor, or per
+// local expert (three with FP8 current scaling: amax, scale, cast).
+int QuantizeKernels(std::string_view base, const HostCallContext& c) {
+  if (!IsExpert(base)) return 1;
+  return static_cast<int>(c.local_experts) * (c.fp8_current_scaling ? 3 : 1);
+}
+
+HostCalls Forward(const LayerOp& op, std::string_view base,
+                  const HostCallContext& c) {
+  HostCalls h;
+  switch (op.kind) {
+    case OpKind::kGemm:
+      if (base == "router") {
+        h.torch = kRouterCalls;
+      } else if (IsOutputLayer(base)) {
+        // Megatron's own ColumnParallelLinear (not TE): the autograd
+        // Function and its matmul.
+        h.torch = 2;
+      } else if (base == "in_proj_ba") {
+        h.kernels = 1;  // a GEMM of in_proj's LayerNormLinear call
+      } else {
+        h.te = 1;
+        if (base == "qkv") h.torch = kQkvSplitCalls;
+        if (EndsSublayer(base)) h.torch = kBdaCalls;
+        if (base == "shared_fc2") h.torch = 1;  // added to the routed output
+      }
+      break;
+    case OpKind::kGroupedGemm:
+      if (IsExpert(base)) {
+        // One TE GroupedLinear call; it launches one cuBLAS GEMM per local
+        // expert from a C++ loop (§ per-local-expert host loops).
+        h.te = 1;
+        h.kernels = static_cast<int>(op.groups) - 1;
+        if (base == "experts_fc1") h.torch = kExpertsInputCalls;
+      } else {
+        h.torch = 1;  // Gated DeltaNet chunk kernels (FLA, Triton)
+      }
+      break;
+    case OpKind::kAttention:
+      h.te = 1;  // TEDotProductAttention
+      break;
+    case OpKind::kMemoryBound:
+      if (EndsWith(op.name, ".quantize")) {
+        h.kernels = QuantizeKernels(base, c);
+      } else if (op.kernel == "rmsnorm_fwd") {
+        if (StartsWith(base, "gdn.")) {
+          h.torch = 1;
+        } else if (base == "qk_norm") {
+          h.te = 2;  // q_layernorm and k_layernorm (te.RMSNorm each, §1)
+        } else if (!IsNormFused(base, c)) {
+          h.te = 1;  // TENorm
+        }
+      } else if (base == "rope") {
+        h.torch = c.mla ? kMlaRopeCalls : kRopeCalls;
+      } else if (IsActivation(base)) {
+        h.torch = kActivationCalls;
+      } else if (base == "router_topk") {
+        h.torch = kTopkCalls;
+      } else if (base == "attn_gate") {
+        h.torch = 2;  // sigmoid, mul
+      } else {
+        h.torch = 1;
+      }
+      break;
+    case OpKind::kCollective:
+      h.torch = 1;
+      break;
+    case OpKind::kDispatch:
+      break;
+  }
+  return h;
+}
+
+// Backward of a TE linear: its backward Function and the AccumulateGrad +
+// DDP hook of its weight; a LayerNormLinear also of its norm weight, whose
+// gradient Megatron adds to main_grad itself (§1, §4).
+HostCalls TeLinearBackward(std::string_view base, const HostCallContext& c) {
+  HostCalls h;
+  h.te = 1;
+  h.param_nodes = h.param_hooks = 1;
+  if (IsLayerNormLinear(base, c)) {
+    h.param_nodes = h.param_hooks = 2;
+    h.torch = 1;  // main_grad.add_ of the norm weight
+  }
+  if (base == "qkv") {
+    h.torch += kQkvSplitBackwardCalls;
+    h.nodes = kQkvSplitBackwardNodes;
+  }
+  if (EndsSublayer(base)) h.torch += 1;  // the compiled BDA's backward
+  return h;
+}
+
+HostCalls Backward(const LayerOp& op, std::string_view base,
+                   const HostCallContext& c) {
+  HostCalls h;
+  const bool wgrad = op.pass == Pass::kWgrad;
+  switch (op.kind) {
+    case OpKind::kGemm:
+      if (base == "router") {
+        // Both GEMMs run in RouterGatingLinearFunction's backward.
+        if (!wgrad) {
+          h.torch = kRouterBackwardCalls;
+          h.param_nodes = h.param_hooks = 1;
+        }
+      } else if (IsOutputLayer(base)) {
+        h.torch = 1;
+        if (!wgrad) {
+          h.torch = 2;
+          h.param_nodes = h.param_hooks = 1;
+        }
+      } else if (wgrad || base == "in_proj_ba") {
+        h.kernels = 1;  // inside its module's backward call
+      } else {
+        h = TeLinearBackward(base, c);
+      }
+      break;
+    case OpKind::kGroupedGemm:
+      if (!IsExpert(base)) {
+        h.torch = 1;
+      } else if (wgrad) {
+        h.kernels = static_cast<int>(op.groups);
+      } else {
+        // One GroupedLinear backward; one Parameter per expert, so one
+        // AccumulateGrad and one DDP hook per local expert (§ per-local-
+        // expert host loops).
+        h.te = 1;
+        h.kernels = static_cast<int>(op.groups) - 1;
+        h.param_nodes = h.param_hooks = static_cast<int>(op.groups);
+        if (base == "experts_fc1") h.nodes = 1;  // UnsqueezeBackward
+      }
+      break;
+    case OpKind::kAttention:
+      h.te = 1;  // FusedAttnFunc backward
+      break;
+    case OpKind::kMemoryBound:
+      if (EndsWith(op.name, ".grad_quantize")) {
+        h.kernels = QuantizeKernels(base, c);
+      } else if (op.kernel == "rmsnorm_bwd") {
+        if (StartsWith(base, "gdn.")) {
+          h.torch = 1;
+        } else if (!IsNormFused(base, c)) {
+          const int norms = base == "qk_norm" ? 2 : 1;
+          h.te = norms;
+          h.param_nodes = h.param_hooks = norms;
+          h.torch = norms;  // main_grad.add_ (norm weights are not fused)
+        }
+        if (base == "input_norm" || base == "pre_mlp_norm") {
+          // The engine's add where the residual stream fans in.
+          h.nodes += 1;
+          h.kernels += 1;
+        }
+      } else if (base == "rope") {
+        h.torch = kRopeBackwardCalls;
+      } else if (IsActivation(base)) {
+        h.torch = 1;
+        h.nodes = kActivationBackwardNodes;
+      } else if (base == "router_topk") {
+        h.torch = kTopkBackwardCalls;
+        h.nodes = kTopkBackwardNodes;
+        h.kernels = kTopkBackwardAdds;
+      } else if (EndsWith(base, "embedding")) {
+        // EmbeddingBackward (one kernel) and the weight's leaf work.
+        h.nodes = h.kernels = 1;
+        h.param_nodes = h.param_hooks = 1;
+      } else {
+        h.torch = 1;
+      }
+      break;
+    case OpKind::kCollective:
+      h.torch = 1;
+      break;
+    case OpKind::kDispatch:
+      break;
+  }
+  return h;
+}
+
+}  // namespace
+
+double HostSeconds(const HostCalls& h, const HostCallCosts& c,
+                   bool params_only) {
+  const double params = h.param_nodes * c.node_s + h.param_hooks * c.torch_s;
+  if (params_only) return params;
+  return h.te * c.te_s + h.torch * c.torch_s + h.nodes * c.node_s +
+         h.kernels * c.kernel_s + params;
+}
+
+HostCallContext ContextOf(const std::vector<LayerOp>& ops,
+                          int64_t local_experts, bool fp8_current_scaling) {
+  HostCallContext c;
+  c.local_experts = local_experts;
+  c.fp8_current_scaling = fp8_current_scaling;
+  for (const LayerOp& op : ops) {
+    const std::string_view base = BaseName(op.name);
+    if (base == "qkv" || base == "in_proj_qkvz") c.input_norm_fused = true;
+    if (base == "fc1") c.pre_mlp_norm_fused = true;
+    if (base == "kv_up") c.mla = true;
+  }
+  return c;
+}
+
+HostCalls LayerOpHostCalls(const LayerOp& op, const HostCallContext& context) {
+  const std::string_view base = BaseName(op.name);
+  const bool recompute = StartsWith(op.name, "recompute ");
+  if (op.pass == Pass::kForward || recompute) {
+    return Forward(op, base, context);
+  }
+  return Backward(op, base, context);
+}
+
+DispatchCalls DispatchHostCalls(models::Dispatcher dispatcher, bool combine,
+                                bool forward) {
+  DispatchCalls d;
+  switch (dispatcher) {
+    case models::Dispatcher::kAllToAll:
+      if (forward && !combine) {
+        // §2: dispatch_preprocess + preprocess (about 15 ops with the
+        // counts' all-gather Function), the D2H of the splits (4 copies +
+        // 4 record_stream) and 3 stream / event calls, the fused permute.
+        d.permute.torch = 15 + 8 + 3 + 1;
+        d.comm.torch = 2 * 3;  // 2 _AllToAll (Fn, empty, contiguous)
+        d.sort.torch = 2;      // fused chunk sort with probs, ravel
+      } else if (forward) {
+        d.sort.torch = 3;  // chunk sort, .T.ravel (2)
+        d.comm.torch = 3;  // 1 _AllToAll
+        d.unpermute.torch = 2 + kBdaCalls;  // unpermute, view; mlp BDA
+      } else if (combine) {
+        // Backward of the dispatch: its chunk sort, 2 all-to-alls, the
+        // permute's backward and the view before it.
+        d.sort.torch = 1;
+        d.comm.torch = 2 * 3;
+        d.unpermute.torch = 1;
+        d.unpermute.nodes = 1;
+      } else {
+        // Backward of the combine: BDA and unpermute backwards, the view
+        // (permute piece), its all-to-all and chunk sort.
+        d.permute.torch = 2;
+        d.permute.nodes = 1;
+        d.comm.torch = 3;
+        d.sort.torch = 1;
+      }
+      break;
+    case models::Dispatcher::kHybridEp:
+      // §3 HybridEP: compiled dispatch_preprocess (2), HybridEPDispatch,
+      // tokens_per_expert .to + .sum; combine: HybridEPCombine + view and
+      // the mlp BDA. Backward: one Function each (cached handle).
+      if (forward) {
+        d.comm.torch = combine ? 2 + kBdaCalls : 2 + 1 + 2;
+      } else {
+        d.comm.torch = combine ? 1 : 1 + 1;  // dispatch-side: + BDA bwd
+        if (!combine) d.comm.nodes = 1;      // the view
+      }
+      break;
+    case models::Dispatcher::kDeepEp:
+      // §3 DeepEP: compiled preprocess (2) + topk, FusedDispatch,
+      // torch.tensor of the counts; then fused multihot + permute.
+      // Combine: unpermute, FusedCombine + view, the mlp BDA.
+      if (forward && !combine) {
+        d.comm.torch = 2 + 1 + 1 + 1;
+        d.permute.torch = 2;
+      } else if (forward) {
+        d.unpermute.torch = 1;
+        d.comm.torch = 2 + kBdaCalls;
+      } else if (combine) {
+        d.unpermute.torch = 2;  // permute and multihot backwards
+        d.comm.torch = 1;
+      } else {
+        d.comm.torch = 1 + 1;  // FusedCombine backward, BDA backward
+        d.comm.nodes = 1;
+        d.permute.torch = 1;  // unpermute backward
+      }
+      break;
+  }
+  return d;
+}
+
+}  // namespace moesim::sim

@@ -1,0 +1,296 @@
+// The replay's host thread carries Megatron-Core's eager host calls per
+// block (sim/host_calls.h). Expected counts are summed by hand, in each
+// comment, from calibration/notes/megatron_host_ops.md (section named), not
+// taken from a run of the code under test.
+#include "sim/host_calls.h"
+
+#include <gtest/gtest.h>
+
+#include "models/layer_ops.h"
+#include "models/zoo.h"
+#include "sim/engine.h"
+#include "sim/op_pricing.h"
+#include "sim/replay.h"
+#include "sim/template_emitter.h"
+#include "topology/system.h"
+
+namespace moesim::sim {
+namespace {
+
+using models::GraphScope;
+
+// Distinct per-kind costs, so a call counted under the wrong kind shows.
+constexpr double kTorch = 13e-6, kTe = 37e-6, kNode = 1e-6, kKernel = 3e-6;
+constexpr double kGraph = 15e-6;
+
+struct Fixture {
+  topology::System system;
+  Platform platform;
+};
+
+// 8 H100s of one DGX: the EP8 group of the MoE layer.
+Fixture H100x8() {
+  auto system = topology::LoadSystem("dgx-h100");
+  EXPECT_TRUE(system);
+  Fixture f{*system, {}};
+  auto params = topology::NetworkParamsFor(*system);
+  EXPECT_TRUE(params);
+  f.platform.network = *params;
+  auto cluster = topology::Cluster::Build(*system, 8, {});
+  EXPECT_TRUE(cluster);
+  f.platform.cluster = std::make_unique<topology::Cluster>(std::move(*cluster));
+  auto tables = calibration::LoadTables("h100");
+  EXPECT_TRUE(tables);
+  f.platform.costs = std::make_unique<calibration::CostModel>(
+      std::move(*tables), PeaksOf(*system));
+  return f;
+}
+
+// Qwen3-30B-A3B (128 experts, QK-norm GQA), EP8 alltoall, BF16, TP1:
+// 16 local experts.
+constexpr int kLocalExperts = 16;
+RankContext Ep8Context(const Fixture& f) {
+  RankContext rank;
+  rank.costs = f.platform.costs.get();
+  rank.network = &f.platform.network;
+  rank.cluster = f.platform.cluster.get();
+  for (int g = 0; g < kNumGroups; ++g) rank.groups[g] = {0};
+  auto& ep = rank.groups[static_cast<int>(models::Group::kEp)];
+  ep = {0, 1, 2, 3, 4, 5, 6, 7};
+  rank.shapes[static_cast<int>(models::Group::kEp)] =
+      topology::ShapeOf(ep, *f.platform.cluster);
+  rank.ep = 8;
+  rank.local_experts = kLocalExperts;
+  rank.dispatcher = models::Dispatcher::kAllToAll;
+  rank.launch_s = kTorch;
+  rank.te_module_s = kTe;
+  rank.autograd_node_s = kNode;
+  rank.kernel_launch_s = kKernel;
+  rank.graph_launch_s = kGraph;
+  return rank;
+}
+
+models::LayerOps Qwen3MoeLayer(int64_t seq = 4096) {
+  auto model = models::LoadModel("qwen3-30b-a3b");
+  EXPECT_TRUE(model) << model.error().message;
+  models::Parallelism par;
+  par.ep = 8;
+  par.dp = 8;
+  models::TrainingOptions tr;
+  tr.seq_length = seq;
+  return models::BuildLayerOps(*model, 0, false, par, tr, false);
+}
+
+bool InMoe(const models::LayerOp& op) {
+  return op.scope == GraphScope::kMoeRouter ||
+         op.scope == GraphScope::kMoePreprocess ||
+         op.scope == GraphScope::kMoe;
+}
+
+// The ops of one block (by graph scope test) of a pass, priced.
+OpTemplate PriceBlock(const std::vector<models::LayerOp>& pass,
+                      bool (*in_block)(const models::LayerOp&),
+                      const RankContext& rank) {
+  std::vector<models::LayerOp> ops;
+  for (const models::LayerOp& op : pass) {
+    if (in_block(op)) ops.push_back(op);
+  }
+  auto t = PriceOps(ops, rank);
+  EXPECT_TRUE(t) << t.error().message;
+  return *t;
+}
+
+HostCalls Sum(const OpTemplate& t) {
+  HostCalls sum;
+  for (const TimedOp& op : t.ops) sum += op.calls;
+  return sum;
+}
+double HostSum(const OpTemplate& t) {
+  double s = 0;
+  for (const TimedOp& op : t.ops) s += op.host_s;
+  return s;
+}
+
+// Section 2 (MoE, alltoall, E_local = 16), forward, by function:
+//   TE: pre_mlp_norm (te.RMSNorm) + 2 GroupedLinear = 3.
+//   torch: router gating 6 (Fn, gemm, 4 views) + routing 11 (3 fused TE
+//   calls, sum, ReduceFromTP, /coeff, tracker 3, AuxLossAutoScaler) +
+//   preprocess 15 + D2H 8 + stream/event 3 + fused permute 1 + 2 token /
+//   probs all-to-alls x 3 + chunk sort 2 + TEGroupedMLP's tolist and
+//   unsqueeze 2 + weighted SwiGLU 3 + combine chunk sort 3 + combine
+//   all-to-all 3 + unpermute 2 + compiled BDA 2 = 67.
+//   kernels: each GroupedLinear launches 16 GEMMs, 1 inside its call: 2 x 15.
+// Backward:
+//   TE: 2 GroupedLinear + the norm = 3.
+//   torch: combine's backward 2 + 3 + 1, SwiGLU 1, dispatch's backward
+//   1 + 6 + 1, routing 7 (AuxLossAutoScaler 3, aux loss, ReduceFromTP, aux
+//   score, top-k), router gating 7 (Fn, 2 gemms, 3 casts, main_grad add_),
+//   norm main_grad add_ 1 = 30.
+//   nodes: 1 view (combine bwd) + 2 SwiGLU views + Unsqueeze + 1 view
+//   (dispatch bwd) + logits view + 2 fan-in adds + the residual add = 9.
+//   kernels: GroupedLinear dgrad 15 + wgrad 16 each = 62, 2 fan-in adds
+//   and the residual add = 65.
+//   params: 2 + 2 x 16 = 34 AccumulateGrad nodes and 34 DDP hooks.
+TEST(HostCalls, EagerMoeLayerHostTimeIsCountedCallsTimesTableCosts) {
+  const Fixture f = H100x8();
+  const RankContext rank = Ep8Context(f);
+  const models::LayerOps layer = Qwen3MoeLayer();
+  const OpTemplate fwd = PriceBlock(layer.forward, InMoe, rank);
+  const OpTemplate bwd = PriceBlock(layer.backward, InMoe, rank);
+  const HostCalls want_fwd{.te = 3,
+                           .torch = 67,
+                           .kernels = 2 * (kLocalExperts - 1)};
+  const HostCalls want_bwd{.te = 3,
+                           .torch = 30,
+                           .nodes = 9,
+                           .kernels = 2 * (2 * kLocalExperts - 1) + 3,
+                           .param_nodes = 2 + 2 * kLocalExperts,
+                           .param_hooks = 2 + 2 * kLocalExperts};
+  EXPECT_EQ(Sum(fwd), want_fwd);
+  EXPECT_EQ(Sum(bwd), want_bwd);
+  // Host time: 3 x 37 + 67 x 13 + 30 x 3 us forward; backward 3 x 37 +
+  // (30 + 34) x 13 + (9 + 34) x 1 + 65 x 3 us.
+  EXPECT_NEAR(HostSum(fwd), 3 * kTe + 67 * kTorch + 30 * kKernel, 1e-12);
+  EXPECT_NEAR(HostSum(bwd),
+              3 * kTe + 64 * kTorch + 43 * kNode + 65 * kKernel, 1e-12);
+}
+
+// The per-expert terms: halving the local experts (EP16 of 128 would give
+// 8) removes 2 x 8 GEMM launches forward, 2 x (8 + 8) backward, and 16
+// AccumulateGrad nodes and DDP hooks; nothing else changes.
+TEST(HostCalls, PerExpertTermsScaleWithLocalExperts) {
+  const Fixture f = H100x8();
+  RankContext rank = Ep8Context(f);
+  models::LayerOps layer = Qwen3MoeLayer();
+  const HostCalls bwd16 = Sum(PriceBlock(layer.backward, InMoe, rank));
+  rank.local_experts = 8;
+  for (models::LayerOp& op : layer.backward) {
+    if (op.kind == models::OpKind::kGroupedGemm) op.groups = 8;
+  }
+  const HostCalls bwd8 = Sum(PriceBlock(layer.backward, InMoe, rank));
+  EXPECT_EQ(bwd16.kernels - bwd8.kernels, 2 * (8 + 8));
+  EXPECT_EQ(bwd16.param_nodes - bwd8.param_nodes, 16);
+  EXPECT_EQ(bwd16.param_hooks - bwd8.param_hooks, 16);
+  EXPECT_EQ(bwd16.te, bwd8.te);
+  EXPECT_EQ(bwd16.torch, bwd8.torch);
+}
+
+bool InAttention(const models::LayerOp& op) {
+  return op.scope == GraphScope::kAttn;
+}
+
+// Section 1 (GQA with QK-norm, TP1). Forward: TE LayerNormLinear qkv,
+// q/k RMSNorm, DotProductAttention, Linear proj = 5; torch: view, split,
+// _SplitAlongDim, reshape (4) + 2 fused RoPE + frequency slice (3) +
+// compiled BDA (2) = 9. Backward: 5 TE backward Functions; torch: BDA 1 +
+// RoPE 2 + 2 q/k norm main_grad add_ + qkv's norm-weight add_ 1 +
+// SplitAlongDim backward and its cat 2 = 8; nodes: UnsafeView, Clone, View
+// + the residual add = 4; kernels: 2 wgrads inside their module's backward
+// + the residual add = 3; params: qkv weight and norm weight, q/k norm
+// weights, proj weight = 5 AccumulateGrad + 5 DDP hooks.
+TEST(HostCalls, AttentionBlockMatchesTheNoteCounts) {
+  const Fixture f = H100x8();
+  const RankContext rank = Ep8Context(f);
+  const models::LayerOps layer = Qwen3MoeLayer();
+  EXPECT_EQ(Sum(PriceBlock(layer.forward, InAttention, rank)),
+            (HostCalls{.te = 5, .torch = 9}));
+  EXPECT_EQ(Sum(PriceBlock(layer.backward, InAttention, rank)),
+            (HostCalls{.te = 5,
+                       .torch = 8,
+                       .nodes = 4,
+                       .kernels = 3,
+                       .param_nodes = 5,
+                       .param_hooks = 5}));
+}
+
+// TE-scoped graphs attn + moe_router + moe_preprocess: the attention block
+// costs 1 graph launch forward (its calls gone); the router's run 1 graph
+// launch; the alltoall preprocess + permute 1 graph launch, and the host
+// still syncs after it (Megatron moves the D2H sync before the all-to-all,
+// section 2). Backward keeps each parameter's AccumulateGrad + DDP hook.
+// The `moe` scope (static shapes) drops the sync.
+TEST(HostCalls, CudaGraphScopesReplaceCapturedCallsByOneLaunch) {
+  const Fixture f = H100x8();
+  RankContext rank = Ep8Context(f);
+  rank.graphed[static_cast<int>(GraphScope::kAttn)] = true;
+  rank.graphed[static_cast<int>(GraphScope::kMoeRouter)] = true;
+  rank.graphed[static_cast<int>(GraphScope::kMoePreprocess)] = true;
+  const models::LayerOps layer = Qwen3MoeLayer();
+  EXPECT_NEAR(HostSum(PriceBlock(layer.forward, InAttention, rank)), kGraph,
+              1e-15);
+  // Backward attention: one graph launch + 5 x (node + hook).
+  EXPECT_NEAR(HostSum(PriceBlock(layer.backward, InAttention, rank)),
+              kGraph + 5 * (kNode + kTorch), 1e-15);
+  const OpTemplate moe = PriceBlock(layer.forward, InMoe, rank);
+  int syncs = 0;
+  for (const TimedOp& op : moe.ops) syncs += op.host_sync;
+  EXPECT_EQ(syncs, 1);
+  // Eager forward 3 x 37 + 67 x 13 + 30 x 3 us, less the captured pieces:
+  // pre_mlp_norm (1 TE), router 6, routing 11, preprocess + permute 27;
+  // plus 2 graph launches.
+  EXPECT_NEAR(HostSum(moe),
+              2 * kTe + (67 - 6 - 11 - 27) * kTorch + 30 * kKernel + 2 * kGraph,
+              1e-12);
+  rank.graphed[static_cast<int>(GraphScope::kMoe)] = true;
+  syncs = 0;
+  for (const TimedOp& op : PriceBlock(layer.forward, InMoe, rank).ops) {
+    syncs += op.host_sync;
+  }
+  EXPECT_EQ(syncs, 0);
+}
+
+// Runs a template alone with the host model; returns the makespan.
+Time RunWithHost(const OpTemplate& t, const RankContext& rank) {
+  Engine engine;
+  StageStreams streams;
+  for (int k = 0; k < kNumStreamKinds; ++k) {
+    streams[k] = engine.Stream(std::string("s/") +
+                               StreamKindName(static_cast<StreamKind>(k)));
+  }
+  TemplateEmitter emitter(engine, false);
+  emitter.Emit(streams, t, HostSegments(t, rank), {});
+  EXPECT_TRUE(engine.Run());
+  return engine.makespan();
+}
+
+// The alltoall dispatcher's D2H sync stops the host from running ahead.
+// One MoE forward with the router and preprocess graphed (the measured
+// recipes' scopes): GPU time G1 up to the synced permute, host time H1 of
+// the two graph launches before it and H2 of the eager calls after it.
+// Without the sync the host issues the H2 calls while the GPU is still in
+// G1, so the last kernel waits for H1 + H2; with it the host starts them
+// only once the permute is done, so the step is at least G1 + H2: the sync
+// adds G1 - H1 (plus the first graph launch the GPU chain starts after).
+// Eager host costs are 20x the test's so that H2 exceeds the GPU work after
+// the sync.
+TEST(HostCalls, AllToAllSyncMakesHostTimeVisible) {
+  const Fixture f = H100x8();
+  RankContext rank = Ep8Context(f);
+  rank.launch_s *= 20;
+  rank.te_module_s *= 20;
+  rank.kernel_launch_s *= 20;
+  rank.graphed[static_cast<int>(GraphScope::kMoeRouter)] = true;
+  rank.graphed[static_cast<int>(GraphScope::kMoePreprocess)] = true;
+  const models::LayerOps layer = Qwen3MoeLayer();
+  OpTemplate t = PriceBlock(layer.forward, InMoe, rank);
+  int sync = -1;
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    if (t.ops[i].host_sync) sync = static_cast<int>(i);
+  }
+  ASSERT_GE(sync, 0);
+  double g1 = 0, g2 = 0, h1 = 0, h2 = 0;
+  for (int i = 0; i < static_cast<int>(t.ops.size()); ++i) {
+    (i <= sync ? g1 : g2) += t.ops[i].duration.seconds();
+    (i <= sync ? h1 : h2) += t.ops[i].host_s;
+  }
+  ASSERT_LT(h1, g1);
+  ASSERT_GT(h2, g2);
+  const double with_sync = RunWithHost(t, rank).seconds();
+  EXPECT_GE(with_sync, g1 + h2 - 1e-9);
+  for (TimedOp& op : t.ops) op.host_sync = false;
+  const double without = RunWithHost(t, rank).seconds();
+  EXPECT_GE(with_sync - without, 0.9 * (g1 - h1));
+}
+
+}  // namespace
+}  // namespace moesim::sim
