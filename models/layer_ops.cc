@@ -24,7 +24,9 @@
 //    same bytes in both passes.
 //  - Residual adds, dropout, biases, the router's score function, the
 //    shared-expert gate and the Gated DeltaNet gating/l2norm elementwise
-//    kernels are not listed (small next to what is).
+//    kernels are not listed (small next to what is), except GPT-OSS's eager
+//    expert passes (AddClampedGluPasses, AddExpertOutputBias), which move
+//    several times the largest MoE tensor.
 
 namespace moesim::models {
 namespace {
