@@ -44,6 +44,10 @@ int64_t MoeFfnHidden(const Model& m) {
 
 bool IsGated(const Model& m) { return m.activation() != "gelu"; }
 
+bool IsClampedQuickGeglu(const Model& m) {
+  return m.activation() == "quick_geglu";
+}
+
 int64_t NumMoeLayers(const Model& m) {
   int64_t n = 0;
   for (int64_t i = 0; i < m.num_layers(); ++i)

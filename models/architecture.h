@@ -35,6 +35,10 @@ int64_t HeadDim(const Model& model);      // kv_channels, or hidden / heads
 int64_t MoeFfnHidden(
     const Model& model);           // moe_ffn_hidden_size, or ffn_hidden_size
 bool IsGated(const Model& model);  // SwiGLU-style GLU: fc1 is 2x wide
+// GPT-OSS's clamped quick-GEGLU ("quick_geglu"): Megatron-Bridge's
+// GPTOSSProvider always pairs it with activation_func_clamp_value 7, which
+// Megatron-Core applies with eager clamps before its fused activation.
+bool IsClampedQuickGeglu(const Model& model);
 int64_t NumMoeLayers(const Model& model);  // decoder layers only
 
 // Megatron's vocabulary padding (MLM build_tokenizer.py

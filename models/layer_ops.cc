@@ -24,7 +24,9 @@
 //    same bytes in both passes.
 //  - Residual adds, dropout, biases, the router's score function, the
 //    shared-expert gate and the Gated DeltaNet gating/l2norm elementwise
-//    kernels are not listed (small next to what is).
+//    kernels are not listed (small next to what is), except GPT-OSS's eager
+//    expert passes (AddClampedGluPasses, AddExpertOutputBias), which move
+//    several times the largest MoE tensor.
 
 namespace moesim::models {
 namespace {
@@ -494,6 +496,47 @@ void AddMlp(Builder& b, const Shapes& x) {
   b.RowOutput("fc2", mod);
 }
 
+// GPT-OSS expert block, eager PyTorch work Megatron-Core runs around the
+// grouped GEMMs (NVIDIA/Megatron-LM megatron/core/transformer/moe/experts.py
+// TEGroupedMLP.forward / bias_act_func / _apply_bias, and
+// megatron/core/fusions/fused_bias_geglu.py weighted_bias_quick_geglu_impl).
+// Megatron-Bridge's GPTOSSProvider (models/gpt_oss/gpt_oss_provider.py) sets
+// activation_func quick_gelu, gated, glu_linear_offset 1,
+// activation_func_clamp_value 7, bias_activation_fusion True and
+// add_bias_linear True: every GPT-OSS recipe takes these paths.
+//
+// Clamp: weighted_bias_quick_geglu_impl, given a clamp value, chunks the fc1
+// output into its two halves, clamps each with an eager torch.clamp and
+// torch.cat's them back before the fused (jit) activation. On the fc1 output
+// of X = rows x 2f x 2 bytes: forward the clamps read and write X, the cat
+// reads and writes X (4 X); backward the two clamp_backward kernels read the
+// gradient and the saved input and write the gradient (3 X), and the chunk's
+// backward cats the two halves (2 X): 5 X. These belong to bias_act_func, so
+// `moe_act` recompute replays them.
+void AddClampedGluPasses(Builder& b, double rows, double f) {
+  const double x = rows * 2 * f * kBf16;
+  b.Add(MemoryOp("experts_act_clamp", "copy", 4 * x, "moe_act"),
+        {MemoryOp("experts_act_clamp.bwd", "copy", 5 * x, "moe_act",
+                  Pass::kDgrad)});
+}
+
+// Expert fc2 bias: TE GroupedLinear returns it unapplied (skip_bias_add) and
+// _apply_bias adds bias x routing probability per local expert in eager
+// PyTorch, on Y = rows x h elements. The probabilities are fp32, so the
+// products are fp32: forward b * p writes 4 bytes per element, t + b p reads
+// 2 + 4 and writes 4, torch.cat reads and writes 4, .to(bf16) reads 4 and
+// writes 2: 28 Y bytes. Backward: the cast back to fp32 (2 + 4), the add's
+// gradient to the bf16 fc2 output cast down (4 + 2), the mul's two gradients
+// (bias: grad x p then a sum over rows, 4 + 4 + 4; probability: grad x b then
+// a sum over h, 4 + 4 + 4), and the split's backward cat of the bf16
+// gradients (2 + 2): 40 Y bytes. Outside the activation checkpoint: `moe`.
+void AddExpertOutputBias(Builder& b, double rows, int64_t h) {
+  const double y = rows * static_cast<double>(h);
+  b.Add(MemoryOp("experts_fc2_bias", "copy", 28 * y, "moe"),
+        {MemoryOp("experts_fc2_bias.bwd", "copy", 40 * y, "moe",
+                  Pass::kDgrad)});
+}
+
 // MoE layer (MCore moe_layer.py with the alltoall/flex dispatchers). The
 // layer works on the tokens it receives, T/tp under SP (no TP gather at its
 // entry; without SP every TP rank routes all T, which MCore refuses in
@@ -556,6 +599,7 @@ void AddMoe(Builder& b, const Shapes& x) {
             .groups = groups,
             .rows = rows,
             .module = mod});
+  if (IsClampedQuickGeglu(m)) AddClampedGluPasses(b, rows, f);
   b.Activation("experts_act", rows, f, "moe_act");
   b.Matmul({.name = "experts_fc2",
             .m = per_expert,
@@ -565,6 +609,7 @@ void AddMoe(Builder& b, const Shapes& x) {
             .groups = groups,
             .rows = rows,
             .module = mod});
+  if (m.add_bias_linear()) AddExpertOutputBias(b, rows, h);
   if (etp > 1) {
     b.GatherOrScatter("experts.rs", CollectiveKind::kReduceScatter, Group::kEtp,
                       row_bytes, mod);

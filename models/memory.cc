@@ -217,6 +217,14 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     keep(kExperts, kFp32 * n, whole);  // routing probabilities
     keep(kMoeAct, x.lin * n * fe,
          rc.moe_act || whole);  // activation output = fc2 input
+    if (IsClampedQuickGeglu(m)) {
+      // GPT-OSS (models/layer_ops.cc AddClampedGluPasses): the eager clamps
+      // save their inputs, views of the fc1 output (kept above), and the
+      // fused activation saves the clamped torch.cat copy, a second n x 2f
+      // tensor. Under `moe_act` recompute the checkpoint keeps only the fc1
+      // output and discards both.
+      keep(kMoeAct, kAct * n * fc1_factor * fe, rc.moe_act || whole);
+    }
     if (m.moe_shared_expert_intermediate_size() > 0) {
       const double fs = m.moe_shared_expert_intermediate_size() /
                         static_cast<double>(x.par.tp);

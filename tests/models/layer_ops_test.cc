@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -567,6 +568,55 @@ TEST(LayerOps, GptOssSlidingLayersCarryTheWindow) {
            "core_attn")
           .flops,
       per_context * (128 - 128.0 * 127 / (2 * 4096)));
+}
+
+TEST(LayerOps, GptOssExpertsRunTheEagerClampAndBiasPasses) {
+  // gpt-oss-120b layer 0, TP1, EP8, seq 4096, MBS 1: each GPU's experts see
+  // 4096 tokens x top-4 = 16384 rows; fc1 output 16384 x 2 x 2880 bf16.
+  // Megatron-Core's weighted_bias_quick_geglu_impl clamps both halves and
+  // cats them (fused_bias_geglu.py): forward 4 x, backward 5 x that tensor.
+  // _apply_bias (experts.py TEGroupedMLP) adds bias x fp32 probability per
+  // expert on the 16384 x 2880 fc2 output: 28 and 40 bytes per element
+  // (derivation at AddExpertOutputBias in models/layer_ops.cc).
+  const Model m = Load("gpt-oss-120b");
+  const Parallelism par = Layout(1, false, 1, 8);
+  const double fc1_out = 16384.0 * 2 * 2880 * 2;
+  const double fc2_out = 16384.0 * 2880;
+  TrainingOptions tr = Training();
+  tr.recompute.moe_act = true;
+  const LayerOps ops = BuildLayerOps(m, 0, false, par, tr, false);
+  const LayerOp& clamp = Find(ops.forward, "experts_act_clamp");
+  EXPECT_EQ(clamp.kind, OpKind::kMemoryBound);
+  EXPECT_EQ(clamp.kernel, "copy");
+  EXPECT_DOUBLE_EQ(clamp.bytes, 4 * fc1_out);
+  EXPECT_DOUBLE_EQ(Find(ops.backward, "experts_act_clamp.bwd").bytes,
+                   5 * fc1_out);
+  const LayerOp& bias = Find(ops.forward, "experts_fc2_bias");
+  EXPECT_DOUBLE_EQ(bias.bytes, 28 * fc2_out);
+  EXPECT_DOUBLE_EQ(Find(ops.backward, "experts_fc2_bias.bwd").bytes,
+                   40 * fc2_out);
+  // The clamps sit between fc1 and the activation, the bias after fc2.
+  const std::vector<std::string> names = Names(ops.forward);
+  auto at = [&](const char* n) {
+    return std::find(names.begin(), names.end(), n) - names.begin();
+  };
+  EXPECT_EQ(at("experts_act_clamp") + 1, at("experts_act"));
+  EXPECT_EQ(at("experts_fc2") + 1, at("experts_fc2_bias"));
+  // moe_act recompute (Megatron checkpoints bias_act_func) replays the
+  // clamps with the activation but not _apply_bias, which follows fc2.
+  const std::vector<std::string> replayed = Names(ops.recompute);
+  EXPECT_NE(std::find(replayed.begin(), replayed.end(), "experts_act_clamp"),
+            replayed.end());
+  EXPECT_EQ(std::find(replayed.begin(), replayed.end(), "experts_fc2_bias"),
+            replayed.end());
+  // Qwen3-30B (SwiGLU, no biases) runs neither.
+  const std::vector<std::string> qwen = Names(
+      BuildLayerOps(Load("qwen3-30b-a3b"), 0, false, par, Training(), false)
+          .forward);
+  EXPECT_EQ(std::find(qwen.begin(), qwen.end(), "experts_act_clamp"),
+            qwen.end());
+  EXPECT_EQ(std::find(qwen.begin(), qwen.end(), "experts_fc2_bias"),
+            qwen.end());
 }
 
 TEST(LayerOps, NoTpCollectivesAtTp1) {

@@ -147,6 +147,41 @@ scenarios::ResolvedScenario DeepSeekPaperLayout(
   return *r;
 }
 
+// gpt-oss-120b on 8 H100s, TP1 PP1 EP8, seq 4096, MBS 1: the `moe_act`
+// activations per layer are the fc2 input (rows x f) and, for the clamped
+// quick-GEGLU, the clamped torch.cat copy the fused activation saves
+// (rows x 2f), with rows = 4096 x top-4 = 16384, f = 2880, bf16:
+// 16384 x 2880 x 2 + 16384 x 5760 x 2 = 283,115,520 bytes, x 36 layers,
+// one micro-batch in flight at PP1. `moe_act` recompute stores neither.
+double GptOssMoeActBytes(bool recompute_moe_act) {
+  scenarios::Scenario s;
+  s.set_model("gpt-oss-120b");
+  s.set_system("dgx-h100");
+  s.set_num_gpus(8);
+  s.set_seq_length(4096);
+  s.mutable_layout()->set_expert_model_parallel_size(8);
+  s.mutable_layout()->set_global_batch_size(8);
+  if (recompute_moe_act) {
+    s.mutable_recompute()->set_granularity("selective");
+    s.mutable_recompute()->add_modules("moe_act");
+  }
+  auto r = scenarios::Resolve(s, "test");
+  EXPECT_TRUE(r) << r.error().message;
+  if (!r) return -1;
+  const MemoryEstimate m =
+      EstimateMemory(r->model, r->pipeline, r->parallel, r->training,
+                     80 * kGiB);
+  for (const NamedBytes& a : m.stages[0].activations) {
+    if (a.name == "moe_act") return a.bytes;
+  }
+  return 0;
+}
+
+TEST(EstimateMemory, GptOssKeepsTheClampedActivationCopy) {
+  EXPECT_DOUBLE_EQ(GptOssMoeActBytes(false), 36 * 283115520.0);
+  EXPECT_DOUBLE_EQ(GptOssMoeActBytes(true), 0);
+}
+
 double PeakGb(const scenarios::ResolvedScenario& s) {
   return EstimateMemory(s.model, s.pipeline, s.parallel, s.training, 80 * kGiB)
              .peak_bytes /
