@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/zoo.h"
+#include "scenarios/pipeline_split.h"
 #include "scenarios/vocabulary.h"
 #include "tools/sweep_flags.h"
 #include "topology/system.h"
@@ -224,8 +225,11 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   const scenarios::Scenario& b = space.base_;
   if (b.model().empty())
     return std::unexpected(at.Error("base.model", "required"));
-  if (auto model = models::LoadModel(b.model()); !model)
-    return std::unexpected(at.Wrap("base.model", model.error().message));
+  auto model = models::LoadModel(b.model());
+  if (!model) return std::unexpected(at.Wrap("base.model", model.error().message));
+  space.num_layers_ = b.num_layers() > 0 ? b.num_layers() : model->num_layers();
+  space.mtp_layers_ =
+      b.has_mtp_num_layers() ? b.mtp_num_layers() : model->mtp_num_layers();
   if (b.system().empty())
     return std::unexpected(at.Error("base.system", "required"));
   if (auto system = topology::LoadSystem(b.system()); !system)
@@ -464,6 +468,15 @@ scenarios::Scenario SweepSpace::Candidate(int64_t index) const {
     const int64_t n = static_cast<int64_t>(AxisSize(a));
     Apply(a, static_cast<size_t>(index % n), s);
     index /= n;
+  }
+  if (pipeline_swept_) {
+    // A split Megatron cannot derive gets advise's explicit layout.
+    const scenarios::Layout& l = s.layout();
+    s.mutable_layout()->set_pipeline_model_parallel_layout(
+        scenarios::LayoutForUnevenSplit(
+            num_layers_, mtp_layers_,
+            std::max(1, l.pipeline_model_parallel_size()),
+            std::max(1, l.virtual_pipeline_model_parallel_size())));
   }
   return s;
 }

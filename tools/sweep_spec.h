@@ -91,6 +91,8 @@ class SweepSpace {
   std::vector<double> cpu_offload_;
   std::vector<int> ep_overlap_;
   bool pipeline_swept_ = false;
+  // The base model's decoder and MTP layers (with the base's overrides).
+  int64_t num_layers_ = 0, mtp_layers_ = 0;
   int max_gpus_per_replica_ = 0;
   std::vector<SweepRule> rules_;
   int64_t size_ = 1;
