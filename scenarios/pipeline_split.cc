@@ -25,8 +25,7 @@ std::string SplitLayout(int64_t layers, int64_t mtp, int stages) {
   return out;
 }
 
-std::string LayoutForUnevenSplit(int64_t layers, int64_t mtp, int pp,
-                                 int vpp) {
+std::string LayoutForUnevenSplit(int64_t layers, int64_t mtp, int pp, int vpp) {
   const int64_t stages = int64_t{pp} * vpp;
   if (stages < 1 || layers % stages == 0) return "";
   if (!models::AccountedLayout(layers, mtp, pp, vpp).empty()) return "";

@@ -12,9 +12,9 @@ using util::Result;
 constexpr std::string_view kPrecisionWords[] = {
     "bf16", "fp8-cs", "fp8-delayed", "fp8-block", "mxfp8", "nvfp4"};
 constexpr models::Precision kPrecisions[] = {
-    models::Precision::kBf16,          models::Precision::kFp8CurrentScaling,
-    models::Precision::kFp8Delayed,    models::Precision::kFp8Blockwise,
-    models::Precision::kMxfp8,         models::Precision::kNvfp4};
+    models::Precision::kBf16,       models::Precision::kFp8CurrentScaling,
+    models::Precision::kFp8Delayed, models::Precision::kFp8Blockwise,
+    models::Precision::kMxfp8,      models::Precision::kNvfp4};
 
 constexpr std::string_view kDispatcherWords[] = {"alltoall", "deepep",
                                                  "hybridep"};
@@ -27,10 +27,9 @@ constexpr std::string_view kCudaGraphWords[] = {"none", "full_iteration",
 constexpr std::string_view kTeScopes[] = {"attn", "mlp", "moe", "moe_router",
                                           "moe_preprocess"};
 
-constexpr std::string_view kModules[] = {"core_attn", "mla_up_proj",
-                                         "layernorm", "moe_act",
-                                         "mlp",       "moe",
-                                         "shared_experts"};
+constexpr std::string_view kModules[] = {
+    "core_attn", "mla_up_proj", "layernorm",     "moe_act",
+    "mlp",       "moe",         "shared_experts"};
 // Alias -> canonical module.
 constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"up_proj", "mla_up_proj"}, {"norm", "layernorm"}};
@@ -125,13 +124,14 @@ std::string CanonicalRecomputeModule(std::string_view name) {
 }
 
 Result<void> AddRecomputeModule(std::string_view name, models::Recompute& out) {
-  bool* flags[] = {&out.core_attn, &out.mla_up_proj, &out.layernorm,
-                   &out.moe_act,   &out.mlp,         &out.moe,
+  bool* flags[] = {&out.core_attn,     &out.mla_up_proj, &out.layernorm,
+                   &out.moe_act,       &out.mlp,         &out.moe,
                    &out.shared_experts};
   const int i = Find(kModules, CanonicalRecomputeModule(name));
   if (i < 0) {
     return util::Fail("unknown module '" + std::string(name) + "' (" +
-                      JoinWords(kModules) + "; aliases " + JoinWords(kAliasWords) + ")");
+                      JoinWords(kModules) + "; aliases " +
+                      JoinWords(kAliasWords) + ")");
   }
   *flags[i] = true;
   return {};

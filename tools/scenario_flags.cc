@@ -226,8 +226,7 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
                  scenarios::JoinWords(scenarios::DispatcherWords()));
   app.add_option("--recompute", flags.recompute,
                  "none, full, or MCore modules separated by ',' or ';' (" +
-                     scenarios::JoinWords(scenarios::RecomputeModules()) +
-                     ")");
+                     scenarios::JoinWords(scenarios::RecomputeModules()) + ")");
   app.add_option(
       "--cuda-graph", flags.cuda_graph,
       "none, full_iteration, te:<scope;scope>, local:transformer_layer");
@@ -267,13 +266,12 @@ Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
   // A file alone is cited file:line; anything set on the command line makes
   // the origin "flags" and errors name the flag.
   const bool file_only = !flags.scenario_file.empty() && !built->any_flag;
-  auto resolved =
-      file_only
-          ? scenarios::Resolve(built->spec, flags.scenario_file, built->text)
-          : scenarios::Resolve(built->spec, "flags");
+  auto resolved = file_only ? scenarios::Resolve(
+                                  built->spec, flags.scenario_file, built->text)
+                            : scenarios::Resolve(built->spec, "flags");
   if (!resolved) return resolved;
-  resolved->warnings.insert(resolved->warnings.begin(),
-                            built->warnings.begin(), built->warnings.end());
+  resolved->warnings.insert(resolved->warnings.begin(), built->warnings.begin(),
+                            built->warnings.end());
   return resolved;
 }
 

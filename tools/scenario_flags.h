@@ -39,7 +39,8 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags);
 // positional file): --model --system --pp-layout --num-layers --routing
 // --routing-skew --offload-overlap --manual-gc --cp-comm-type
 // --hierarchical-cp-sizes --megatron-args. `moesim sweep` takes these for
-// its base and its own list-valued --tp, --precision, ... (tools/sweep_flags.h).
+// its base and its own list-valued --tp, --precision, ...
+// (tools/sweep_flags.h).
 void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags);
 
 // The Scenario the flags describe, before resolving: the file, then

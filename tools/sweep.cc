@@ -264,8 +264,8 @@ Result<SweepOutcome> MergeSweepTexts(const std::vector<std::string>& files,
     const std::string& file = files[f];
     SweepShard& part = parts.emplace_back();
     google::protobuf::util::JsonParseOptions options;
-    if (auto status =
-            google::protobuf::util::JsonStringToMessage(texts[f], &part, options);
+    if (auto status = google::protobuf::util::JsonStringToMessage(
+            texts[f], &part, options);
         !status.ok()) {
       std::string message(status.message());
       return util::Fail(file + ": not a sweep shard: " +
@@ -361,9 +361,10 @@ Result<SweepSpace> LoadSweepSpace(const SweepFlags& f) {
     return SweepSpace::Load(f.spec_file);
   }
   if (given.empty()) {
-    return std::unexpected(FlagError(
-        "spec", "required: a sweep .textproto (scenarios/sweeps/) or the "
-                "space as flags (--model ... --tp 1,2,4)"));
+    return std::unexpected(
+        FlagError("spec",
+                  "required: a sweep .textproto (scenarios/sweeps/) or the "
+                  "space as flags (--model ... --tp 1,2,4)"));
   }
   auto spec = SweepFromFlags(f.space);
   if (!spec) return std::unexpected(spec.error());

@@ -36,8 +36,8 @@ class SweepRule {
     std::string name;
     int64_t value = 1;
   };
-  static util::Result<std::vector<Factor>> ParseProduct(std::string_view side,
-                                                        const std::string& rule);
+  static util::Result<std::vector<Factor>> ParseProduct(
+      std::string_view side, const std::string& rule);
   static int64_t Evaluate(const std::vector<Factor>& product,
                           const scenarios::ResolvedScenario& r);
 

@@ -1,9 +1,9 @@
 #include "tools/sweep_flags.h"
 
 #include <charconv>
+#include <cstdint>
 #include <optional>
 #include <tuple>
-#include <cstdint>
 #include <utility>
 
 #include "tools/text_format.h"
@@ -78,8 +78,8 @@ Result<scenarios::IntAxis> ParseIntAxis(const std::vector<std::string>& given,
       if (!v) break;
       numbers.push_back(*v);
     }
-    const bool well_formed = numbers.size() == parts.size() &&
-                             !parts.empty() && parts.size() <= 3 &&
+    const bool well_formed = numbers.size() == parts.size() && !parts.empty() &&
+                             parts.size() <= 3 &&
                              item.find("::") == std::string::npos &&
                              !item.starts_with(':') && !item.ends_with(':');
     if (!well_formed) {
@@ -93,9 +93,8 @@ Result<scenarios::IntAxis> ParseIntAxis(const std::vector<std::string>& given,
       continue;
     }
     if (range) {
-      return std::unexpected(
-          FlagError(flag, "at most one range a:b or a:b:s, got a second '" +
-                              item + "'"));
+      return std::unexpected(FlagError(
+          flag, "at most one range a:b or a:b:s, got a second '" + item + "'"));
     }
     range = true;
     axis.set_from(numbers[0]);
@@ -110,16 +109,17 @@ Result<scenarios::IntAxis> ParseIntAxis(const std::vector<std::string>& given,
   return axis;
 }
 
-Result<std::vector<double>> ParseFractions(const std::vector<std::string>& given) {
+Result<std::vector<double>> ParseFractions(
+    const std::vector<std::string>& given) {
   std::vector<double> out;
   for (const std::string& item : Items(given, true)) {
     double v = 0;
-    auto [end, ec] =
-        std::from_chars(item.data(), item.data() + item.size(), v);
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (ec != std::errc() || end != item.data() + item.size()) {
-      return std::unexpected(FlagError(
-          "--cpu-offload", "'" + item + "' is not a number (values like "
-                                        "0,0.5,1)"));
+      return std::unexpected(
+          FlagError("--cpu-offload", "'" + item +
+                                         "' is not a number (values like "
+                                         "0,0.5,1)"));
     }
     out.push_back(v);
   }
@@ -190,15 +190,23 @@ void AddSweepSpaceFlags(CLI::App& app, SweepSpaceFlags& f) {
 }
 
 Result<scenarios::Sweep> SweepFromFlags(const SweepSpaceFlags& f) {
-  const std::pair<const std::vector<std::string>*, std::string_view> lists[] =
-      {{&f.gpus, "--gpus"},           {&f.seq, "--seq"},
-       {&f.tp, "--tp"},               {&f.cp, "--cp"},
-       {&f.ep, "--ep"},               {&f.etp, "--etp"},
-       {&f.pp, "--pp"},               {&f.vpp, "--vpp"},
-       {&f.mbs, "--mbs"},             {&f.gbs, "--gbs"},
-       {&f.precision, "--precision"}, {&f.dispatcher, "--dispatcher"},
-       {&f.recompute, "--recompute"}, {&f.cuda_graph, "--cuda-graph"},
-       {&f.cpu_offload, "--cpu-offload"}, {&f.ep_overlap, "--ep-overlap"}};
+  const std::pair<const std::vector<std::string>*, std::string_view> lists[] = {
+      {&f.gpus, "--gpus"},
+      {&f.seq, "--seq"},
+      {&f.tp, "--tp"},
+      {&f.cp, "--cp"},
+      {&f.ep, "--ep"},
+      {&f.etp, "--etp"},
+      {&f.pp, "--pp"},
+      {&f.vpp, "--vpp"},
+      {&f.mbs, "--mbs"},
+      {&f.gbs, "--gbs"},
+      {&f.precision, "--precision"},
+      {&f.dispatcher, "--dispatcher"},
+      {&f.recompute, "--recompute"},
+      {&f.cuda_graph, "--cuda-graph"},
+      {&f.cpu_offload, "--cpu-offload"},
+      {&f.ep_overlap, "--ep-overlap"}};
   for (auto [given, flag] : lists) {
     for (const std::string& occurrence : *given) {
       if (util::SplitList(occurrence, ",").empty()) {
@@ -214,17 +222,17 @@ Result<scenarios::Sweep> SweepFromFlags(const SweepSpaceFlags& f) {
   const std::tuple<const std::vector<std::string>*, std::string_view,
                    scenarios::IntAxis* (scenarios::Sweep::*)(),
                    std::optional<int>*>
-      ints[] = {{&f.gpus, "--gpus", &scenarios::Sweep::mutable_num_gpus,
-                 &base.gpus},
-                {&f.seq, "--seq", &scenarios::Sweep::mutable_seq_len, &base.seq},
-                {&f.tp, "--tp", &scenarios::Sweep::mutable_tp, &base.tp},
-                {&f.cp, "--cp", &scenarios::Sweep::mutable_cp, &base.cp},
-                {&f.ep, "--ep", &scenarios::Sweep::mutable_ep, &base.ep},
-                {&f.etp, "--etp", &scenarios::Sweep::mutable_etp, &base.etp},
-                {&f.pp, "--pp", &scenarios::Sweep::mutable_pp, &base.pp},
-                {&f.vpp, "--vpp", &scenarios::Sweep::mutable_vpp, &base.vpp},
-                {&f.mbs, "--mbs", &scenarios::Sweep::mutable_mbs, &base.mbs},
-                {&f.gbs, "--gbs", &scenarios::Sweep::mutable_gbs, &base.gbs}};
+      ints[] = {
+          {&f.gpus, "--gpus", &scenarios::Sweep::mutable_num_gpus, &base.gpus},
+          {&f.seq, "--seq", &scenarios::Sweep::mutable_seq_len, &base.seq},
+          {&f.tp, "--tp", &scenarios::Sweep::mutable_tp, &base.tp},
+          {&f.cp, "--cp", &scenarios::Sweep::mutable_cp, &base.cp},
+          {&f.ep, "--ep", &scenarios::Sweep::mutable_ep, &base.ep},
+          {&f.etp, "--etp", &scenarios::Sweep::mutable_etp, &base.etp},
+          {&f.pp, "--pp", &scenarios::Sweep::mutable_pp, &base.pp},
+          {&f.vpp, "--vpp", &scenarios::Sweep::mutable_vpp, &base.vpp},
+          {&f.mbs, "--mbs", &scenarios::Sweep::mutable_mbs, &base.mbs},
+          {&f.gbs, "--gbs", &scenarios::Sweep::mutable_gbs, &base.gbs}};
   for (auto [given, flag, axis_of, base_value] : ints) {
     if (given->empty()) continue;
     auto parsed = ParseIntAxis(*given, flag);

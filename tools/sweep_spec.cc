@@ -226,7 +226,8 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   if (b.model().empty())
     return std::unexpected(at.Error("base.model", "required"));
   auto model = models::LoadModel(b.model());
-  if (!model) return std::unexpected(at.Wrap("base.model", model.error().message));
+  if (!model)
+    return std::unexpected(at.Wrap("base.model", model.error().message));
   space.num_layers_ = b.num_layers() > 0 ? b.num_layers() : model->num_layers();
   space.mtp_layers_ =
       b.has_mtp_num_layers() ? b.mtp_num_layers() : model->mtp_num_layers();
@@ -320,7 +321,8 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   for (const std::string& text_rule : c.rule()) {
     auto rule = SweepRule::Parse(text_rule);
     if (!rule)
-      return std::unexpected(at.Error("constraints.rule", rule.error().message));
+      return std::unexpected(
+          at.Error("constraints.rule", rule.error().message));
     space.rules_.push_back(std::move(*rule));
   }
 

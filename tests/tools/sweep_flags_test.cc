@@ -3,8 +3,6 @@
 // flag for bad values. Drives the built binary.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
 
 #include "tests/tools/run_moesim.h"
@@ -25,25 +23,10 @@ const std::string kFlags =
     "--num-layers 4 --gbs 8 --tp 1:8 --ep 1,2 --ep 8,16 --pp 1,2 "
     "--recompute none --recompute moe_act,layernorm";
 
-// stderr and the exit status of `moesim <args>` (stdout discarded).
-Output RunForStderr(const std::string& args) {
-  Output o;
-  const std::string command =
-      std::string(MOESIM_BINARY) + " " + args + " 2>&1 >/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return o;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    o.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
-
 TEST(SweepFlags, SameBytesAsTheSpecFile) {
   const Output file = RunMoesim("sweep " + kSpec + " --json --no-timing -j 2");
-  const Output flags = RunMoesim("sweep " + kFlags + " --json --no-timing -j 2");
+  const Output flags =
+      RunMoesim("sweep " + kFlags + " --json --no-timing -j 2");
   ASSERT_EQ(file.status, 0);
   ASSERT_EQ(flags.status, 0);
   // 64 candidates (4 TP x 4 EP x 2 PP x 2 recompute).
@@ -84,7 +67,7 @@ TEST(SweepFlags, BadValuesExitTwoWithOneLineNamingTheFlag) {
        "flags: --model: the space comes from"},
   };
   for (const auto& [args, expected] : cases) {
-    const Output o = RunForStderr(args);
+    const Output o = moesim::testing::RunMoesimStderr(args);
     EXPECT_EQ(o.status, 2) << args;
     EXPECT_EQ(o.out.find("moesim: " + expected), 0u) << args << "\n" << o.out;
     EXPECT_EQ(o.out.find('\n'), o.out.size() - 1) << "one line: " << o.out;

@@ -70,18 +70,19 @@ std::string FlagsRule(const std::string& flag, const std::string& word) {
   if (flag == "--recompute") f.recompute = word;
   const std::string rule = RuleAfter(Void(ResolveFlags(f)), flag);
   return rule.starts_with("unknown") || rule.starts_with("te:") ||
-                 rule.starts_with("needs") || rule.find("cannot be combined") !=
-                                                   std::string::npos
+                 rule.starts_with("needs") ||
+                 rule.find("cannot be combined") != std::string::npos
              ? rule
              : "";
 }
 
 // The scenario file's verdict, as FlagsRule.
 std::string FileRule(const std::string& field, const std::string& word) {
-  const std::string text = "model: \"qwen3-30b-a3b\" system: \"dgx-h100\" "
-                           "num_gpus: 8 num_layers: 2 "
-                           "layout { expert_model_parallel_size: 8 } " +
-                           field + ": \"" + word + "\"";
+  const std::string text =
+      "model: \"qwen3-30b-a3b\" system: \"dgx-h100\" "
+      "num_gpus: 8 num_layers: 2 "
+      "layout { expert_model_parallel_size: 8 } " +
+      field + ": \"" + word + "\"";
   auto spec = scenarios::ParseScenario(text, "x.textproto");
   EXPECT_TRUE(spec.has_value());
   const std::string rule =
@@ -107,25 +108,32 @@ std::vector<std::string> Walk(std::span<const std::string_view> words,
   return out;
 }
 
-TEST(Vocabulary, PrecisionAgrees) {
-  for (const std::string& w : Walk(scenarios::PrecisionWords(), {"fp6"})) {
-    const std::string sweep = SweepRule("precision", w);
-    EXPECT_EQ(sweep, FlagsRule("--precision", w)) << w;
-    EXPECT_EQ(sweep, FileRule("precision", w)) << w;
-    EXPECT_EQ(sweep.empty(), scenarios::ParsePrecision(w).has_value()) << w;
+// For each word: the sweep, the flags and (where given) the scenario file
+// give the same verdict, and the vocabulary's parser accepts exactly the
+// words the sweep accepts.
+template <typename Parse>
+void ExpectAgreement(const std::vector<std::string>& words,
+                     const std::string& field, const std::string& flag,
+                     bool file, Parse parse) {
+  for (const std::string& w : words) {
+    const std::string sweep = SweepRule(field, w);
+    EXPECT_EQ(sweep, FlagsRule(flag, w)) << w;
+    if (file) EXPECT_EQ(sweep, FileRule(field, w)) << w;
+    EXPECT_EQ(sweep.empty(), parse(w).has_value()) << w;
   }
+}
+
+TEST(Vocabulary, PrecisionAgrees) {
+  ExpectAgreement(Walk(scenarios::PrecisionWords(), {"fp6"}), "precision",
+                  "--precision", true, scenarios::ParsePrecision);
   EXPECT_EQ(SweepRule("precision", "fp6"),
             "unknown 'fp6' (bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, "
             "nvfp4)");
 }
 
 TEST(Vocabulary, DispatcherAgrees) {
-  for (const std::string& w : Walk(scenarios::DispatcherWords(), {"nccl"})) {
-    const std::string sweep = SweepRule("dispatcher", w);
-    EXPECT_EQ(sweep, FlagsRule("--dispatcher", w)) << w;
-    EXPECT_EQ(sweep, FileRule("dispatcher", w)) << w;
-    EXPECT_EQ(sweep.empty(), scenarios::ParseDispatcher(w).has_value()) << w;
-  }
+  ExpectAgreement(Walk(scenarios::DispatcherWords(), {"nccl"}), "dispatcher",
+                  "--dispatcher", true, scenarios::ParseDispatcher);
 }
 
 TEST(Vocabulary, CudaGraphAgrees) {
@@ -136,29 +144,21 @@ TEST(Vocabulary, CudaGraphAgrees) {
     all += std::string(scope) + ";";
   }
   extra.push_back(all);
-  for (const std::string& w : Walk(scenarios::CudaGraphWords(), extra)) {
-    const std::string sweep = SweepRule("cuda_graph", w);
-    EXPECT_EQ(sweep, FlagsRule("--cuda-graph", w)) << w;
-    EXPECT_EQ(sweep, FileRule("cuda_graph", w)) << w;
-    EXPECT_EQ(sweep.empty(), scenarios::ParseCudaGraph(w).has_value()) << w;
-  }
+  ExpectAgreement(Walk(scenarios::CudaGraphWords(), extra), "cuda_graph",
+                  "--cuda-graph", true, scenarios::ParseCudaGraph);
   EXPECT_EQ(SweepRule("cuda_graph", "te:router"),
             "unknown TE scope 'router' (attn, mlp, moe, moe_router, "
             "moe_preprocess)");
 }
 
 TEST(Vocabulary, RecomputeAgrees) {
-  std::vector<std::string> extra = {"none", "full", "moe_act,layernorm",
-                                    "up_proj;norm", "full,mlp", "mlp,none",
-                                    "attn"};
+  std::vector<std::string> extra = {
+      "none",     "full", "moe_act,layernorm", "up_proj;norm", "full,mlp",
+      "mlp,none", "attn"};
   for (std::string_view alias : scenarios::RecomputeModuleAliases())
     extra.emplace_back(alias);
-  for (const std::string& w : Walk(scenarios::RecomputeModules(), extra)) {
-    const std::string sweep = SweepRule("recompute", w);
-    EXPECT_EQ(sweep, FlagsRule("--recompute", w)) << w;
-    EXPECT_EQ(sweep.empty(), scenarios::ParseRecomputeSetting(w).has_value())
-        << w;
-  }
+  ExpectAgreement(Walk(scenarios::RecomputeModules(), extra), "recompute",
+                  "--recompute", false, scenarios::ParseRecomputeSetting);
   // The scenario file writes modules one by one; each module and alias is
   // accepted there, and an unknown one refused with the same rule.
   for (const std::string& m :
@@ -170,9 +170,9 @@ TEST(Vocabulary, RecomputeAgrees) {
         m + "\" }";
     auto spec = scenarios::ParseScenario(text, "x.textproto");
     ASSERT_TRUE(spec.has_value());
-    std::string rule = RuleAfter(
-        Void(scenarios::Resolve(*spec, "x.textproto", text)),
-        "recompute.modules");
+    std::string rule =
+        RuleAfter(Void(scenarios::Resolve(*spec, "x.textproto", text)),
+                  "recompute.modules");
     if (!rule.starts_with("unknown")) rule = "";
     EXPECT_EQ(rule, SweepRule("recompute", m)) << m;
   }
