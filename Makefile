@@ -9,6 +9,10 @@ SCENARIO ?= scenarios/default.textproto
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 SANITIZE_BUILD ?= build-asan
+# The MPI sweep (-DMOESIM_MPI=ON, `mpirun -n N moesim sweep`) is built, and
+# its 2-rank test run, when OpenMPI is installed (tools/install-deps.sh --mpi);
+# otherwise the build has no MPI. MPI=ON|OFF overrides.
+MPI ?= $(shell [ "$$(dpkg-query -W -f='$${db:Status-Status}' libopenmpi-dev 2>/dev/null)" = installed ] && command -v mpirun >/dev/null && echo ON || echo OFF)
 
 .PHONY: deps configure build run test bench calibrate-bench clean format \
 	fuzz-build fuzz test-sanitize
@@ -17,7 +21,7 @@ deps:
 	@tools/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DMOESIM_MPI=$(MPI) \
 	  -DMOESIM_FUZZ_BUILD_DIR=$(abspath $(FUZZ_BUILD)) >/dev/null
 
 build: configure

@@ -660,16 +660,6 @@ std::string FlagName(std::string_view path) {
   return flag;
 }
 
-std::string CanonicalRecomputeModule(std::string_view name) {
-  if (name == "up_proj") return "mla_up_proj";
-  if (name == "norm") return "layernorm";
-  for (std::string_view known : {"core_attn", "mla_up_proj", "layernorm",
-                                 "moe_act", "mlp", "moe", "shared_experts"}) {
-    if (name == known) return std::string(known);
-  }
-  return "";
-}
-
 Result<void> CheckLimits(const Scenario& s, const FieldNamer& at) {
   auto above = [&](std::string_view path, int64_t value, int64_t limit,
                    std::string_view what) -> Result<void> {

@@ -58,10 +58,6 @@ class FieldNamer {
 // "layout.context_parallel_size").
 std::string FlagName(std::string_view path);
 
-// Canonical MCore recompute module for a name or alias (up_proj ->
-// mla_up_proj, norm -> layernorm); empty when unknown.
-std::string CanonicalRecomputeModule(std::string_view name);
-
 // What moesim can hold. A scenario beyond these is refused up front with the
 // limit, before anything is sized from it (a vector per layer, per
 // micro-batch, per GPU) or timed in int64 picoseconds.

@@ -6,6 +6,7 @@
 
 #include "models/zoo.h"
 #include "scenarios/rules.h"
+#include "scenarios/vocabulary.h"
 #include "topology/system.h"
 #include "util/csv.h"
 #include "util/textproto.h"
@@ -232,35 +233,6 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
 constexpr std::string_view kModules = "recompute.modules";
 constexpr std::string_view kGranularity = "recompute.granularity";
 
-Result<models::Precision> ParsePrecision(std::string_view s,
-                                         const FieldNamer& at) {
-  static constexpr std::pair<std::string_view, models::Precision> kNames[] = {
-      {"bf16", models::Precision::kBf16},
-      {"fp8-cs", models::Precision::kFp8CurrentScaling},
-      {"fp8-delayed", models::Precision::kFp8Delayed},
-      {"fp8-block", models::Precision::kFp8Blockwise},
-      {"mxfp8", models::Precision::kMxfp8},
-      {"nvfp4", models::Precision::kNvfp4},
-  };
-  for (auto [name, value] : kNames) {
-    if (name == s) return value;
-  }
-  return std::unexpected(
-      at.Error("precision",
-               "unknown '" + std::string(s) +
-                   "' (bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, nvfp4)"));
-}
-
-Result<models::Dispatcher> ParseDispatcher(std::string_view s,
-                                           const FieldNamer& at) {
-  if (s == "alltoall") return models::Dispatcher::kAllToAll;
-  if (s == "deepep") return models::Dispatcher::kDeepEp;
-  if (s == "hybridep") return models::Dispatcher::kHybridEp;
-  return std::unexpected(at.Error(
-      "dispatcher",
-      "unknown '" + std::string(s) + "' (alltoall, deepep, hybridep)"));
-}
-
 Result<models::Routing> ParseRouting(std::string_view s, const FieldNamer& at) {
   if (s == "force_balanced") return models::Routing::kForceBalanced;
   if (s == "dropless_natural") return models::Routing::kDroplessNatural;
@@ -281,52 +253,6 @@ Result<models::CpCommType> ParseCpCommType(std::string_view s,
       "unknown '" + std::string(s) + "' (p2p, a2a, allgather, a2a+p2p)"));
 }
 
-// none | full_iteration | te:<scope;scope> | local:transformer_layer.
-Result<models::CudaGraph> ParseCudaGraph(std::string_view s,
-                                         const FieldNamer& at) {
-  models::CudaGraph graph;
-  if (s == "none") return graph;
-  if (s == "full_iteration") {
-    graph.full_iteration = true;
-    return graph;
-  }
-  if (s == "local:transformer_layer") {
-    graph.local_transformer_layer = true;
-    return graph;
-  }
-  if (s.starts_with("te:")) {
-    std::vector<std::string> scopes = util::SplitList(s.substr(3), ",;");
-    if (scopes.empty()) {
-      return std::unexpected(at.Error("cuda_graph",
-                                      "te: needs at least one scope (attn, "
-                                      "mlp, moe, moe_router, moe_preprocess)"));
-    }
-    for (const std::string& scope : scopes) {
-      if (scope == "attn") {
-        graph.attn = true;
-      } else if (scope == "mlp") {
-        graph.mlp = true;
-      } else if (scope == "moe") {
-        graph.moe = true;
-      } else if (scope == "moe_router") {
-        graph.moe_router = true;
-      } else if (scope == "moe_preprocess") {
-        graph.moe_preprocess = true;
-      } else {
-        return std::unexpected(
-            at.Error("cuda_graph",
-                     "unknown TE scope '" + scope +
-                         "' (attn, mlp, moe, moe_router, moe_preprocess)"));
-      }
-    }
-    return graph;
-  }
-  return std::unexpected(
-      at.Error("cuda_graph", "unknown '" + std::string(s) +
-                                 "' (none, full_iteration, te:<scope;scope>, "
-                                 "local:transformer_layer)"));
-}
-
 Result<models::Recompute> ParseRecompute(const Recompute& spec,
                                          const FieldNamer& at) {
   models::Recompute out;
@@ -338,28 +264,8 @@ Result<models::Recompute> ParseRecompute(const Recompute& spec,
         "unknown '" + granularity + "' (selective, full, or empty for none)"));
   }
   for (const std::string& name : spec.modules()) {
-    std::string module = internal::CanonicalRecomputeModule(name);
-    if (module == "core_attn")
-      out.core_attn = true;
-    else if (module == "mla_up_proj")
-      out.mla_up_proj = true;
-    else if (module == "layernorm")
-      out.layernorm = true;
-    else if (module == "moe_act")
-      out.moe_act = true;
-    else if (module == "mlp")
-      out.mlp = true;
-    else if (module == "moe")
-      out.moe = true;
-    else if (module == "shared_experts")
-      out.shared_experts = true;
-    else {
-      return std::unexpected(
-          at.Error(kModules, "unknown module '" + name +
-                                 "' (core_attn, mla_up_proj, layernorm, "
-                                 "moe_act, mlp, moe, shared_experts; "
-                                 "aliases up_proj, norm)"));
-    }
+    if (auto ok = AddRecomputeModule(name, out); !ok)
+      return std::unexpected(at.Error(kModules, ok.error().message));
   }
   if (granularity == "full") {
     // "full overrides the selective lists" (seeds_notes.md §5): keep the
@@ -400,17 +306,20 @@ int DtypeBytes(std::string_view dtype) {
 // the field and list the accepted values.
 Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
                           models::TrainingOptions& out) {
-  auto precision = ParsePrecision(spec.precision(), at);
-  if (!precision) return std::unexpected(precision.error());
+  auto precision = ParsePrecision(spec.precision());
+  if (!precision)
+    return std::unexpected(at.Error("precision", precision.error().message));
   out.precision = *precision;
-  auto dispatcher = ParseDispatcher(spec.dispatcher(), at);
-  if (!dispatcher) return std::unexpected(dispatcher.error());
+  auto dispatcher = ParseDispatcher(spec.dispatcher());
+  if (!dispatcher)
+    return std::unexpected(at.Error("dispatcher", dispatcher.error().message));
   out.dispatcher = *dispatcher;
   auto routing = ParseRouting(spec.routing(), at);
   if (!routing) return std::unexpected(routing.error());
   out.routing = *routing;
-  auto graph = ParseCudaGraph(spec.cuda_graph(), at);
-  if (!graph) return std::unexpected(graph.error());
+  auto graph = ParseCudaGraph(spec.cuda_graph());
+  if (!graph)
+    return std::unexpected(at.Error("cuda_graph", graph.error().message));
   out.cuda_graph = *graph;
   auto cp_comm = ParseCpCommType(spec.cp_comm_type(), at);
   if (!cp_comm) return std::unexpected(cp_comm.error());

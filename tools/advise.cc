@@ -6,6 +6,7 @@
 
 #include "models/memory.h"
 #include "scenarios/megatron_args.h"
+#include "scenarios/pipeline_split.h"
 #include "sim/step_stats.h"
 #include "tools/memory_report.h"
 #include "tools/run_report.h"
@@ -92,28 +93,6 @@ std::string RecomputeText(const scenarios::Recompute& rc) {
 
 std::string Number(double v) { return Format("%g", v); }
 
-// A pipeline layout string for `layers` decoder layers over `stages` virtual
-// stages (PP x VPP) that do not divide them: the embedding on the first
-// stage, the MTP layers and the loss on the last, the remainder of the even
-// split on the middle stages first. "" when a stage would hold no layer.
-std::string SplitLayout(int64_t layers, int64_t mtp, int stages) {
-  if (stages < 1 || layers < stages) return "";
-  std::vector<int64_t> n(stages, layers / stages);
-  int64_t extra = layers % stages;
-  for (int i = 1; extra > 0 && i < stages - 1; ++i, --extra) ++n[i];
-  for (int i : {0, stages - 1}) {
-    if (extra > 0) ++n[i], --extra;
-  }
-  std::string out;
-  for (int i = 0; i < stages; ++i) {
-    if (i > 0) out += "|";
-    if (i == 0) out += "E";
-    out += n[i] == 1 ? std::string("t") : Format("t*%lld", (long long)n[i]);
-    if (i == stages - 1) out += std::string(mtp, 'm') + "L";
-  }
-  return out;
-}
-
 // Builds the candidate changes of one step, each a copy of the current spec
 // with one knob turned, grouped by the wall they address.
 class Proposer {
@@ -152,7 +131,7 @@ class Proposer {
     const int64_t layers = r_.model.num_layers();
     if (layers % (int64_t{pp} * vpp) != 0) {
       l.set_pipeline_model_parallel_layout(
-          SplitLayout(layers, r_.model.mtp_num_layers(), pp * vpp));
+          scenarios::SplitLayout(layers, r_.model.mtp_num_layers(), pp * vpp));
     }
     return s;
   }

@@ -152,8 +152,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (sweep->parsed()) {
-    auto report = moesim::tools::RunSweep(sweep_flags);
-    if (!report) return Fail(report.error().message);
+    // Under mpirun (a MOESIM_MPI build) the ranks divide the space; rank 0
+    // alone prints, errors included (every rank meets the same one).
+    auto group = moesim::tools::JoinSweepGroup(&argc, &argv);
+    const bool quiet = group != nullptr && group->rank() != 0;
+    auto report = moesim::tools::RunSweep(sweep_flags, group.get());
+    if (!report) return quiet ? kInputError : Fail(report.error().message);
     std::cout << *report;
     return 0;
   }

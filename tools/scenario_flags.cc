@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scenarios/megatron_args.h"
+#include "scenarios/vocabulary.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
 #include "util/textproto.h"
@@ -100,38 +101,10 @@ Result<void> CheckRanges(const ScenarioFlags& f) {
 // --recompute: "none", "full", or modules separated by ',' or ';'.
 Result<void> ApplyRecompute(const std::string& value,
                             scenarios::Scenario& spec) {
-  scenarios::Recompute& rc = *spec.mutable_recompute();
-  std::vector<std::string> items = util::SplitList(value, ",;");
-  if (items.empty()) {
-    return std::unexpected(
-        FlagError("--recompute", "needs none, full or a list of modules"));
-  }
-  const bool special = items[0] == "none" || items[0] == "full";
-  if (special && items.size() > 1) {
-    return std::unexpected(FlagError(
-        "--recompute", "'" + items[0] + "' cannot be combined with modules"));
-  }
-  if (items[0] == "none") {
-    rc.Clear();
-    return {};
-  }
-  if (items[0] == "full") {
-    // Keep the method and depth a scenario file gives; else uniform, 1 layer.
-    rc.set_granularity("full");
-    rc.clear_modules();
-    if (rc.method().empty()) rc.set_method("uniform");
-    if (rc.num_layers() == 0) rc.set_num_layers(1);
-    return {};
-  }
-  for (const std::string& item : items) {
-    if (item == "none" || item == "full") {
-      return std::unexpected(FlagError(
-          "--recompute", "'" + item + "' cannot be combined with modules"));
-    }
-  }
-  rc.Clear();
-  rc.set_granularity("selective");
-  for (std::string& item : items) rc.add_modules(std::move(item));
+  auto setting = scenarios::ParseRecomputeSetting(value);
+  if (!setting)
+    return std::unexpected(FlagError("--recompute", setting.error().message));
+  scenarios::ApplyRecomputeSetting(*setting, *spec.mutable_recompute());
   return {};
 }
 
@@ -203,43 +176,17 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
 
 }  // namespace
 
-void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
-  app.add_option("scenario", flags.scenario_file,
-                 "Scenario .textproto (optional; flags override its fields)");
+void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags) {
   app.add_option("--model", flags.model,
                  "Zoo model name, model .textproto or HF config.json");
   app.add_option("--system", flags.system,
                  "Shipped system name (dgx-h100, ...) or .textproto");
-  app.add_option("--gpus", flags.gpus, "Number of GPUs");
-  app.add_option("--seq", flags.seq, "Sequence length (default 4096)");
-  app.add_option("--mbs", flags.mbs, "Micro-batch size (default 1)");
-  app.add_option("--gbs", flags.gbs, "Global batch size (default MBS x DP)");
-  app.add_option("--tp", flags.tp, "Tensor-parallel size");
-  app.add_option("--cp", flags.cp, "Context-parallel size");
-  app.add_option("--ep", flags.ep, "Expert-parallel size");
-  app.add_option("--etp", flags.etp, "Expert tensor-parallel size");
-  app.add_option("--pp", flags.pp, "Pipeline-parallel size");
-  app.add_option("--vpp", flags.vpp,
-                 "Virtual pipeline stages per pipeline rank");
   app.add_option("--pp-layout", flags.pp_layout,
                  "Megatron pipeline layout string, e.g. \"Et|(tt|)*30mL\"");
   app.add_option("--num-layers", flags.num_layers,
                  "Override the model's decoder depth");
-  app.add_option("--precision", flags.precision,
-                 "bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, nvfp4");
-  app.add_option("--dispatcher", flags.dispatcher,
-                 "alltoall, deepep, hybridep");
   app.add_option("--routing", flags.routing,
                  "force_balanced, dropless_natural, tokendrop");
-  app.add_option("--recompute", flags.recompute,
-                 "none, full, or MCore modules separated by ',' or ';' "
-                 "(core_attn, mla_up_proj, "
-                 "layernorm, moe_act, mlp, moe, shared_experts)");
-  app.add_option(
-      "--cuda-graph", flags.cuda_graph,
-      "none, full_iteration, te:<scope;scope>, local:transformer_layer");
-  app.add_option("--cpu-offload", flags.cpu_offload,
-                 "Optimizer CPU offload fraction, 0..1");
   app.add_option("--routing-skew", flags.routing_skew,
                  "dropless_natural routing: Zipf exponent of tokens per "
                  "expert (0 = uniform)");
@@ -247,8 +194,6 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
                  "1 = overlap_cpu_optimizer_d2h_h2d");
   app.add_option("--manual-gc", flags.manual_gc,
                  "1 = manual_gc (default), 0 = Python's automatic GC");
-  app.add_option("--ep-overlap", flags.ep_overlap,
-                 "1 = overlap_moe_expert_parallel_comm");
   app.add_option("--cp-comm-type", flags.cp_comm_type,
                  "Context-parallel communication: p2p (default), a2a, "
                  "allgather, a2a+p2p");
@@ -260,38 +205,73 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
                  "before the flags)");
 }
 
-Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
+void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
+  app.add_option("scenario", flags.scenario_file,
+                 "Scenario .textproto (optional; flags override its fields)");
+  AddScenarioBaseFlags(app, flags);
+  app.add_option("--gpus", flags.gpus, "Number of GPUs");
+  app.add_option("--seq", flags.seq, "Sequence length (default 4096)");
+  app.add_option("--mbs", flags.mbs, "Micro-batch size (default 1)");
+  app.add_option("--gbs", flags.gbs, "Global batch size (default MBS x DP)");
+  app.add_option("--tp", flags.tp, "Tensor-parallel size");
+  app.add_option("--cp", flags.cp, "Context-parallel size");
+  app.add_option("--ep", flags.ep, "Expert-parallel size");
+  app.add_option("--etp", flags.etp, "Expert tensor-parallel size");
+  app.add_option("--pp", flags.pp, "Pipeline-parallel size");
+  app.add_option("--vpp", flags.vpp,
+                 "Virtual pipeline stages per pipeline rank");
+  app.add_option("--precision", flags.precision,
+                 scenarios::JoinWords(scenarios::PrecisionWords()));
+  app.add_option("--dispatcher", flags.dispatcher,
+                 scenarios::JoinWords(scenarios::DispatcherWords()));
+  app.add_option("--recompute", flags.recompute,
+                 "none, full, or MCore modules separated by ',' or ';' (" +
+                     scenarios::JoinWords(scenarios::RecomputeModules()) + ")");
+  app.add_option(
+      "--cuda-graph", flags.cuda_graph,
+      "none, full_iteration, te:<scope;scope>, local:transformer_layer");
+  app.add_option("--cpu-offload", flags.cpu_offload,
+                 "Optimizer CPU offload fraction, 0..1");
+  app.add_option("--ep-overlap", flags.ep_overlap,
+                 "1 = overlap_moe_expert_parallel_comm");
+}
+
+Result<FlagScenario> ScenarioFromFlags(const ScenarioFlags& flags) {
   if (auto ok = CheckRanges(flags); !ok) return std::unexpected(ok.error());
-  scenarios::Scenario spec;
-  std::string text;
-  const bool has_file = !flags.scenario_file.empty();
-  if (has_file) {
+  FlagScenario out;
+  if (!flags.scenario_file.empty()) {
     auto read = util::ReadFile(flags.scenario_file);
     if (!read) return std::unexpected(read.error());
-    text = std::move(*read);
-    auto parsed = scenarios::ParseScenario(text, flags.scenario_file);
+    out.text = std::move(*read);
+    auto parsed = scenarios::ParseScenario(out.text, flags.scenario_file);
     if (!parsed) return std::unexpected(parsed.error());
-    spec = std::move(*parsed);
+    out.spec = std::move(*parsed);
   }
-  std::vector<std::string> warnings;
   if (flags.megatron_args) {
-    auto applied = scenarios::ApplyMegatronArgs(*flags.megatron_args, spec);
+    auto applied = scenarios::ApplyMegatronArgs(*flags.megatron_args, out.spec);
     if (!applied)
       return std::unexpected(util::Error{"flags: " + applied.error().message});
-    warnings = std::move(*applied);
+    out.warnings = std::move(*applied);
+    out.any_flag = true;
   }
-  auto any_flag = ApplyFlags(flags, spec);
+  auto any_flag = ApplyFlags(flags, out.spec);
   if (!any_flag) return std::unexpected(any_flag.error());
+  out.any_flag = out.any_flag || *any_flag;
+  return out;
+}
 
+Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
+  auto built = ScenarioFromFlags(flags);
+  if (!built) return std::unexpected(built.error());
   // A file alone is cited file:line; anything set on the command line makes
   // the origin "flags" and errors name the flag.
-  const bool file_only = has_file && !flags.megatron_args && !*any_flag;
-  auto resolved = file_only
-                      ? scenarios::Resolve(spec, flags.scenario_file, text)
-                      : scenarios::Resolve(spec, "flags");
+  const bool file_only = !flags.scenario_file.empty() && !built->any_flag;
+  auto resolved = file_only ? scenarios::Resolve(
+                                  built->spec, flags.scenario_file, built->text)
+                            : scenarios::Resolve(built->spec, "flags");
   if (!resolved) return resolved;
-  resolved->warnings.insert(resolved->warnings.begin(), warnings.begin(),
-                            warnings.end());
+  resolved->warnings.insert(resolved->warnings.begin(), built->warnings.begin(),
+                            built->warnings.end());
   return resolved;
 }
 

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "scenarios/scenario.h"
 #include "util/error.h"
@@ -33,6 +34,26 @@ struct ScenarioFlags {
 
 // Registers the flags above on `app` (a command), writing into `flags`.
 void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags);
+
+// Registers only the flags that are not layout or knob values (no
+// positional file): --model --system --pp-layout --num-layers --routing
+// --routing-skew --offload-overlap --manual-gc --cp-comm-type
+// --hierarchical-cp-sizes --megatron-args. `moesim sweep` takes these for
+// its base and its own list-valued --tp, --precision, ...
+// (tools/sweep_flags.h).
+void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags);
+
+// The Scenario the flags describe, before resolving: the file, then
+// --megatron-args, then the individual flags. `text` is the file's text;
+// `any_flag` is true when --megatron-args or any flag was given.
+struct FlagScenario {
+  scenarios::Scenario spec;
+  std::string text;
+  bool any_flag = false;
+  std::vector<std::string> warnings;  // of --megatron-args
+};
+[[nodiscard]] util::Result<FlagScenario> ScenarioFromFlags(
+    const ScenarioFlags& flags);
 
 // Builds the Scenario (file, then --megatron-args, then flags) and resolves
 // it. Origin: a scenario file given alone resolves with the file as origin,

@@ -245,17 +245,27 @@ std::string FormatSweepShard(const SweepOutcome& o, int shard, int num_shards) {
 }
 
 Result<SweepOutcome> MergeSweepShards(const std::vector<std::string>& files) {
+  std::vector<std::string> texts;
+  for (const std::string& file : files) {
+    auto text = util::ReadFile(file);
+    if (!text) return std::unexpected(text.error());
+    texts.push_back(std::move(*text));
+  }
+  return MergeSweepTexts(files, texts);
+}
+
+Result<SweepOutcome> MergeSweepTexts(const std::vector<std::string>& files,
+                                     const std::vector<std::string>& texts) {
   if (files.empty()) return util::Fail("sweep merge: no partial results given");
   SweepOutcome out;
   std::vector<SweepShard> parts;
   std::set<int> seen;
-  for (const std::string& file : files) {
-    auto text = util::ReadFile(file);
-    if (!text) return std::unexpected(text.error());
+  for (size_t f = 0; f < files.size(); ++f) {
+    const std::string& file = files[f];
     SweepShard& part = parts.emplace_back();
     google::protobuf::util::JsonParseOptions options;
-    if (auto status =
-            google::protobuf::util::JsonStringToMessage(*text, &part, options);
+    if (auto status = google::protobuf::util::JsonStringToMessage(
+            texts[f], &part, options);
         !status.ok()) {
       std::string message(status.message());
       return util::Fail(file + ": not a sweep shard: " +
@@ -321,7 +331,9 @@ Result<SweepOutcome> MergeSweepShards(const std::vector<std::string>& files) {
 
 void AddSweepFlags(CLI::App& app, SweepFlags& f) {
   app.add_option("spec", f.spec_file,
-                 "Sweep .textproto (schema scenarios/sweep.proto)");
+                 "Sweep .textproto (schema scenarios/sweep.proto); or give "
+                 "the space as flags");
+  AddSweepSpaceFlags(app, f.space);
   AddOutputFlags(app, f.output);
   app.add_option("-j,--jobs", f.jobs,
                  "Threads (default: one per hardware thread); the output is "
@@ -338,15 +350,36 @@ void AddSweepMergeFlags(CLI::App& app, SweepMergeFlags& f) {
   AddOutputFlags(app, f.output);
 }
 
-Result<std::string> RunSweep(const SweepFlags& f) {
-  if (f.spec_file.empty()) {
-    return std::unexpected(
-        FlagError("spec", "required: a sweep .textproto (scenarios/sweeps/)"));
+Result<SweepSpace> LoadSweepSpace(const SweepFlags& f) {
+  const std::string given = f.space.FirstGiven();
+  if (!f.spec_file.empty()) {
+    if (!given.empty()) {
+      return std::unexpected(FlagError(
+          given, "the space comes from '" + f.spec_file +
+                     "' or from flags, not both: drop the file or the flags"));
+    }
+    return SweepSpace::Load(f.spec_file);
   }
+  if (given.empty()) {
+    return std::unexpected(
+        FlagError("spec",
+                  "required: a sweep .textproto (scenarios/sweeps/) or the "
+                  "space as flags (--model ... --tp 1,2,4)"));
+  }
+  auto spec = SweepFromFlags(f.space);
+  if (!spec) return std::unexpected(spec.error());
+  return SweepSpace::Build(*spec, "flags", "", "");
+}
+
+Result<std::string> RunSweep(const SweepFlags& f, SweepGroup* group) {
   SweepOptions options;
   if (!f.shard.empty()) {
     auto shard = ParseShard(f.shard);
     if (!shard) return std::unexpected(shard.error());
+    if (group != nullptr && group->size() > 1) {
+      return std::unexpected(FlagError(
+          "--shard", "not under mpirun: the ranks divide the space already"));
+    }
     if (f.output.json || !f.output.csv_file.empty() ||
         !f.output.html_file.empty()) {
       return std::unexpected(
@@ -357,17 +390,32 @@ Result<std::string> RunSweep(const SweepFlags& f) {
     options.shard = shard->first;
     options.num_shards = shard->second;
   }
-  auto space = SweepSpace::Load(f.spec_file);
+  auto space = LoadSweepSpace(f);
   if (!space) return std::unexpected(space.error());
   options.jobs =
       f.jobs > 0
           ? f.jobs
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  options.progress = isatty(STDERR_FILENO) != 0;
+  const bool grouped = group != nullptr && group->size() > 1;
+  if (grouped) {
+    options.shard = group->rank();
+    options.num_shards = group->size();
+  }
+  options.progress = !grouped && isatty(STDERR_FILENO) != 0;
   SweepOutcome outcome = EvaluateSweep(*space, options);
-  if (!f.shard.empty()) {
-    if (f.output.no_timing) outcome.seconds = 0;
+  if (f.output.no_timing) outcome.seconds = 0;
+  if (!f.shard.empty())
     return FormatSweepShard(outcome, options.shard, options.num_shards);
+  if (grouped) {
+    const std::vector<std::string> parts = group->GatherToRoot(
+        FormatSweepShard(outcome, options.shard, options.num_shards));
+    if (group->rank() != 0) return "";
+    std::vector<std::string> names;
+    for (size_t r = 0; r < parts.size(); ++r)
+      names.push_back("rank " + std::to_string(r));
+    auto merged = MergeSweepTexts(names, parts);
+    if (!merged) return std::unexpected(merged.error());
+    return Emit(*merged, f.output);
   }
   return Emit(outcome, f.output);
 }

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/sweep_flags.h"
+#include "tools/sweep_group.h"
 #include "tools/sweep_result.pb.h"
 #include "tools/sweep_spec.h"
 #include "util/error.h"
@@ -41,8 +43,10 @@ struct SweepOutputFlags {
   bool no_timing = false;
 };
 
+// The space: a spec file, or flags (tools/sweep_flags.h), not both.
 struct SweepFlags {
   std::string spec_file;
+  SweepSpaceFlags space;
   SweepOutputFlags output;
   int jobs = 0;       // 0: one per hardware thread
   std::string shard;  // "K/N"; empty: the whole space
@@ -84,9 +88,21 @@ std::string FormatSweepShard(const SweepOutcome& outcome, int shard,
 // Errors name the file and what does not match.
 [[nodiscard]] util::Result<SweepOutcome> MergeSweepShards(
     const std::vector<std::string>& files);
+// The same for shard texts already read; names[i] names texts[i] in errors.
+[[nodiscard]] util::Result<SweepOutcome> MergeSweepTexts(
+    const std::vector<std::string>& names,
+    const std::vector<std::string>& texts);
 
-// The commands: stdout text (or JSON), --csv / --html files written.
-[[nodiscard]] util::Result<std::string> RunSweep(const SweepFlags& flags);
+// The space `flags` give: the spec file, else the space flags. A file and
+// any space flag together is refused ("flags: --tp: ...").
+[[nodiscard]] util::Result<SweepSpace> LoadSweepSpace(const SweepFlags& flags);
+
+// The commands: stdout text (or JSON), --csv / --html files written. With a
+// `group` of N > 1 processes (mpirun), every rank evaluates its shard, rank 0
+// merges and returns (and writes) what one process would, and the other
+// ranks return "" and write nothing; --shard is then refused.
+[[nodiscard]] util::Result<std::string> RunSweep(const SweepFlags& flags,
+                                                 SweepGroup* group = nullptr);
 [[nodiscard]] util::Result<std::string> RunSweepMerge(
     const SweepMergeFlags& flags);
 

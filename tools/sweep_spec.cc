@@ -1,12 +1,14 @@
 #include "tools/sweep_spec.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <utility>
 
 #include "models/zoo.h"
+#include "scenarios/pipeline_split.h"
+#include "scenarios/vocabulary.h"
+#include "tools/sweep_flags.h"
 #include "topology/system.h"
 #include "util/csv.h"
 #include "util/textproto.h"
@@ -21,10 +23,6 @@ constexpr const char* kAxisNames[] = {
     "ep",         "etp",         "pp",         "vpp",
     "mbs",        "gbs",         "recompute",  "precision",
     "dispatcher", "cpu_offload", "cuda_graph", "ep_overlap"};
-
-constexpr std::string_view kRuleNames[] = {"tp",  "cp",  "ep",       "etp",
-                                           "pp",  "vpp", "dp",       "edp",
-                                           "mbs", "gbs", "num_gpus", "seq_len"};
 
 // Line (1-based) of `field` written at the top level of a text-format file
 // (outside any `{ }`), or 0. Skips comments and quoted strings.
@@ -85,6 +83,10 @@ class Namer {
   Namer(std::string_view origin, std::string_view text)
       : origin_(origin), text_(text) {}
   util::Error Error(std::string_view field, std::string_view rule) const {
+    if (origin_ == "flags") {
+      return util::Error{"flags: " + SweepFieldFlag(field) + ": " +
+                         std::string(rule)};
+    }
     std::string where(origin_);
     const size_t dot = field.rfind('.');
     // A nested field's own line, else the line of the message holding it.
@@ -158,155 +160,24 @@ Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
   return out;
 }
 
-// Checks a string axis against its vocabulary; `name` is the field.
+// Checks a string axis against its vocabulary (scenarios/vocabulary.h);
+// `name` is the field.
+// `kind` is the axis ("precision"), `field` where the words are written.
 Result<void> CheckWords(const std::vector<std::string>& values,
-                        std::string_view name, const Namer& at) {
-  auto one_of = [](std::string_view v,
-                   std::initializer_list<std::string_view> words) {
-    return std::find(words.begin(), words.end(), v) != words.end();
+                        std::string_view kind, std::string_view field,
+                        const Namer& at) {
+  auto error_of = [](const auto& parsed) {
+    return parsed ? std::string() : parsed.error().message;
   };
   for (const std::string& v : values) {
-    std::string bad;
-    if (name == "precision" && !one_of(v, {"bf16", "fp8-cs", "fp8-delayed",
-                                           "fp8-block", "mxfp8", "nvfp4"})) {
-      bad = "unknown '" + v +
-            "' (bf16, fp8-cs, fp8-delayed, fp8-block, mxfp8, nvfp4)";
-    } else if (name == "dispatcher" &&
-               !one_of(v, {"alltoall", "deepep", "hybridep"})) {
-      bad = "unknown '" + v + "' (alltoall, deepep, hybridep)";
-    } else if (name == "recompute" && v != "none" && v != "full") {
-      std::vector<std::string> modules = util::SplitList(v, ",;");
-      if (modules.empty()) bad = "'" + v + "' names no module";
-      for (const std::string& m : modules) {
-        if (!one_of(m, {"core_attn", "mla_up_proj", "layernorm", "moe_act",
-                        "mlp", "moe", "shared_experts", "up_proj", "norm"})) {
-          bad = "unknown module '" + m +
-                "' (none, full, or core_attn, mla_up_proj, layernorm, "
-                "moe_act, mlp, moe, shared_experts)";
-          break;
-        }
-      }
-    } else if (name == "cuda_graph" &&
-               !one_of(v,
-                       {"none", "full_iteration", "local:transformer_layer"})) {
-      std::vector<std::string> scopes = v.starts_with("te:")
-                                            ? util::SplitList(v.substr(3), ",;")
-                                            : std::vector<std::string>{};
-      if (scopes.empty()) {
-        bad = "unknown '" + v +
-              "' (none, full_iteration, te:<scope;scope>, "
-              "local:transformer_layer)";
-      }
-      for (const std::string& s : scopes) {
-        if (!one_of(s,
-                    {"attn", "mlp", "moe", "moe_router", "moe_preprocess"})) {
-          bad = "unknown TE scope '" + s +
-                "' (attn, mlp, moe, moe_router, moe_preprocess)";
-          break;
-        }
-      }
-    }
-    if (!bad.empty()) return std::unexpected(at.Error(name, bad));
+    const std::string bad =
+        kind == "precision"    ? error_of(scenarios::ParsePrecision(v))
+        : kind == "dispatcher" ? error_of(scenarios::ParseDispatcher(v))
+        : kind == "recompute"  ? error_of(scenarios::ParseRecomputeSetting(v))
+                               : error_of(scenarios::ParseCudaGraph(v));
+    if (!bad.empty()) return std::unexpected(at.Error(field, bad));
   }
   return {};
-}
-
-std::string Trim(std::string_view s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-Result<std::vector<SweepSpace::Factor>> ParseProduct(std::string_view side,
-                                                     const std::string& rule,
-                                                     const Namer& at) {
-  constexpr std::string_view kField = "constraints.rule";
-  std::vector<SweepSpace::Factor> out;
-  size_t start = 0;
-  while (true) {
-    const size_t star = side.find('*', start);
-    const std::string word = Trim(side.substr(
-        start, star == std::string_view::npos ? side.npos : star - start));
-    SweepSpace::Factor f;
-    int64_t value = 0;
-    auto [end, ec] =
-        std::from_chars(word.data(), word.data() + word.size(), value);
-    if (!word.empty() && ec == std::errc() &&
-        end == word.data() + word.size()) {
-      if (value < 0) {
-        return std::unexpected(at.Error(
-            kField, "'" + rule + "': numbers must be >= 0, got " + word));
-      }
-      f.value = value;
-    } else if (std::find(std::begin(kRuleNames), std::end(kRuleNames), word) !=
-               std::end(kRuleNames)) {
-      f.name = word;
-    } else {
-      return std::unexpected(at.Error(
-          kField, "'" + rule + "': unknown term '" + word +
-                      "' (a product of tp, cp, ep, etp, pp, vpp, dp, edp, "
-                      "mbs, gbs, num_gpus, seq_len and integers)"));
-    }
-    out.push_back(std::move(f));
-    if (star == std::string_view::npos) break;
-    start = star + 1;
-  }
-  return out;
-}
-
-Result<SweepSpace::Rule> ParseRule(const std::string& text, const Namer& at) {
-  SweepSpace::Rule rule;
-  rule.text = Trim(text);
-  for (std::string_view op : {"<=", ">=", "==", "!=", "<", ">"}) {
-    const size_t pos = text.find(op);
-    if (pos == std::string::npos) continue;
-    rule.op = op;
-    auto lhs =
-        ParseProduct(std::string_view(text).substr(0, pos), rule.text, at);
-    if (!lhs) return std::unexpected(lhs.error());
-    auto rhs = ParseProduct(std::string_view(text).substr(pos + op.size()),
-                            rule.text, at);
-    if (!rhs) return std::unexpected(rhs.error());
-    rule.lhs = std::move(*lhs);
-    rule.rhs = std::move(*rhs);
-    return rule;
-  }
-  return std::unexpected(at.Error(
-      "constraints.rule",
-      "'" + rule.text + "': needs a comparison (<=, <, >=, >, ==, !=)"));
-}
-
-int64_t Evaluate(const std::vector<SweepSpace::Factor>& product,
-                 const scenarios::ResolvedScenario& r) {
-  const models::Parallelism& p = r.parallel;
-  int64_t out = 1;
-  for (const SweepSpace::Factor& f : product) {
-    int64_t v = f.value;
-    if (f.name == "tp") v = p.tp;
-    if (f.name == "cp") v = p.cp;
-    if (f.name == "ep") v = p.ep;
-    if (f.name == "etp") v = p.etp;
-    if (f.name == "pp") v = p.pp;
-    if (f.name == "vpp") v = p.vpp;
-    if (f.name == "dp") v = p.dp;
-    if (f.name == "edp") v = p.edp;
-    if (f.name == "mbs") v = r.training.micro_batch_size;
-    if (f.name == "gbs") v = r.training.global_batch_size;
-    if (f.name == "num_gpus") v = r.spec.num_gpus();
-    if (f.name == "seq_len") v = r.training.seq_length;
-    out *= v;
-  }
-  return out;
-}
-
-bool Compare(int64_t a, std::string_view op, int64_t b) {
-  if (op == "<=") return a <= b;
-  if (op == ">=") return a >= b;
-  if (op == "==") return a == b;
-  if (op == "!=") return a != b;
-  if (op == "<") return a < b;
-  return a > b;
 }
 
 void Fnv(uint64_t& h, std::string_view bytes) {
@@ -316,25 +187,6 @@ void Fnv(uint64_t& h, std::string_view bytes) {
   }
   h ^= 0xff;  // separator
   h *= 1099511628211ull;
-}
-
-void ApplyRecompute(const std::string& value, scenarios::Scenario& s) {
-  scenarios::Recompute& rc = *s.mutable_recompute();
-  if (value == "none") {
-    rc.Clear();
-    return;
-  }
-  if (value == "full") {
-    rc.set_granularity("full");
-    rc.clear_modules();
-    if (rc.method().empty()) rc.set_method("uniform");
-    if (rc.num_layers() == 0) rc.set_num_layers(1);
-    return;
-  }
-  rc.Clear();
-  rc.set_granularity("selective");
-  for (std::string& m : util::SplitList(value, ",;"))
-    rc.add_modules(std::move(m));
 }
 
 // The base: base_file's scenario, then the fields written in `base`.
@@ -373,12 +225,26 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   const scenarios::Scenario& b = space.base_;
   if (b.model().empty())
     return std::unexpected(at.Error("base.model", "required"));
-  if (auto model = models::LoadModel(b.model()); !model)
+  auto model = models::LoadModel(b.model());
+  if (!model)
     return std::unexpected(at.Wrap("base.model", model.error().message));
+  space.num_layers_ = b.num_layers() > 0 ? b.num_layers() : model->num_layers();
+  space.mtp_layers_ =
+      b.has_mtp_num_layers() ? b.mtp_num_layers() : model->mtp_num_layers();
   if (b.system().empty())
     return std::unexpected(at.Error("base.system", "required"));
   if (auto system = topology::LoadSystem(b.system()); !system)
     return std::unexpected(at.Wrap("base.system", system.error().message));
+  // The base's words, up front like the axes' (else one typo would make
+  // every candidate invalid).
+  for (const auto& [kind, word] :
+       {std::pair<std::string, std::string>{"precision", b.precision()},
+        {"dispatcher", b.dispatcher()},
+        {"cuda_graph", b.cuda_graph()}}) {
+    if (word.empty()) continue;
+    if (auto ok = CheckWords({word}, kind, "base." + kind, at); !ok)
+      return std::unexpected(ok.error());
+  }
   if (b.num_gpus() == 0 && !spec.has_num_gpus()) {
     return std::unexpected(
         at.Error("base.num_gpus", "required (here or as the num_gpus axis)"));
@@ -411,7 +277,7 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
           name, "empty list: give at least one value or leave it out"));
     }
     out.assign(field.begin(), field.end());
-    return CheckWords(out, name, at);
+    return CheckWords(out, name, name, at);
   };
   if (auto ok = strings(spec.recompute(), kRecompute, space.recompute_); !ok)
     return std::unexpected(ok.error());
@@ -453,8 +319,10 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   }
   space.max_gpus_per_replica_ = c.max_gpus_per_model_replica();
   for (const std::string& text_rule : c.rule()) {
-    auto rule = ParseRule(text_rule, at);
-    if (!rule) return std::unexpected(rule.error());
+    auto rule = SweepRule::Parse(text_rule);
+    if (!rule)
+      return std::unexpected(
+          at.Error("constraints.rule", rule.error().message));
     space.rules_.push_back(std::move(*rule));
   }
 
@@ -500,7 +368,7 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   for (double v : space.cpu_offload_) Fnv(h, std::to_string(v));
   for (int v : space.ep_overlap_) Fnv(h, std::to_string(v));
   Fnv(h, std::to_string(space.max_gpus_per_replica_));
-  for (const Rule& r : space.rules_) Fnv(h, r.text);
+  for (const SweepRule& r : space.rules_) Fnv(h, r.text());
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
                 static_cast<unsigned long long>(h));
@@ -565,7 +433,12 @@ void SweepSpace::Apply(int axis, size_t i, scenarios::Scenario& s) const {
       l.set_global_batch_size(ints_[axis][i]);
       break;
     case kRecompute:
-      if (!recompute_.empty()) ApplyRecompute(recompute_[i], s);
+      if (!recompute_.empty()) {
+        // Checked by Build(), so it parses.
+        scenarios::ApplyRecomputeSetting(
+            *scenarios::ParseRecomputeSetting(recompute_[i]),
+            *s.mutable_recompute());
+      }
       break;
     case kPrecision:
       if (!precision_.empty()) s.set_precision(precision_[i]);
@@ -598,6 +471,15 @@ scenarios::Scenario SweepSpace::Candidate(int64_t index) const {
     Apply(a, static_cast<size_t>(index % n), s);
     index /= n;
   }
+  if (pipeline_swept_) {
+    // A split Megatron cannot derive gets advise's explicit layout.
+    const scenarios::Layout& l = s.layout();
+    s.mutable_layout()->set_pipeline_model_parallel_layout(
+        scenarios::LayoutForUnevenSplit(
+            num_layers_, mtp_layers_,
+            std::max(1, l.pipeline_model_parallel_size()),
+            std::max(1, l.virtual_pipeline_model_parallel_size())));
+  }
   return s;
 }
 
@@ -608,12 +490,8 @@ std::string SweepSpace::Excluded(const scenarios::ResolvedScenario& r) const {
            std::to_string(max_gpus_per_replica_) +
            ": TPxCPxPP = " + std::to_string(p.tp * p.cp * p.pp);
   }
-  for (const Rule& rule : rules_) {
-    const int64_t lhs = Evaluate(rule.lhs, r), rhs = Evaluate(rule.rhs, r);
-    if (!Compare(lhs, rule.op, rhs)) {
-      return "constraint " + rule.text + ": " + std::to_string(lhs) + " " +
-             rule.op + " " + std::to_string(rhs) + " is false";
-    }
+  for (const SweepRule& rule : rules_) {
+    if (std::string why = rule.Check(r); !why.empty()) return why;
   }
   return "";
 }

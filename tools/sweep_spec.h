@@ -19,6 +19,7 @@
 
 #include "scenarios/scenario.h"
 #include "scenarios/sweep.pb.h"
+#include "tools/sweep_constraint.h"
 #include "tools/sweep_result.pb.h"
 #include "util/error.h"
 
@@ -31,11 +32,14 @@ class SweepSpace {
  public:
   // Builds the space of `spec`. `origin` names it in errors ("x.textproto",
   // "flags"); `text`, when given, is the file's text, so errors cite the
-  // field's line: "<origin>:<line>: <field>: <rule>". `base_dir` is where a
-  // relative base_file is found. Refused: an axis written but empty, a value
-  // out of range (sizes < 1, cpu_offload outside [0, 1]), a malformed
-  // constraint, an unknown base model or system, and a space of more than
-  // kMaxSweepCandidates candidates.
+  // field's line: "<origin>:<line>: <field>: <rule>"; with origin "flags"
+  // errors name the flag instead (tools/sweep_flags.h): "flags: --tp: <rule>".
+  // `base_dir` is where a relative base_file is found. Refused: an axis written
+  // but empty, a value out of range (sizes < 1, cpu_offload outside [0, 1]), a
+  // malformed constraint, an unknown base model or system, and a space of more
+  // than kMaxSweepCandidates candidates. The words of the string axes and of
+  // the base's precision, dispatcher and cuda_graph are checked against
+  // scenarios/vocabulary.h.
   [[nodiscard]] static util::Result<SweepSpace> Build(
       const scenarios::Sweep& spec, std::string_view origin,
       std::string_view text, const std::string& base_dir);
@@ -56,18 +60,6 @@ class SweepSpace {
   // Empty when `scenario` (resolved) meets every constraint, else the first
   // one broken, e.g. "constraint tp*cp <= 8: 16".
   std::string Excluded(const scenarios::ResolvedScenario& scenario) const;
-
-  // A constraint: product(lhs) op product(rhs); a factor is a name
-  // ("tp") or an integer literal (name empty).
-  struct Factor {
-    std::string name;
-    int64_t value = 1;
-  };
-  struct Rule {
-    std::string text;
-    std::vector<Factor> lhs, rhs;
-    std::string op;
-  };
 
  private:
   enum Axis {
@@ -99,8 +91,10 @@ class SweepSpace {
   std::vector<double> cpu_offload_;
   std::vector<int> ep_overlap_;
   bool pipeline_swept_ = false;
+  // The base model's decoder and MTP layers (with the base's overrides).
+  int64_t num_layers_ = 0, mtp_layers_ = 0;
   int max_gpus_per_replica_ = 0;
-  std::vector<Rule> rules_;
+  std::vector<SweepRule> rules_;
   int64_t size_ = 1;
   std::string fingerprint_;
 };

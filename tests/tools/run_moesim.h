@@ -1,6 +1,6 @@
 // Runs the built `moesim` binary (MOESIM_BINARY, set by tests/CMakeLists.txt)
-// with a shell argument string and captures stdout and the exit status; the
-// end-to-end tests of tests/tools share it.
+// with a shell argument string and captures stdout (or stderr) and the exit
+// status; the end-to-end tests of tests/tools share it.
 #ifndef MOESIM_TESTS_TOOLS_RUN_MOESIM_H_
 #define MOESIM_TESTS_TOOLS_RUN_MOESIM_H_
 
@@ -17,10 +17,12 @@ struct Output {
   int status = -1;  // exit code, -1 when killed by a signal
 };
 
-inline Output RunMoesim(const std::string& args) {
+// `redirect` is appended to the command: it picks what `out` captures.
+inline Output RunMoesimCapturing(const std::string& args,
+                                 const std::string& redirect) {
   Output o;
   const std::string command =
-      std::string(MOESIM_BINARY) + " " + args + " 2>/dev/null";
+      std::string(MOESIM_BINARY) + " " + args + redirect;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return o;
   std::array<char, 4096> buffer;
@@ -30,6 +32,15 @@ inline Output RunMoesim(const std::string& args) {
   const int status = pclose(pipe);
   o.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return o;
+}
+
+inline Output RunMoesim(const std::string& args) {
+  return RunMoesimCapturing(args, " 2>/dev/null");
+}
+
+// `out` holds stderr instead of stdout.
+inline Output RunMoesimStderr(const std::string& args) {
+  return RunMoesimCapturing(args, " 2>&1 >/dev/null");
 }
 
 }  // namespace moesim::testing

@@ -1,0 +1,182 @@
+#include "scenarios/vocabulary.h"
+
+#include <utility>
+
+#include "util/csv.h"
+
+namespace moesim::scenarios {
+namespace {
+
+using util::Result;
+
+constexpr std::string_view kPrecisionWords[] = {
+    "bf16", "fp8-cs", "fp8-delayed", "fp8-block", "mxfp8", "nvfp4"};
+constexpr models::Precision kPrecisions[] = {
+    models::Precision::kBf16,       models::Precision::kFp8CurrentScaling,
+    models::Precision::kFp8Delayed, models::Precision::kFp8Blockwise,
+    models::Precision::kMxfp8,      models::Precision::kNvfp4};
+
+constexpr std::string_view kDispatcherWords[] = {"alltoall", "deepep",
+                                                 "hybridep"};
+constexpr models::Dispatcher kDispatchers[] = {models::Dispatcher::kAllToAll,
+                                               models::Dispatcher::kDeepEp,
+                                               models::Dispatcher::kHybridEp};
+
+constexpr std::string_view kCudaGraphWords[] = {"none", "full_iteration",
+                                                "local:transformer_layer"};
+constexpr std::string_view kTeScopes[] = {"attn", "mlp", "moe", "moe_router",
+                                          "moe_preprocess"};
+
+constexpr std::string_view kModules[] = {
+    "core_attn", "mla_up_proj", "layernorm",     "moe_act",
+    "mlp",       "moe",         "shared_experts"};
+// Alias -> canonical module.
+constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+    {"up_proj", "mla_up_proj"}, {"norm", "layernorm"}};
+constexpr std::string_view kAliasWords[] = {"up_proj", "norm"};
+
+// The index of `word` in `words`, or -1.
+int Find(std::span<const std::string_view> words, std::string_view word) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i] == word) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string Unknown(std::string_view word, std::string_view choices) {
+  return "unknown '" + std::string(word) + "' (" + std::string(choices) + ")";
+}
+
+}  // namespace
+
+std::string JoinWords(std::span<const std::string_view> words) {
+  std::string out;
+  for (std::string_view w : words) {
+    if (!out.empty()) out += ", ";
+    out += w;
+  }
+  return out;
+}
+
+std::span<const std::string_view> PrecisionWords() { return kPrecisionWords; }
+
+Result<models::Precision> ParsePrecision(std::string_view word) {
+  const int i = Find(kPrecisionWords, word);
+  if (i < 0) return util::Fail(Unknown(word, JoinWords(kPrecisionWords)));
+  return kPrecisions[i];
+}
+
+std::span<const std::string_view> DispatcherWords() { return kDispatcherWords; }
+
+Result<models::Dispatcher> ParseDispatcher(std::string_view word) {
+  const int i = Find(kDispatcherWords, word);
+  if (i < 0) return util::Fail(Unknown(word, JoinWords(kDispatcherWords)));
+  return kDispatchers[i];
+}
+
+std::span<const std::string_view> CudaGraphWords() { return kCudaGraphWords; }
+std::span<const std::string_view> CudaGraphTeScopes() { return kTeScopes; }
+
+Result<models::CudaGraph> ParseCudaGraph(std::string_view word) {
+  models::CudaGraph graph;
+  if (word == "none") return graph;
+  if (word == "full_iteration") {
+    graph.full_iteration = true;
+    return graph;
+  }
+  if (word == "local:transformer_layer") {
+    graph.local_transformer_layer = true;
+    return graph;
+  }
+  if (!word.starts_with("te:")) {
+    return util::Fail(Unknown(word,
+                              "none, full_iteration, te:<scope;scope>, "
+                              "local:transformer_layer"));
+  }
+  const std::vector<std::string> scopes = util::SplitList(word.substr(3), ",;");
+  if (scopes.empty()) {
+    return util::Fail("te: needs at least one scope (" + JoinWords(kTeScopes) +
+                      ")");
+  }
+  bool* flags[] = {&graph.attn, &graph.mlp, &graph.moe, &graph.moe_router,
+                   &graph.moe_preprocess};
+  for (const std::string& scope : scopes) {
+    const int i = Find(kTeScopes, scope);
+    if (i < 0) {
+      return util::Fail("unknown TE scope '" + scope + "' (" +
+                        JoinWords(kTeScopes) + ")");
+    }
+    *flags[i] = true;
+  }
+  return graph;
+}
+
+std::span<const std::string_view> RecomputeModules() { return kModules; }
+std::span<const std::string_view> RecomputeModuleAliases() {
+  return kAliasWords;
+}
+
+std::string CanonicalRecomputeModule(std::string_view name) {
+  for (auto [alias, module] : kAliases) {
+    if (name == alias) return std::string(module);
+  }
+  return Find(kModules, name) < 0 ? "" : std::string(name);
+}
+
+Result<void> AddRecomputeModule(std::string_view name, models::Recompute& out) {
+  bool* flags[] = {&out.core_attn,     &out.mla_up_proj, &out.layernorm,
+                   &out.moe_act,       &out.mlp,         &out.moe,
+                   &out.shared_experts};
+  const int i = Find(kModules, CanonicalRecomputeModule(name));
+  if (i < 0) {
+    return util::Fail("unknown module '" + std::string(name) + "' (" +
+                      JoinWords(kModules) + "; aliases " +
+                      JoinWords(kAliasWords) + ")");
+  }
+  *flags[i] = true;
+  return {};
+}
+
+Result<RecomputeSetting> ParseRecomputeSetting(std::string_view value) {
+  std::vector<std::string> items = util::SplitList(value, ",;");
+  if (items.empty()) return util::Fail("needs none, full or a list of modules");
+  RecomputeSetting out;
+  for (const std::string& item : items) {
+    if ((item == "none" || item == "full") && items.size() > 1)
+      return util::Fail("'" + item + "' cannot be combined with modules");
+  }
+  if (items[0] == "none") return out;
+  if (items[0] == "full") {
+    out.kind = RecomputeSetting::kFull;
+    return out;
+  }
+  models::Recompute check;
+  for (const std::string& item : items) {
+    if (auto ok = AddRecomputeModule(item, check); !ok)
+      return std::unexpected(ok.error());
+  }
+  out.kind = RecomputeSetting::kSelective;
+  out.modules = std::move(items);
+  return out;
+}
+
+void ApplyRecomputeSetting(const RecomputeSetting& setting, Recompute& rc) {
+  switch (setting.kind) {
+    case RecomputeSetting::kNone:
+      rc.Clear();
+      return;
+    case RecomputeSetting::kFull:
+      rc.set_granularity("full");
+      rc.clear_modules();
+      if (rc.method().empty()) rc.set_method("uniform");
+      if (rc.num_layers() == 0) rc.set_num_layers(1);
+      return;
+    case RecomputeSetting::kSelective:
+      rc.Clear();
+      rc.set_granularity("selective");
+      for (const std::string& m : setting.modules) rc.add_modules(m);
+      return;
+  }
+}
+
+}  // namespace moesim::scenarios

@@ -1,0 +1,288 @@
+#include "tools/sweep_flags.h"
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "tools/text_format.h"
+#include "util/csv.h"
+
+namespace moesim::tools {
+namespace {
+
+using util::Result;
+
+// Sweep field -> flag, for errors and for FieldFlag().
+constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+    {"num_gpus", "--gpus"},
+    {"seq_len", "--seq"},
+    {"tp", "--tp"},
+    {"cp", "--cp"},
+    {"ep", "--ep"},
+    {"etp", "--etp"},
+    {"pp", "--pp"},
+    {"vpp", "--vpp"},
+    {"mbs", "--mbs"},
+    {"gbs", "--gbs"},
+    {"recompute", "--recompute"},
+    {"precision", "--precision"},
+    {"dispatcher", "--dispatcher"},
+    {"cpu_offload", "--cpu-offload"},
+    {"cuda_graph", "--cuda-graph"},
+    {"ep_overlap", "--ep-overlap"},
+    {"base.model", "--model"},
+    {"base.system", "--system"},
+    {"base.num_gpus", "--gpus"},
+    {"base.precision", "--precision"},
+    {"base.dispatcher", "--dispatcher"},
+    {"base.cuda_graph", "--cuda-graph"},
+    {"constraints.rule", "--constraint"},
+    {"constraints.max_gpus_per_model_replica", "--max-gpus-per-replica"},
+};
+
+// Every occurrence split at commas (or taken whole, `split` false).
+std::vector<std::string> Items(const std::vector<std::string>& occurrences,
+                               bool split) {
+  std::vector<std::string> out;
+  for (const std::string& o : occurrences) {
+    if (!split) {
+      out.push_back(o);
+      continue;
+    }
+    for (std::string& item : util::SplitList(o, ",")) out.push_back(item);
+  }
+  return out;
+}
+
+std::optional<int32_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() ||
+      v < INT32_MIN || v > INT32_MAX)
+    return std::nullopt;
+  return static_cast<int32_t>(v);
+}
+
+// An integer axis: "1,2,4", "1:8", "4096:131072", "1,3:9:3".
+Result<scenarios::IntAxis> ParseIntAxis(const std::vector<std::string>& given,
+                                        std::string_view flag) {
+  scenarios::IntAxis axis;
+  bool range = false;
+  for (const std::string& item : Items(given, true)) {
+    const std::vector<std::string> parts = util::SplitList(item, ":");
+    std::vector<int32_t> numbers;
+    for (const std::string& p : parts) {
+      auto v = ParseInt(p);
+      if (!v) break;
+      numbers.push_back(*v);
+    }
+    const bool well_formed = numbers.size() == parts.size() && !parts.empty() &&
+                             parts.size() <= 3 &&
+                             item.find("::") == std::string::npos &&
+                             !item.starts_with(':') && !item.ends_with(':');
+    if (!well_formed) {
+      return std::unexpected(FlagError(
+          flag, "'" + item +
+                    "' is not an integer or a range (values like 1,2,4; "
+                    "a:b doubles from a to b; a:b:s steps by s)"));
+    }
+    if (numbers.size() == 1) {
+      axis.add_values(numbers[0]);
+      continue;
+    }
+    if (range) {
+      return std::unexpected(FlagError(
+          flag, "at most one range a:b or a:b:s, got a second '" + item + "'"));
+    }
+    range = true;
+    axis.set_from(numbers[0]);
+    axis.set_to(numbers[1]);
+    if (numbers.size() == 3) {
+      // A step of 0 or less: the range check of SweepSpace::Build refuses.
+      axis.set_step(numbers[2] >= 1 ? numbers[2] : -1);
+    } else {
+      axis.set_times(2);
+    }
+  }
+  return axis;
+}
+
+Result<std::vector<double>> ParseFractions(
+    const std::vector<std::string>& given) {
+  std::vector<double> out;
+  for (const std::string& item : Items(given, true)) {
+    double v = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size()) {
+      return std::unexpected(
+          FlagError("--cpu-offload", "'" + item +
+                                         "' is not a number (values like "
+                                         "0,0.5,1)"));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+Result<std::vector<bool>> ParseBits(const std::vector<std::string>& given) {
+  std::vector<bool> out;
+  for (const std::string& item : Items(given, true)) {
+    if (item != "0" && item != "1") {
+      return std::unexpected(
+          FlagError("--ep-overlap", "must be 0 or 1, got '" + item + "'"));
+    }
+    out.push_back(item == "1");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string SweepFieldFlag(std::string_view field) {
+  for (auto [name, flag] : kFlags) {
+    if (name == field) return std::string(flag);
+  }
+  return std::string(field);
+}
+
+std::string SweepSpaceFlags::FirstGiven() const {
+  for (const CLI::Option* o : options) {
+    if (o->count() > 0) return o->get_name();
+  }
+  return "";
+}
+
+void AddSweepSpaceFlags(CLI::App& app, SweepSpaceFlags& f) {
+  const size_t before = app.get_options().size();
+  AddScenarioBaseFlags(app, f.base);
+  auto list = [&](const char* name, std::vector<std::string>& into,
+                  const std::string& help) {
+    app.add_option(name, into, help)->allow_extra_args(false);
+  };
+  const std::string ints =
+      ": comma list and/or one range a:b (a, 2a, 4a, ... <= b) or a:b:s";
+  list("--gpus", f.gpus, "GPU counts" + ints);
+  list("--seq", f.seq, "Sequence lengths" + ints);
+  list("--tp", f.tp, "Tensor-parallel sizes" + ints);
+  list("--cp", f.cp, "Context-parallel sizes" + ints);
+  list("--ep", f.ep, "Expert-parallel sizes" + ints);
+  list("--etp", f.etp, "Expert tensor-parallel sizes" + ints);
+  list("--pp", f.pp, "Pipeline-parallel sizes" + ints);
+  list("--vpp", f.vpp, "Virtual pipeline stages" + ints);
+  list("--mbs", f.mbs, "Micro-batch sizes" + ints);
+  list("--gbs", f.gbs, "Global batch sizes" + ints);
+  list("--precision", f.precision, "Precisions, comma list");
+  list("--dispatcher", f.dispatcher, "Dispatchers, comma list");
+  list("--recompute", f.recompute,
+       "One recompute setting per occurrence (none, full, modules)");
+  list("--cuda-graph", f.cuda_graph, "One CUDA-graph scope per occurrence");
+  list("--cpu-offload", f.cpu_offload,
+       "Optimizer offload fractions, comma list");
+  list("--ep-overlap", f.ep_overlap, "EP overlap, comma list of 0 and 1");
+  list("--constraint", f.constraints,
+       "A rule every candidate meets, e.g. \"tp*cp <= 8\"; repeatable");
+  app.add_option("--max-gpus-per-replica", f.max_gpus_per_replica,
+                 "Exclude layouts whose TP x CP x PP is above this");
+  const auto& all = app.get_options();
+  for (size_t i = before; i < all.size(); ++i) f.options.push_back(all[i]);
+}
+
+Result<scenarios::Sweep> SweepFromFlags(const SweepSpaceFlags& f) {
+  const std::pair<const std::vector<std::string>*, std::string_view> lists[] = {
+      {&f.gpus, "--gpus"},
+      {&f.seq, "--seq"},
+      {&f.tp, "--tp"},
+      {&f.cp, "--cp"},
+      {&f.ep, "--ep"},
+      {&f.etp, "--etp"},
+      {&f.pp, "--pp"},
+      {&f.vpp, "--vpp"},
+      {&f.mbs, "--mbs"},
+      {&f.gbs, "--gbs"},
+      {&f.precision, "--precision"},
+      {&f.dispatcher, "--dispatcher"},
+      {&f.recompute, "--recompute"},
+      {&f.cuda_graph, "--cuda-graph"},
+      {&f.cpu_offload, "--cpu-offload"},
+      {&f.ep_overlap, "--ep-overlap"}};
+  for (auto [given, flag] : lists) {
+    for (const std::string& occurrence : *given) {
+      if (util::SplitList(occurrence, ",").empty()) {
+        return std::unexpected(FlagError(
+            flag, "empty: give at least one value or leave the flag out"));
+      }
+    }
+  }
+  // A flag with one plain value sets the base, as `moesim run` would; more
+  // values, or a range, make it an axis.
+  scenarios::Sweep spec;
+  ScenarioFlags base = f.base;
+  const std::tuple<const std::vector<std::string>*, std::string_view,
+                   scenarios::IntAxis* (scenarios::Sweep::*)(),
+                   std::optional<int>*>
+      ints[] = {
+          {&f.gpus, "--gpus", &scenarios::Sweep::mutable_num_gpus, &base.gpus},
+          {&f.seq, "--seq", &scenarios::Sweep::mutable_seq_len, &base.seq},
+          {&f.tp, "--tp", &scenarios::Sweep::mutable_tp, &base.tp},
+          {&f.cp, "--cp", &scenarios::Sweep::mutable_cp, &base.cp},
+          {&f.ep, "--ep", &scenarios::Sweep::mutable_ep, &base.ep},
+          {&f.etp, "--etp", &scenarios::Sweep::mutable_etp, &base.etp},
+          {&f.pp, "--pp", &scenarios::Sweep::mutable_pp, &base.pp},
+          {&f.vpp, "--vpp", &scenarios::Sweep::mutable_vpp, &base.vpp},
+          {&f.mbs, "--mbs", &scenarios::Sweep::mutable_mbs, &base.mbs},
+          {&f.gbs, "--gbs", &scenarios::Sweep::mutable_gbs, &base.gbs}};
+  for (auto [given, flag, axis_of, base_value] : ints) {
+    if (given->empty()) continue;
+    auto parsed = ParseIntAxis(*given, flag);
+    if (!parsed) return std::unexpected(parsed.error());
+    const bool range = parsed->times() != 0 || parsed->step() != 0;
+    if (!range && parsed->values_size() == 1) {
+      *base_value = parsed->values(0);
+    } else {
+      *(spec.*axis_of)() = std::move(*parsed);
+    }
+  }
+  auto words = [](const std::vector<std::string>& given, bool split,
+                  std::optional<std::string>& base_word,
+                  google::protobuf::RepeatedPtrField<std::string>& axis) {
+    std::vector<std::string> items = Items(given, split);
+    if (items.size() == 1) {
+      base_word = items[0];
+    } else {
+      for (std::string& v : items) axis.Add(std::move(v));
+    }
+  };
+  words(f.precision, true, base.precision, *spec.mutable_precision());
+  words(f.dispatcher, true, base.dispatcher, *spec.mutable_dispatcher());
+  words(f.recompute, false, base.recompute, *spec.mutable_recompute());
+  words(f.cuda_graph, false, base.cuda_graph, *spec.mutable_cuda_graph());
+  auto fractions = ParseFractions(f.cpu_offload);
+  if (!fractions) return std::unexpected(fractions.error());
+  if (fractions->size() == 1) {
+    base.cpu_offload = fractions->front();
+  } else {
+    for (double v : *fractions) spec.add_cpu_offload(v);
+  }
+  auto bits = ParseBits(f.ep_overlap);
+  if (!bits) return std::unexpected(bits.error());
+  if (bits->size() == 1) {
+    base.ep_overlap = bits->front() ? 1 : 0;
+  } else {
+    for (bool v : *bits) spec.add_ep_overlap(v);
+  }
+  for (const std::string& rule : f.constraints)
+    spec.mutable_constraints()->add_rule(rule);
+  spec.mutable_constraints()->set_max_gpus_per_model_replica(
+      f.max_gpus_per_replica);
+  if (f.constraints.empty() && f.max_gpus_per_replica == 0)
+    spec.clear_constraints();
+
+  auto built = ScenarioFromFlags(base);
+  if (!built) return std::unexpected(built.error());
+  *spec.mutable_base() = std::move(built->spec);
+  return spec;
+}
+
+}  // namespace moesim::tools
