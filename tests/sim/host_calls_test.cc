@@ -12,6 +12,7 @@
 #include "sim/op_pricing.h"
 #include "sim/replay.h"
 #include "sim/template_emitter.h"
+#include "tests/sim/simulate.h"
 #include "topology/system.h"
 
 namespace moesim::sim {
@@ -23,28 +24,7 @@ using models::GraphScope;
 constexpr double kTorch = 13e-6, kTe = 37e-6, kNode = 1e-6, kKernel = 3e-6;
 constexpr double kGraph = 15e-6;
 
-struct Fixture {
-  topology::System system;
-  Platform platform;
-};
-
-// 8 H100s of one DGX: the EP8 group of the MoE layer.
-Fixture H100x8() {
-  auto system = topology::LoadSystem("dgx-h100");
-  EXPECT_TRUE(system);
-  Fixture f{*system, {}};
-  auto params = topology::NetworkParamsFor(*system);
-  EXPECT_TRUE(params);
-  f.platform.network = *params;
-  auto cluster = topology::Cluster::Build(*system, 8, {});
-  EXPECT_TRUE(cluster);
-  f.platform.cluster = std::make_unique<topology::Cluster>(std::move(*cluster));
-  auto tables = calibration::LoadTables("h100");
-  EXPECT_TRUE(tables);
-  f.platform.costs = std::make_unique<calibration::CostModel>(
-      std::move(*tables), PeaksOf(*system));
-  return f;
-}
+using Fixture = test_support::PlatformFixture;
 
 // Qwen3-30B-A3B (128 experts, QK-norm GQA), EP8 alltoall, BF16, TP1:
 // 16 local experts.
@@ -132,7 +112,7 @@ double HostSum(const OpTemplate& t) {
 //   and the residual add = 65.
 //   params: 2 + 2 x 16 = 34 AccumulateGrad nodes and 34 DDP hooks.
 TEST(HostCalls, EagerMoeLayerHostTimeIsCountedCallsTimesTableCosts) {
-  const Fixture f = H100x8();
+  const Fixture f = test_support::H100Platform(8);
   const RankContext rank = Ep8Context(f);
   const models::LayerOps layer = Qwen3MoeLayer();
   const OpTemplate fwd = PriceBlock(layer.forward, InMoe, rank);
@@ -159,7 +139,7 @@ TEST(HostCalls, EagerMoeLayerHostTimeIsCountedCallsTimesTableCosts) {
 // 8) removes 2 x 8 GEMM launches forward, 2 x (8 + 8) backward, and 16
 // AccumulateGrad nodes and DDP hooks; nothing else changes.
 TEST(HostCalls, PerExpertTermsScaleWithLocalExperts) {
-  const Fixture f = H100x8();
+  const Fixture f = test_support::H100Platform(8);
   RankContext rank = Ep8Context(f);
   models::LayerOps layer = Qwen3MoeLayer();
   const HostCalls bwd16 = Sum(PriceBlock(layer.backward, InMoe, rank));
@@ -189,7 +169,7 @@ bool InAttention(const models::LayerOp& op) {
 // + the residual add = 3; params: qkv weight and norm weight, q/k norm
 // weights, proj weight = 5 AccumulateGrad + 5 DDP hooks.
 TEST(HostCalls, AttentionBlockMatchesTheNoteCounts) {
-  const Fixture f = H100x8();
+  const Fixture f = test_support::H100Platform(8);
   const RankContext rank = Ep8Context(f);
   const models::LayerOps layer = Qwen3MoeLayer();
   EXPECT_EQ(Sum(PriceBlock(layer.forward, InAttention, rank)),
@@ -210,7 +190,7 @@ TEST(HostCalls, AttentionBlockMatchesTheNoteCounts) {
 // section 2). Backward keeps each parameter's AccumulateGrad + DDP hook.
 // The `moe` scope (static shapes) drops the sync.
 TEST(HostCalls, CudaGraphScopesReplaceCapturedCallsByOneLaunch) {
-  const Fixture f = H100x8();
+  const Fixture f = test_support::H100Platform(8);
   RankContext rank = Ep8Context(f);
   rank.graphed[static_cast<int>(GraphScope::kAttn)] = true;
   rank.graphed[static_cast<int>(GraphScope::kMoeRouter)] = true;
@@ -264,7 +244,7 @@ Time RunWithHost(const OpTemplate& t, const RankContext& rank) {
 // Eager host costs are 20x the test's so that H2 exceeds the GPU work after
 // the sync.
 TEST(HostCalls, AllToAllSyncMakesHostTimeVisible) {
-  const Fixture f = H100x8();
+  const Fixture f = test_support::H100Platform(8);
   RankContext rank = Ep8Context(f);
   rank.launch_s *= 20;
   rank.te_module_s *= 20;

@@ -109,27 +109,7 @@ TEST(PipelineSchedule, ForwardTableWithPartialLastGroup) {
 
 // ---- Op pricing: CP ring and all-to-all -------------------------------------
 
-struct Fixture {
-  topology::System system;
-  Platform platform;
-};
-
-Fixture H100(int gpus) {
-  auto system = topology::LoadSystem("dgx-h100");
-  EXPECT_TRUE(system);
-  Fixture f{*system, {}};
-  auto params = topology::NetworkParamsFor(*system);
-  EXPECT_TRUE(params);
-  f.platform.network = *params;
-  auto cluster = topology::Cluster::Build(*system, gpus, {});
-  EXPECT_TRUE(cluster);
-  f.platform.cluster = std::make_unique<topology::Cluster>(std::move(*cluster));
-  auto tables = calibration::LoadTables("h100");
-  EXPECT_TRUE(tables);
-  f.platform.costs = std::make_unique<calibration::CostModel>(
-      std::move(*tables), PeaksOf(*system));
-  return f;
-}
+using Fixture = test_support::PlatformFixture;
 
 RankContext Context(const Fixture& f, models::Group group,
                     std::vector<int> gpus) {
@@ -190,7 +170,7 @@ models::LayerOp MlaAttention() {
 }
 
 TEST(OpPricing, CpRingHiddenWhenHopShorterThanBlock) {
-  const Fixture f = H100(16);
+  const Fixture f = test_support::H100Platform(16);
   // GPUs 0 and 1 share an NVLink domain: the hop takes less than the block.
   auto t = PriceOps({MlaAttention()}, Context(f, models::Group::kCp, {0, 1}));
   ASSERT_TRUE(t) << t.error().message;
@@ -204,7 +184,7 @@ TEST(OpPricing, CpRingHiddenWhenHopShorterThanBlock) {
 }
 
 TEST(OpPricing, CpRingExposedByTheDifferenceWhenHopLonger) {
-  const Fixture f = H100(16);
+  const Fixture f = test_support::H100Platform(16);
   // GPUs 0 and 8 sit in different nodes: the hop crosses one 400G NIC
   // (about 7 ms for 335 MB) and outlasts the diagonal block.
   auto t = PriceOps({MlaAttention()}, Context(f, models::Group::kCp, {0, 8}));
@@ -230,7 +210,7 @@ TEST(OpPricing, CpRingExposedByTheDifferenceWhenHopLonger) {
 // whole 8K sequence with half the heads, an all-to-all of the output back
 // (4096 x 128 x 128 x 2 B).
 TEST(OpPricing, CpA2aTradesSequenceForHeads) {
-  const Fixture f = H100(16);
+  const Fixture f = test_support::H100Platform(16);
   RankContext rank = Context(f, models::Group::kCp, {0, 1});
   rank.cp_comm_type = models::CpCommType::kA2a;
   auto t = PriceOps({MlaAttention()}, rank);
@@ -261,7 +241,7 @@ TEST(OpPricing, CpA2aTradesSequenceForHeads) {
 // layer at CP2 (p2p) recomputes its core attention before the backward, and
 // that recompute carries the forward's K/V hop (one hop for a 2-rank ring).
 TEST(OpPricing, CoreAttnRecomputeReplaysTheCpExchange) {
-  const Fixture f = H100(16);
+  const Fixture f = test_support::H100Platform(16);
   auto model = models::LoadModel("deepseek-v3");
   ASSERT_TRUE(model);
   models::Parallelism par;
@@ -283,7 +263,7 @@ TEST(OpPricing, CoreAttnRecomputeReplaysTheCpExchange) {
 }
 
 TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
-  const Fixture f = H100(16);
+  const Fixture f = test_support::H100Platform(16);
   models::LayerOp op;
   op.name = "dispatch";
   op.kind = models::OpKind::kDispatch;
@@ -326,7 +306,7 @@ struct HostRun {
 };
 HostRun RunKernels(int n, bool graphed, double launch_s, double graph_launch_s,
                    double bytes = 64 * 1024) {
-  const Fixture f = H100(8);
+  const Fixture f = test_support::H100Platform(8);
   RankContext rank = Context(f, models::Group::kTp, {0});
   rank.launch_s = launch_s;
   rank.graph_launch_s = graph_launch_s;
