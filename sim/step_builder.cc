@@ -267,6 +267,7 @@ util::Result<void> StepBuilder::PriceStage(int r) {
     Chunk chunk;
     PlanBuckets(items, chunk);
     chunk.offload.assign(items.size(), {});
+    chunk.offloads_due_at.assign(items.size(), {});
     if (st.chunks.empty()) PlanOffload(r, chunk);
     st.chunks.push_back(std::move(chunk));
   }
@@ -383,8 +384,8 @@ void StepBuilder::PlanOffload(int r, Chunk& chunk) const {
     Chunk::Offload& o = chunk.offload[first + j];
     o.d2h = Time::FromSecondsCeil(bytes[j] / d2h);
     o.h2d = Time::FromSecondsCeil(bytes[j] / h2d);
-    o.wait_item = std::min(n - 1, first + (static_cast<int>(j) + 1) * window);
-    o.reload_item = o.wait_item;
+    const int due = std::min(n - 1, first + (static_cast<int>(j) + 1) * window);
+    chunk.offloads_due_at[due].push_back(first + static_cast<int>(j));
   }
 }
 
@@ -698,8 +699,7 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
       previous_bucket_entry = deps;
     }
     // cpu_offloading: the forward waits for the copies due by this layer.
-    for (int j = 0; j < i; ++j) {
-      if (copied[j] < 0 || chunk.offload[j].wait_item != i) continue;
+    for (const int j : chunk.offloads_due_at[i]) {
       for (int l = 0; l < lanes_per_stage_; ++l)
         deps[l].push_back(At(copied[j], l));
     }
@@ -729,10 +729,7 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
   LaneDeps previous_entry = deps;
   std::vector<Bundle> reloaded(n, -1);  // activation copies back
   for (int i = n; i-- > 0;) {
-    for (int j = 0; j < i; ++j) {
-      if (chunk.offload[j].h2d <= Time::Zero() ||
-          chunk.offload[j].reload_item != i)
-        continue;
+    for (const int j : chunk.offloads_due_at[i]) {
       reloaded[j] = AddOnLanes(
           r, CopyOp("reload activations h2d", chunk.offload[j].h2d), deps);
     }

@@ -112,13 +112,13 @@ class StepBuilder {
     std::vector<Bucket> buckets;
     std::vector<std::vector<int>> buckets_of_item;  // item -> buckets
     // cpu_offloading: per item, its copy to the host and back (zero: kept
-    // on the GPU); the item whose forward waits for the copy down to finish
-    // and the one whose backward starts the copy back up.
+    // on the GPU); per item, the offloaded items due there: its forward
+    // waits for their copies down, its backward starts their copies up.
     struct Offload {
       Time d2h, h2d;
-      int wait_item = 0, reload_item = 0;
     };
     std::vector<Offload> offload;
+    std::vector<std::vector<int>> offloads_due_at;
   };
   // A pricing of the stage's items for a class of its lanes.
   struct Variant {
