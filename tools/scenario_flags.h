@@ -67,6 +67,12 @@ struct FlagScenario {
 [[nodiscard]] util::Result<scenarios::ResolvedScenario> ResolveFlags(
     const ScenarioFlags& flags);
 
+// The `moesim run` arguments that set exactly the given flags (scenario
+// file first, then the flags in AddScenarioFlags's order), each value
+// single-quoted where the shell would split or expand it; `moesim run
+// <result>` resolves to the same scenario.
+[[nodiscard]] std::string FlagsCommandLine(const ScenarioFlags& flags);
+
 }  // namespace moesim::tools
 
 #endif  // MOESIM_TOOLS_SCENARIO_FLAGS_H_

@@ -72,6 +72,10 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
                "Print only the accuracy table by group, in Markdown (the "
                "README's table)")
       ->excludes(json);
+  app.add_flag("--commands", f.commands,
+               "Print each row's id and the `moesim run` command that replays "
+               "it (for its breakdown and --trace), without replaying")
+      ->excludes(json);
   app.add_option("-j,--jobs", f.jobs,
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
@@ -98,6 +102,17 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
           "--group-by",
           "unknown key '" + b + "' (model, gpu, precision, confidence)"));
     }
+  }
+  if (f.commands) {
+    std::string out;
+    for (const MeasuredRun& row : runs->rows) {
+      out += row.id + "\t" +
+             (row.unexpressible.empty()
+                  ? "moesim run " + FlagsCommandLine(row.flags)
+                  : "# not expressible: " + row.unexpressible) +
+             "\n";
+    }
+    return out;
   }
   const RunReplayer replayer(runs->rows);
   const std::vector<RunPrediction> results = replayer.Simulate(profile, f.jobs);

@@ -27,6 +27,7 @@ struct ValidateFlags {
   std::string group_by = "model,gpu,precision";
   bool json = false;
   bool markdown = false;  // only the by-group accuracy table, in Markdown
+  bool commands = false;  // each row's `moesim run` command, no replay
   int jobs = 0;           // replay threads; 0: one per hardware thread
   std::string calibration_file;  // a profile to apply; empty: none
 };
