@@ -541,7 +541,9 @@ OpTemplate Coalesce(const OpTemplate& t) {
   for (int i = 0; i < n; ++i) {
     const TimedOp& op = t.ops[i];
     const bool compute = op.stream == StreamKind::kCompute && !op.transfer;
-    if (compute && op.deps.size() == 1 && op.deps[0] != kEntry &&
+    const bool ends_segment = op.host_sync || i == n - 1;
+    if (compute && !ends_segment && op.deps.size() == 1 &&
+        op.deps[0] != kEntry &&
         dependents[op.deps[0]] == 1 && index[op.deps[0]] == last_compute &&
         last_compute != kEntry && !t.ops[op.deps[0]].host_sync &&
         out.ops[last_compute].graphed == op.graphed) {
@@ -550,7 +552,6 @@ OpTemplate Coalesce(const OpTemplate& t) {
       merged.category = "compute";
       merged.host_s += op.host_s;
       merged.calls += op.calls;
-      merged.host_sync = op.host_sync;
       tail[last_compute] = op.name;
       index[i] = last_compute;
       continue;

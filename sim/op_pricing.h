@@ -167,6 +167,9 @@ std::vector<TemplatePart> SplitAtEpComm(const OpTemplate& t,
 // back to back on the compute stream, so every start and finish outside the
 // run, and every busy interval, is unchanged: the replay uses it when no
 // trace needs the single kernels. Category of a merged op: "compute".
+// The op that ends a host segment (host_sync, or the template's last op)
+// waits for the segment's launches (HostSegments), so it starts a run of
+// its own rather than delay the ops before it.
 OpTemplate Coalesce(const OpTemplate& t);
 
 // A point-to-point transfer of `bytes` between two GPUs (`pair`: src, dst).
