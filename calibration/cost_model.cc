@@ -493,7 +493,10 @@ std::optional<CostModel::DispatchRate> CostModel::Dispatch(
 std::optional<double> CostModel::Host(std::string_view quantity) const {
   for (const HostQuantity& h : tables_.host) {
     if (h.quantity == quantity) {
-      return h.value * corrections_.at(Factor::kHostOverhead);
+      // host_overhead_scale corrects host times; ratios (a fraction, a
+      // factor) are dimensionless and stay as the table says.
+      return h.unit == "us" ? h.value * corrections_.at(Factor::kHostOverhead)
+                            : h.value;
     }
   }
   return std::nullopt;

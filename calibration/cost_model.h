@@ -106,7 +106,9 @@ class CostModel {
                                        std::string_view tier, int64_t ep_size,
                                        int64_t tokens, Dtype dtype,
                                        int sms) const;
-  // host.csv quantities (microseconds); nullopt when absent.
+  // A host.csv quantity in its unit (microseconds, or a dimensionless
+  // fraction or factor); host_overhead_scale applies to the times only;
+  // nullopt when absent.
   std::optional<double> Host(std::string_view quantity) const;
 
   const Tables& tables() const { return tables_; }

@@ -146,7 +146,8 @@ const Choice kPhase{"phase", {"dispatch", "combine"}};
 const Choice kQuantity{
     "quantity",
     {"kernel_launch_us", "torch_op_us", "te_module_us", "autograd_node_us",
-     "graph_launch_us", "graph_node_us", "auto_gc_stall_fraction"}};
+     "graph_launch_us", "graph_node_us", "auto_gc_stall_fraction",
+     "python_call_factor"}};
 const Choice kLink{"link", {"pcie-gen5-x16", "nvlink-c2c"}};
 const Choice kCopyDirection{"direction", {"h2d", "d2h", "bidir"}};
 

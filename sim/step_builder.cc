@@ -810,6 +810,17 @@ util::Result<void> StepBuilder::Price() {
     }
     *seconds = *us * 1e-6;
   }
+  // The Python-side calls (eager ops, TE module calls, autograd nodes) cost
+  // python_call_factor x their isolated microbenchmark figures inside the
+  // training step; raw driver launches and graph launches do not.
+  const auto factor = costs.Host("python_call_factor");
+  if (!factor) {
+    return util::Fail("calibration/tables/" + costs.tables().gpu +
+                      "/host.csv: no python_call_factor row");
+  }
+  launch_s_ *= *factor;
+  te_module_s_ *= *factor;
+  autograd_node_s_ *= *factor;
   microbatches_ = s_.training.num_microbatches();
   // Megatron's p2p tensor: (seq / cp [/ tp with sequence parallel], mbs, h).
   const int64_t seq_local =

@@ -204,6 +204,11 @@ TEST(CostModelCorrections, EachFactorScalesItsOwnAnswer) {
   EXPECT_DOUBLE_EQ(*host.Host("kernel_launch_us"), 1.5 * 3.3);
   EXPECT_DOUBLE_EQ(*host.Host("torch_op_us"), 1.5 * 13.48);
   EXPECT_DOUBLE_EQ(*host.Host("te_module_us"), 1.5 * 36.5);
+  // Ratios are not times: the fraction and the factor stay as the table says.
+  for (const char* ratio : {"auto_gc_stall_fraction", "python_call_factor"}) {
+    ASSERT_TRUE(host.Host(ratio) && plain.Host(ratio)) << ratio;
+    EXPECT_DOUBLE_EQ(*host.Host(ratio), *plain.Host(ratio)) << ratio;
+  }
   // A measured collective on NVLink follows the NVLink factor only.
   const CostModel nvlink(H100Tables(), kH100, One(Factor::kNvlinkComm, 0.5));
   const CostModel net(H100Tables(), kH100, One(Factor::kNetworkComm, 0.5));

@@ -274,3 +274,45 @@ TEST(HostCalls, AllToAllSyncMakesHostTimeVisible) {
 
 }  // namespace
 }  // namespace moesim::sim
+
+namespace moesim::sim {
+namespace {
+
+// The step's host time with host.csv's python_call_factor set to `factor`
+// (the shipped h100 tables otherwise).
+double HostBusyWithFactor(const scenarios::ResolvedScenario& s, double factor) {
+  auto platform = BuildPlatform(s);
+  EXPECT_TRUE(platform);
+  auto tables = calibration::LoadTables("h100");
+  EXPECT_TRUE(tables);
+  for (calibration::HostQuantity& h : tables->host) {
+    if (h.quantity == "python_call_factor") h.value = factor;
+  }
+  platform->costs = std::make_unique<calibration::CostModel>(
+      std::move(*tables), PeaksOf(s.system));
+  auto r = Replay(s, *platform, ReplayOptions{});
+  EXPECT_TRUE(r) << r.error().message;
+  return r ? r->host_busy_s : 0;
+}
+
+// python_call_factor scales the Python-side calls (eager ops, TE module
+// calls, autograd nodes) and not the driver's launches: the step's host
+// time is linear in it, P x factor + D, with D > 0 the raw cuBLAS launches
+// of TE's grouped GEMM loop. From factor 1 and 2: P and D; factor 2.3 (the
+// shipped figure) must give D + 2.3 P.
+TEST(HostCalls, PythonCallFactorScalesThePythonCallsOnly) {
+  const scenarios::ResolvedScenario s =
+      test_support::Resolve(R"(model: "qwen3-30b-a3b" system: "dgx-h100"
+        num_gpus: 8 seq_length: 4096 precision: "bf16"
+        layout { expert_model_parallel_size: 8 global_batch_size: 16 })");
+  const double one = HostBusyWithFactor(s, 1.0);
+  const double two = HostBusyWithFactor(s, 2.0);
+  const double python = two - one, driver = one - python;
+  EXPECT_GT(python, 0);
+  EXPECT_GT(driver, 0);
+  EXPECT_NEAR(HostBusyWithFactor(s, 2.3), driver + 2.3 * python,
+              1e-6 * two);
+}
+
+}  // namespace
+}  // namespace moesim::sim
