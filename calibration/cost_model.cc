@@ -41,6 +41,13 @@ int DtypeClass(Dtype d) {
   return 0;
 }
 
+// Rows of one dtype class whose kernels differ: per-tensor FP8 and MXFP8
+// (block scales) run different GEMM kernels; BF16 and FP16 run the same.
+bool SameKernelFormat(Dtype a, Dtype b) {
+  return a == b || (DtypeClass(a) == 0 && DtypeClass(b) == 0) ||
+         (DtypeClass(a) == 3 && DtypeClass(b) == 3);
+}
+
 double BytesPerElement(Dtype d) {
   switch (d) {
     case Dtype::kFp8:
@@ -178,6 +185,7 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
     const double peak = peaks_.PeakTflops(dtype);
     if (!(peak > 0)) return;  // no tensor cores for this dtype
     p.efficiency = std::min(1.0, p.efficiency / peak);
+    p.dtype = dtype;
     const int cls = DtypeClass(dtype);
     auto it =
         std::find_if(families_.begin(), families_.end(), [&](const Family& f) {
@@ -269,12 +277,21 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
       }
     }
   }
-  // Nearest rows (another implementation is kImplDistance farther).
+  // Nearest rows (another implementation is kImplDistance farther; so is
+  // another kernel format of the class, per-tensor FP8 beside MXFP8, when
+  // the family has rows of the query's own format).
+  const bool format_rows = std::any_of(
+      family->points.begin(), family->points.end(),
+      [&](const Point& x) { return SameKernelFormat(x.dtype, dtype); });
   std::vector<std::pair<double, const Point*>> near;
   near.reserve(family->points.size());
   for (const Point& p : family->points) {
+    const double other_dtype =
+        format_rows && !SameKernelFormat(p.dtype, dtype) ? kImplDistance
+                                                         : 0.0;
     const double d = std::hypot(Distance(features, p.features),
-                                p.impl == chosen ? 0.0 : kImplDistance);
+                                p.impl == chosen ? 0.0 : kImplDistance,
+                                other_dtype);
     near.push_back({d, &p});
   }
   std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) {

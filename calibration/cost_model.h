@@ -130,6 +130,7 @@ class CostModel {
     // Its measured time is mostly HBM traffic (>= kMemoryBoundShare of it):
     // it says little about compute, so the curve fit leaves it out.
     bool memory_bound = false;
+    Dtype dtype = Dtype::kBf16;  // the row's; set by the constructor
   };
   struct Family {
     std::string kind;  // gemm (with grouped rows), attention_fwd, _bwd
