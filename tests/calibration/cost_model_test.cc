@@ -50,6 +50,30 @@ TEST(CostModel, OffGridShapeInterpolatesBetweenNeighbours) {
   EXPECT_GE(e.sources.size(), 2u);
 }
 
+// Per-tensor FP8 and MXFP8 share the 8-bit peak but run different GEMM
+// kernels: with rows of both at one shape, each query answers with its own
+// format's row (b300/gemm.csv, the Transformer Engine B300 rows at
+// 15872x12288x4096: MXFP8 2680.8, FP8 2938.0 TFLOPS). H100 has no MXFP8
+// rows, so an MXFP8 query there still answers with the FP8 row of the shape
+// (h100/gemm.csv 4096^3 fp8 1358.7), as before the formats were told apart.
+TEST(CostModel, Fp8AndMxfp8RowsAreToldApartWhenBothExist) {
+  const GpuPeaks b300{2500, 5000, 10000, 0, 8.0, 148};
+  auto tables = LoadTables("b300");
+  ASSERT_TRUE(tables) << tables.error().message;
+  const CostModel m(*tables, b300);
+  const double flops = 2.0 * 15872 * 12288 * 4096;
+  const Estimate mx = m.Gemm(15872, 12288, 4096, Dtype::kMxfp8);
+  const Estimate fp8 = m.Gemm(15872, 12288, 4096, Dtype::kFp8);
+  EXPECT_EQ(mx.method, "table");
+  EXPECT_EQ(fp8.method, "table");
+  EXPECT_NEAR(Tflops(flops, mx), 2680.8, 1e-6);
+  EXPECT_NEAR(Tflops(flops, fp8), 2938.0, 1e-6);
+  const CostModel h100 = H100();
+  const Estimate only_fp8 = h100.Gemm(4096, 4096, 4096, Dtype::kMxfp8);
+  EXPECT_EQ(only_fp8.method, "table");
+  EXPECT_NEAR(Tflops(2.0 * 4096 * 4096 * 4096, only_fp8), 1358.7, 1e-6);
+}
+
 // Beside a communication kernel holding 24 of 132 SMs, a kernel runs on 108:
 // 132/108 times longer (cost_model.h).
 TEST(CostModel, SmSharingSlowsKernelsByTheShareTaken) {
