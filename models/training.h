@@ -95,6 +95,9 @@ struct TrainingOptions {
   double routing_skew = 0;  // dropless_natural: Zipf exponent (0 uniform)
   CudaGraph cuda_graph;
   bool ep_overlap = false;  // --overlap-moe-expert-parallel-comm
+  // --moe-shared-expert-overlap: the shared experts run beside the
+  // dispatcher's token exchange.
+  bool shared_expert_overlap = false;
   CpCommType cp_comm_type = CpCommType::kP2p;
   // --hierarchical-context-parallel-sizes, inner first (a2a+p2p only).
   std::vector<int> hierarchical_cp_sizes;

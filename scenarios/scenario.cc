@@ -348,6 +348,7 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.main_param_bytes = 4;
   out.moe_expert_capacity_factor = spec.moe_expert_capacity_factor();
   out.ep_overlap = spec.overlap_moe_expert_parallel_comm();
+  out.shared_expert_overlap = spec.moe_shared_expert_overlap();
   out.distributed_optimizer = spec.use_distributed_optimizer();
   out.fp8_param_gather = spec.fp8_param_gather();
   out.optimizer_offload_fraction = spec.optimizer_offload_fraction();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <string_view>
 
 namespace moesim::sim {
@@ -62,9 +64,21 @@ class Builder {
     return Add(std::move(op));
   }
   int Add(TimedOp op) {
+    const bool ep = op.stream == StreamKind::kEp;
     out_.ops.push_back(std::move(op));
     last_ = static_cast<int>(out_.ops.size()) - 1;
+    if (ep && on_first_ep_) {
+      // Called once, with this op's index; it may add ops (and must leave
+      // last() where the chain goes on).
+      auto hook = std::move(on_first_ep_);
+      on_first_ep_ = nullptr;
+      hook(last_);
+    }
     return last_;
+  }
+  // `hook` runs right after the first EP-stream op is added.
+  void OnFirstEpOp(std::function<void(int)> hook) {
+    on_first_ep_ = std::move(hook);
   }
   int last() const { return last_; }
   size_t size() const { return out_.ops.size(); }
@@ -78,6 +92,7 @@ class Builder {
  private:
   OpTemplate out_;
   int last_ = kEntry;
+  std::function<void(int)> on_first_ep_;
 };
 
 TimedOp ComputeOp(std::string name, const char* category,
@@ -590,10 +605,24 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
                                   const RankContext& rank) {
   Builder b;
   const calibration::CostModel& costs = *rank.costs;
-  std::vector<models::GraphScope> scopes;  // per template op
+  std::vector<std::optional<models::GraphScope>> scopes;  // per template op
   const HostCallContext host =
       ContextOf(ops, rank.local_experts, rank.fp8_current_scaling);
-  for (const LayerOp& op : ops) {
+  // --moe-shared-expert-overlap: Megatron runs the shared experts on a side
+  // stream beside the token exchange (fc1 beside the dispatch, fc2 beside
+  // the combine; autograd runs their backward on that stream too). The
+  // replay issues the pass's shared-expert ops right after its first EP
+  // exchange, waiting only for what that exchange waits for, so they run
+  // while it is in flight and the routed chain goes on from the exchange.
+  std::vector<const LayerOp*> shared;
+  if (rank.shared_expert_overlap) {
+    for (const LayerOp& op : ops) {
+      if (op.module == "shared_experts") shared.push_back(&op);
+    }
+  }
+  bool shared_done = shared.empty();
+  util::Result<void> status;
+  auto price = [&](const LayerOp& op) -> util::Result<void> {
     const size_t before = b.size();
     const Dtype dtype = op.precision == models::GemmPrecision::k16Bit
                             ? Dtype::kBf16
@@ -650,18 +679,51 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
     // kernel itself, which runs outside the graph.
     const bool alltoall =
         rank.dispatcher == models::Dispatcher::kAllToAll || rank.ep <= 1;
+    scopes.resize(b.size());
     for (size_t i = before; i < b.size(); ++i) {
+      if (scopes[i]) continue;  // a shared-expert op priced inside
       models::GraphScope scope = op.scope;
       if (scope == models::GraphScope::kMoePreprocess &&
           (op.kind != OpKind::kDispatch || op.dispatch.combine ||
            i != before || !alltoall)) {
         scope = models::GraphScope::kMoe;
       }
-      scopes.push_back(scope);
+      scopes[i] = scope;
+    }
+    return {};
+  };
+  if (!shared_done) {
+    b.OnFirstEpOp([&](int exchange) {
+      const std::vector<int>& deps = b.at(exchange).deps;
+      b.set_last(deps.empty() ? kEntry : deps.front());
+      for (const LayerOp* op : shared) {
+        if (auto r = price(*op); !r) {
+          status = r;
+          break;
+        }
+      }
+      b.set_last(exchange);
+      shared_done = true;
+    });
+  }
+  for (const LayerOp& op : ops) {
+    if (!shared.empty() && op.module == "shared_experts") continue;
+    if (auto r = price(op); !r) return std::unexpected(r.error());
+    if (!status) return std::unexpected(status.error());
+  }
+  // No EP exchange in this pass: the shared experts run where they stand
+  // last.
+  if (!shared_done) {
+    b.OnFirstEpOp(nullptr);
+    for (const LayerOp* op : shared) {
+      if (auto r = price(*op); !r) return std::unexpected(r.error());
     }
   }
   OpTemplate t = b.Finish();
-  AssignHostCosts(t, scopes, rank);
+  std::vector<models::GraphScope> op_scopes;
+  op_scopes.reserve(scopes.size());
+  for (const auto& scope : scopes) op_scopes.push_back(*scope);
+  AssignHostCosts(t, op_scopes, rank);
   if (rank.compute_slowdown != 1) {
     for (TimedOp& op : t.ops) {
       if (op.stream != StreamKind::kCompute || op.transfer) continue;

@@ -124,6 +124,9 @@ struct RankContext {
   std::array<bool, 6> graphed{};
   models::Dispatcher dispatcher = models::Dispatcher::kAllToAll;
   int ep = 1;
+  // --moe-shared-expert-overlap with EP > 1: PriceOps runs each pass's
+  // shared-expert ops beside the pass's first EP token exchange.
+  bool shared_expert_overlap = false;
 };
 
 // Template of `ops` (one pass of one layer, in order). Errors name the

@@ -158,6 +158,7 @@ RankContext StepBuilder::BaseContext(int rank) const {
   ctx.graphed[static_cast<int>(GraphScope::kMoe)] = g.moe || layer;
   ctx.dispatcher = s_.training.dispatcher;
   ctx.ep = par.ep;
+  ctx.shared_expert_overlap = s_.training.shared_expert_overlap && par.ep > 1;
   return ctx;
 }
 

@@ -316,3 +316,59 @@ TEST(HostCalls, PythonCallFactorScalesThePythonCallsOnly) {
 
 }  // namespace
 }  // namespace moesim::sim
+
+namespace moesim::sim {
+namespace {
+
+// --moe-shared-expert-overlap. Moonlight-16B-A3B (64 experts, one shared
+// expert), EP16 over two H100 nodes, alltoall, BF16, TP1, no host costs (so
+// only the GPU streams set the times). Without overlap the shared expert
+// runs in line (last in the forward, first in the backward); with it, the
+// pass's shared-expert ops run beside its first token exchange. While that
+// exchange (an all-to-all across the nodes' NICs) takes longer than the
+// shared expert's kernels S, the block gets exactly S shorter in each pass.
+TEST(SharedExpertOverlap, HidesTheSharedExpertBehindTheFirstExchange) {
+  const Fixture f = test_support::H100Platform(16);
+  RankContext rank = Ep8Context(f);
+  auto& ep = rank.groups[static_cast<int>(models::Group::kEp)];
+  ep.clear();
+  for (int r = 0; r < 16; ++r) ep.push_back(r);
+  rank.shapes[static_cast<int>(models::Group::kEp)] =
+      topology::ShapeOf(ep, *f.platform.cluster);
+  rank.ep = 16;
+  rank.local_experts = 4;
+  rank.launch_s = rank.te_module_s = rank.autograd_node_s = 0;
+  rank.kernel_launch_s = rank.graph_launch_s = 0;
+
+  auto model = models::LoadModel("moonlight-16b-a3b");
+  ASSERT_TRUE(model) << model.error().message;
+  models::Parallelism par;
+  par.ep = 16;
+  par.dp = 16;
+  models::TrainingOptions tr;
+  tr.seq_length = 4096;
+  const models::LayerOps layer =
+      models::BuildLayerOps(*model, 1, false, par, tr, false);
+  for (const auto* pass : {&layer.forward, &layer.backward}) {
+    const OpTemplate plain = PriceBlock(*pass, InMoe, rank);
+    rank.shared_expert_overlap = true;
+    const OpTemplate overlapped = PriceBlock(*pass, InMoe, rank);
+    rank.shared_expert_overlap = false;
+    ASSERT_EQ(plain.ops.size(), overlapped.ops.size());
+    double shared = 0;
+    for (const TimedOp& op : overlapped.ops) {
+      if (op.name.find("shared_") != std::string::npos) {
+        ASSERT_EQ(op.stream, StreamKind::kCompute) << op.name;
+        shared += op.duration.seconds();
+      }
+    }
+    ASSERT_GT(shared, 0);
+    const double before = RunWithHost(plain, rank).seconds();
+    const double after = RunWithHost(overlapped, rank).seconds();
+    EXPECT_NEAR(before - after, shared, 1e-9)
+        << (pass == &layer.forward ? "forward" : "backward");
+  }
+}
+
+}  // namespace
+}  // namespace moesim::sim
