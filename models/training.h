@@ -93,6 +93,8 @@ struct TrainingOptions {
   Routing routing = Routing::kForceBalanced;
   double moe_expert_capacity_factor = 0;  // token drop; 0 = dropless
   double routing_skew = 0;  // dropless_natural: Zipf exponent (0 uniform)
+  // dropless_natural: tokens per expert, in expert order (empty: the skew).
+  std::vector<double> routing_histogram;
   CudaGraph cuda_graph;
   bool ep_overlap = false;  // --overlap-moe-expert-parallel-comm
   // --moe-shared-expert-overlap: the shared experts run beside the

@@ -56,6 +56,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"overlap_moe_expert_parallel_comm", "--ep-overlap"},
     {"routing", "--routing"},
     {"moe_routing_skew", "--routing-skew"},
+    {"moe_routing_histogram", "--routing-histogram"},
     {"overlap_cpu_optimizer_d2h_h2d", "--offload-overlap"},
     {"manual_gc", "--manual-gc"},
     {"cp_comm_type", "--cp-comm-type"},
@@ -458,6 +459,39 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
     return std::unexpected(at.Error(
         "moe_routing_skew",
         "skews dropless_natural routing; routing is " + r.spec.routing()));
+  }
+  const auto& histogram = r.spec.moe_routing_histogram();
+  if (!histogram.empty()) {
+    constexpr std::string_view kHistogram = "moe_routing_histogram";
+    if (t.routing != models::Routing::kDroplessNatural) {
+      return std::unexpected(
+          at.Error(kHistogram, "shapes dropless_natural routing; routing is " +
+                                   r.spec.routing()));
+    }
+    if (skew > 0) {
+      return std::unexpected(at.Error(
+          kHistogram, "and moe_routing_skew both set; give one of them"));
+    }
+    if (histogram.size() != static_cast<size_t>(r.model.num_moe_experts())) {
+      return std::unexpected(at.Error(
+          kHistogram,
+          "has " + std::to_string(histogram.size()) + " values; the model has " +
+              std::to_string(r.model.num_moe_experts()) + " routed experts"));
+    }
+    double total = 0;
+    for (int i = 0; i < histogram.size(); ++i) {
+      if (!(histogram[i] >= 0 && histogram[i] <= 1e300)) {
+        return std::unexpected(at.Error(
+            kHistogram, "value " + std::to_string(i + 1) +
+                            " must be a finite count >= 0, got " +
+                            Num(histogram[i])));
+      }
+      total += histogram[i];
+    }
+    if (!(total > 0)) {
+      return std::unexpected(
+          at.Error(kHistogram, "routes no tokens (every value is 0)"));
+    }
   }
   return {};
 }

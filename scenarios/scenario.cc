@@ -354,6 +354,8 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.optimizer_offload_fraction = spec.optimizer_offload_fraction();
   out.offload_overlap = spec.overlap_cpu_optimizer_d2h_h2d();
   out.routing_skew = spec.moe_routing_skew();
+  out.routing_histogram.assign(spec.moe_routing_histogram().begin(),
+                               spec.moe_routing_histogram().end());
   out.cpu_offloading = spec.cpu_offloading();
   out.cpu_offloading_num_layers = spec.cpu_offloading_num_layers();
   const std::string& sharding = spec.data_parallel_sharding_strategy();

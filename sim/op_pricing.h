@@ -22,6 +22,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -191,9 +192,13 @@ double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
 // fixed shuffle (splitmix64, seeded with the expert count: same inputs,
 // same answer); EP rank j holds experts [j E/ep, (j+1) E/ep). All 1 when
 // skew is 0 (or the experts do not split evenly); the loads average 1.
-std::vector<double> ExpertLoads(int64_t experts, int ep, double skew);
+// A non-empty `histogram` (tokens per expert, in expert order, `experts`
+// values) gives the weights instead of the Zipf law.
+std::vector<double> ExpertLoads(int64_t experts, int ep, double skew,
+                                std::span<const double> histogram = {});
 // The busiest EP rank's load: the maximum of ExpertLoads (1 when ep <= 1).
-double RoutingImbalance(int64_t experts, int ep, double skew);
+double RoutingImbalance(int64_t experts, int ep, double skew,
+                        std::span<const double> histogram = {});
 
 // SMs a dispatcher's kernels hold while they run: Megatron's
 // --moe-deepep-num-sms (20) and --moe-hybridep-num-sms (16) defaults; 0 for

@@ -138,8 +138,9 @@ RankContext StepBuilder::BaseContext(int rank) const {
   ctx.local_experts =
       s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
   if (s_.training.routing == models::Routing::kDroplessNatural) {
-    ctx.moe_imbalance = RoutingImbalance(s_.model.num_moe_experts(), par.ep,
-                                         s_.training.routing_skew);
+    ctx.moe_imbalance =
+        RoutingImbalance(s_.model.num_moe_experts(), par.ep,
+                         s_.training.routing_skew, s_.training.routing_histogram);
   }
   ctx.expert_load = ctx.moe_imbalance;
   ctx.fp8_current_scaling =
@@ -239,7 +240,7 @@ util::Result<void> StepBuilder::PriceStage(int r) {
   std::vector<double> loads;
   if (full_ && s_.training.routing == models::Routing::kDroplessNatural) {
     loads = ExpertLoads(s_.model.num_moe_experts(), par.ep,
-                        s_.training.routing_skew);
+                        s_.training.routing_skew, s_.training.routing_histogram);
   }
   std::map<std::pair<double, double>, int> variant_of;
   for (int l = 0; l < lanes_per_stage_; ++l) {

@@ -156,6 +156,13 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
     spec.set_moe_routing_skew(*f.routing_skew);
     any = true;
   }
+  if (f.routing_histogram) {
+    auto counts = ReadRoutingHistogram(*f.routing_histogram);
+    if (!counts) return std::unexpected(counts.error());
+    spec.clear_moe_routing_histogram();
+    for (double c : *counts) spec.add_moe_routing_histogram(c);
+    any = true;
+  }
   set_int(f.offload_overlap,
           [&](int v) { spec.set_overlap_cpu_optimizer_d2h_h2d(v == 1); });
   set_int(f.manual_gc, [&](int v) { spec.set_manual_gc(v == 1); });
@@ -190,6 +197,9 @@ void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags) {
   app.add_option("--routing-skew", flags.routing_skew,
                  "dropless_natural routing: Zipf exponent of tokens per "
                  "expert (0 = uniform)");
+  app.add_option("--routing-histogram", flags.routing_histogram,
+                 "dropless_natural routing: a file of tokens per expert, in "
+                 "expert order (commas, spaces or newlines; # comments)");
   app.add_option("--offload-overlap", flags.offload_overlap,
                  "1 = overlap_cpu_optimizer_d2h_h2d");
   app.add_option("--manual-gc", flags.manual_gc,
@@ -253,6 +263,44 @@ std::string ShellWord(const std::string& value) {
 
 }  // namespace
 
+Result<std::vector<double>> ReadRoutingHistogram(const std::string& file) {
+  auto text = util::ReadFile(file);
+  if (!text) return std::unexpected(text.error());
+  std::vector<double> counts;
+  int line = 0;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    ++line;
+    std::string_view row(text->data() + start, end - start);
+    row = row.substr(0, row.find('#'));
+    size_t at = 0;
+    while (at < row.size()) {
+      const size_t from = row.find_first_not_of(" \t\r,", at);
+      if (from == std::string_view::npos) break;
+      size_t to = row.find_first_of(" \t\r,", from);
+      if (to == std::string_view::npos) to = row.size();
+      const std::string_view token = row.substr(from, to - from);
+      double value = 0;
+      auto [ptr, ec] =
+          std::from_chars(token.data(), token.data() + token.size(), value);
+      if (ec != std::errc() || ptr != token.data() + token.size()) {
+        return util::Fail(file + ":" + std::to_string(line) +
+                          ": moe_routing_histogram: '" + std::string(token) +
+                          "' is not a number");
+      }
+      counts.push_back(value);
+      at = to;
+    }
+    start = end + 1;
+  }
+  if (counts.empty()) {
+    return util::Fail(file + ": moe_routing_histogram: no values");
+  }
+  return counts;
+}
+
 std::string FlagsCommandLine(const ScenarioFlags& f) {
   std::string out;
   auto word = [&](const std::string& w) {
@@ -277,6 +325,7 @@ std::string FlagsCommandLine(const ScenarioFlags& f) {
   integer("--num-layers", f.num_layers);
   text("--routing", f.routing);
   real("--routing-skew", f.routing_skew);
+  text("--routing-histogram", f.routing_histogram);
   integer("--offload-overlap", f.offload_overlap);
   integer("--manual-gc", f.manual_gc);
   text("--cp-comm-type", f.cp_comm_type);

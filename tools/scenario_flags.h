@@ -26,6 +26,8 @@ struct ScenarioFlags {
       cuda_graph, pp_layout, routing, cp_comm_type, megatron_args;
   // --hierarchical-cp-sizes: comma-separated ints, inner first ("8,4").
   std::optional<std::string> hierarchical_cp_sizes;
+  // --routing-histogram: a file of tokens per expert (ReadRoutingHistogram).
+  std::optional<std::string> routing_histogram;
   std::optional<int> gpus, seq, mbs, gbs, tp, cp, ep, etp, pp, vpp, num_layers,
       ep_overlap;
   std::optional<double> cpu_offload, routing_skew;
@@ -66,6 +68,13 @@ struct FlagScenario {
 // Warnings of --megatron-args come first in ResolvedScenario::warnings.
 [[nodiscard]] util::Result<scenarios::ResolvedScenario> ResolveFlags(
     const ScenarioFlags& flags);
+
+// Tokens routed to each expert, from a text file: numbers in expert order
+// separated by commas, spaces or newlines; '#' starts a comment. Errors:
+// "<file>: cannot read file", "<file>:<line>: moe_routing_histogram:
+// '<text>' is not a number", "<file>: moe_routing_histogram: no values".
+[[nodiscard]] util::Result<std::vector<double>> ReadRoutingHistogram(
+    const std::string& file);
 
 // The `moesim run` arguments that set exactly the given flags (scenario
 // file first, then the flags in AddScenarioFlags's order), each value

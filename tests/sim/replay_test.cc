@@ -464,6 +464,21 @@ TEST(Routing, ZipfImbalanceOfTheBusiestRank) {
   EXPECT_GT(RoutingImbalance(128, 8, 1.0), 1.0);
 }
 
+// A measured histogram gives the loads directly: 8 experts on EP 4 (two
+// per rank) with counts 8,0 | 1,1 | 1,1 | 1,1 put 8 of the 14 tokens on rank
+// 0 against a mean of 3.5: loads 8/3.5 and 2/3.5 (x3), busiest 16/7. Equal
+// counts are balanced, whatever their scale.
+TEST(Routing, HistogramGivesEachRanksShare) {
+  const std::vector<double> counts = {8, 0, 1, 1, 1, 1, 1, 1};
+  const std::vector<double> loads = ExpertLoads(8, 4, 0, counts);
+  ASSERT_EQ(loads.size(), 4u);
+  EXPECT_NEAR(loads[0], 8 / 3.5, 1e-12);
+  for (int r = 1; r < 4; ++r) EXPECT_NEAR(loads[r], 2 / 3.5, 1e-12);
+  EXPECT_NEAR(RoutingImbalance(8, 4, 0, counts), 16.0 / 7, 1e-12);
+  const std::vector<double> equal(8, 250.0);
+  EXPECT_EQ(RoutingImbalance(8, 4, 0, equal), 1.0);
+}
+
 // The memory timeline of the replay (activations stored from each forward's
 // start to its backward's end, the transient working set during backward)
 // peaks where the foundation's analytic model says (memory.h replays the

@@ -238,6 +238,22 @@ const BadInput kBadInputs[] = {
      {"--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8", "--ep",
       "8", "--routing", "dropless_natural", "--routing-skew", "nan"},
      "flags: --routing-skew: must be a Zipf exponent in [0, 10]"},
+    {"RoutingHistogramNotANumber",
+     {"--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8", "--ep",
+      "8", "--routing", "dropless_natural", "--routing-histogram",
+      "{tmp}/histogram_bad.txt"},
+     "{tmp}/histogram_bad.txt:2: moe_routing_histogram: 'many' is not a "
+     "number"},
+    {"RoutingHistogramWrongLength",
+     {"--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8", "--ep",
+      "8", "--routing", "dropless_natural", "--routing-histogram",
+      "{tmp}/histogram_short.txt"},
+     "flags: --routing-histogram: has 3 values; the model has 128 routed "
+     "experts"},
+    {"RoutingHistogramWithoutNaturalRouting",
+     {"--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8", "--ep",
+      "8", "--routing-histogram", "{tmp}/histogram_short.txt"},
+     "flags: --routing-histogram: shapes dropless_natural routing"},
     {"OffloadOverlapWithoutOffload",
      {"--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
       "--offload-overlap", "1"},
@@ -538,6 +554,8 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
           "48\nlayout {\n"
           "  context_parallel_size: 3\n}\n");
     Write("no_model.textproto", "system: \"dgx-h100\"\nnum_gpus: 8\n");
+    Write("histogram_bad.txt", "# tokens per expert\n1, 2, many\n");
+    Write("histogram_short.txt", "1 2 3\n");
     Write("broken/config.json",
           "{\"model_type\": \"llama\", \"hidden_size\": }");
     Write("bert/config.json",

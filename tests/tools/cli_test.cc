@@ -189,6 +189,37 @@ TEST(ValidateCommand, CommandsReplayEachRowsPrediction) {
   EXPECT_NEAR(std::stod(run_tflops), std::stod(row_tflops), 0.05);
 }
 
+// --routing-histogram reaches the replay: equal counts for Moonlight's 64
+// experts replay exactly as uniform dropless routing; two hot experts on
+// EP rank 0 (800 and 400 tokens against 100 for the others, 7,500 in all:
+// rank 0 holds 8 experts, 1,800 tokens, 1.92x the mean 937.5) slow the
+// step, since that rank's exchanges and grouped GEMMs gate every layer.
+TEST(RunCommand, RoutingHistogramSetsTheBusiestRank) {
+  const std::string uniform = ::testing::TempDir() + "/histogram_equal.txt";
+  const std::string hot = ::testing::TempDir() + "/histogram_hot.txt";
+  {
+    std::ofstream u(uniform), h(hot);
+    u << "# tokens per expert\n";
+    for (int e = 0; e < 64; ++e) {
+      u << 100 << (e % 8 == 7 ? "\n" : ", ");
+      h << (e == 0 ? 800 : e == 1 ? 400 : 100) << "\n";
+    }
+  }
+  const std::string base =
+      "run --model moonlight-16b-a3b --system dgx-h100 --gpus 16 --ep 8 "
+      "--gbs 64 --routing dropless_natural --json";
+  const Output plain = RunMoesim(base);
+  const Output equal = RunMoesim(base + " --routing-histogram " + uniform);
+  const Output skewed = RunMoesim(base + " --routing-histogram " + hot);
+  ASSERT_EQ(plain.status, 0);
+  ASSERT_EQ(equal.status, 0) << equal.out;
+  ASSERT_EQ(skewed.status, 0) << skewed.out;
+  EXPECT_EQ(JsonField(equal.out, "step_time_s"),
+            JsonField(plain.out, "step_time_s"));
+  EXPECT_GT(std::stod(JsonField(skewed.out, "step_time_s")),
+            std::stod(JsonField(plain.out, "step_time_s")));
+}
+
 TEST(MemoryCommand, SameInputGivesByteIdenticalOutput) {
   const Output a = RunMoesim("memory " + kDefault);
   const Output b = RunMoesim("memory " + kDefault);
