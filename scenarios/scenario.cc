@@ -349,6 +349,7 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.moe_expert_capacity_factor = spec.moe_expert_capacity_factor();
   out.ep_overlap = spec.overlap_moe_expert_parallel_comm();
   out.distributed_optimizer = spec.use_distributed_optimizer();
+  out.precision_aware_optimizer = spec.use_precision_aware_optimizer();
   out.fp8_param_gather = spec.fp8_param_gather();
   out.optimizer_offload_fraction = spec.optimizer_offload_fraction();
   out.offload_overlap = spec.overlap_cpu_optimizer_d2h_h2d();
