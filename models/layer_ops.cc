@@ -699,6 +699,13 @@ LayerOps BuildLayerOps(const Model& model, int64_t layer, bool mtp,
       mtp ? MtpLayerParams(model) : DecoderLayerParams(model, layer);
   ops.dense_params = p.tp / parallel.tp + p.replicated;
   ops.expert_params = p.experts / (int64_t{parallel.ep} * parallel.etp);
+  const int64_t local_experts =
+      model.num_moe_experts() > 0 ? model.num_moe_experts() / parallel.ep : 0;
+  const ParamTensors t = mtp ? MtpLayerTensors(model, local_experts)
+                             : DecoderLayerTensors(model, layer, local_experts);
+  ops.dense_tensors = t.dense;
+  ops.expert_tensors = t.expert;
+  ops.replicated_tensors = t.replicated;
   return ops;
 }
 
@@ -710,6 +717,7 @@ LayerOps BuildEmbeddingOps(const Model& model, const Parallelism& parallel,
   LayerOps ops = std::move(b).Finish(Recompute{}, false);
   ops.dense_params =
       EmbeddingParams(model, PaddedVocab(model, parallel.tp)) / parallel.tp;
+  ops.dense_tensors = 1;  // word_embeddings.weight (RoPE: no position table)
   return ops;
 }
 
@@ -750,6 +758,8 @@ LayerOps BuildOutputOps(const Model& model, const Parallelism& parallel,
                         parallel.tp
                   : 0) +
       model.hidden_size();
+  ops.dense_tensors = (own_weight ? 1 : 0) + 1;  // output_layer, final norm
+  ops.replicated_tensors = 1;
   return ops;
 }
 

@@ -128,6 +128,12 @@ struct LayerOps {
   // over DP x CP) and expert ones (over expert DP).
   int64_t dense_params = 0;
   int64_t expert_params = 0;
+  // Parameter tensors of this layer on one GPU (models::ParamTensors):
+  // dense, routed-expert, and the replicated norm / router weights among
+  // the dense ones.
+  int64_t dense_tensors = 0;
+  int64_t expert_tensors = 0;
+  int64_t replicated_tensors = 0;
 };
 
 // Decoder layer `layer` (0-based), or an MTP layer when `mtp` (the kind of

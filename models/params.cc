@@ -116,6 +116,68 @@ ParamGroups LayerParams(const Model& m, LayerKind kind) {
   return p;
 }
 
+// Tensors of the mixer; the input norm is the first linear's
+// layer_norm_weight (GQA, GDN: TELayerNormColumnParallelLinear) or a TENorm
+// (MLA), one tensor either way.
+ParamTensors MixerTensors(const Model& m, Mixer mixer) {
+  ParamTensors t;
+  const int64_t bias = m.add_bias_linear() ? 1 : 0;
+  switch (mixer) {
+    case Mixer::kAttention:
+      t.dense = 2 + bias + 1 + bias;  // qkv weight + norm (+bias), proj
+      t.replicated = 1 + bias;        // input norm, proj bias
+      if (m.qk_layernorm()) {         // q_layernorm, k_layernorm
+        t.dense += 2;
+        t.replicated += 2;
+      }
+      if (m.learnable_softmax_offset()) t.dense += 1;  // sinks
+      break;
+    case Mixer::kMla:
+      // [q_down, q_up + q_norm] or linear_q_proj; kv_down, kv_up + kv_norm,
+      // linear_proj, input_layernorm.
+      t.dense = (m.q_lora_rank() > 0 ? 3 : 1) + 3 + 1 + 1;
+      t.replicated = (m.q_lora_rank() > 0 ? 1 : 0) + 1 + 1;
+      break;
+    case Mixer::kGatedDeltaNet:
+      // in_proj + input norm, conv1d, A_log, dt_bias, out_norm, out_proj.
+      t.dense = 7;
+      t.replicated = 2;
+      break;
+  }
+  return t;
+}
+
+ParamTensors MlpTensors(const Model& m, bool moe, int64_t local_experts) {
+  const int64_t bias = m.add_bias_linear() ? 1 : 0;
+  ParamTensors t;
+  if (!moe) {
+    t.dense = 3 + 2 * bias;  // fc1 weight + pre-MLP norm (+bias), fc2
+    t.replicated = 1 + bias;
+    return t;
+  }
+  // pre_mlp_layernorm (a TENorm before the router), router weight (+bias).
+  const int64_t router = 1 + (m.moe_router_bias() ? 1 : 0);
+  t.dense = 1 + router;
+  t.replicated = 1 + router;
+  t.expert = 2 * local_experts * (1 + bias);  // GroupedLinear fc1, fc2
+  if (m.moe_shared_expert_intermediate_size() > 0) {
+    t.dense += 2 * (1 + bias);
+    t.replicated += bias;
+    if (m.moe_shared_expert_gate()) {
+      t.dense += 1;
+      t.replicated += 1;
+    }
+  }
+  return t;
+}
+
+ParamTensors LayerTensors(const Model& m, LayerKind kind,
+                          int64_t local_experts) {
+  ParamTensors t = MixerTensors(m, kind.mixer);
+  t += MlpTensors(m, kind.moe, local_experts);
+  return t;
+}
+
 }  // namespace
 
 ParamGroups DecoderLayerParams(const Model& m, int64_t i) {
@@ -129,6 +191,18 @@ ParamGroups MtpLayerParams(const Model& m) {
   p.tp += 2 * h * h;                     // eh_proj (column parallel)
   p.replicated += kNormWeights * h;      // final_layernorm of the MTP block
   return p;
+}
+
+ParamTensors DecoderLayerTensors(const Model& m, int64_t i,
+                                 int64_t local_experts) {
+  return LayerTensors(m, DecoderLayer(m, i), local_experts);
+}
+
+ParamTensors MtpLayerTensors(const Model& m, int64_t local_experts) {
+  ParamTensors t = LayerTensors(m, MtpLayer(m), local_experts);
+  t.dense += 4;       // enorm, hnorm, eh_proj, final_layernorm
+  t.replicated += 3;  // the three norms
+  return t;
 }
 
 int64_t EmbeddingParams(const Model& m, int64_t vocab) {

@@ -55,6 +55,37 @@ struct ParamSummary {
 
 ParamSummary CountParams(const Model& model);
 
+// Parameter tensors (nn.Parameter objects) of one module on one rank, as
+// Megatron-Core's TE layer specs build them: the optimizer, the DDP buffers
+// and the grad-norm loop over tensors, not elements, so their host work
+// scales with these counts. A TP shard of a tensor is one tensor on each
+// rank; TE GroupedLinear holds one weight per local expert (weight0 ..
+// weightN-1, and bias0 .. when biased) for fc1 and for fc2. A norm fused
+// into a TE LayerNormLinear is that module's layer_norm_weight, still one
+// tensor. The router's expert bias (aux-loss-free balancing) is a buffer,
+// not a parameter.
+struct ParamTensors {
+  int64_t dense = 0;   // reduced over DP x CP
+  int64_t expert = 0;  // routed experts' (reduced over expert DP)
+  // Of `dense`: norm weights and router weights, the tensors Megatron marks
+  // sequence_parallel (replicated across TP); finalize_model_grads
+  // all-reduces their gradients over TP with sequence parallelism.
+  int64_t replicated = 0;
+
+  ParamTensors& operator+=(const ParamTensors& o) {
+    dense += o.dense;
+    expert += o.expert;
+    replicated += o.replicated;
+    return *this;
+  }
+};
+
+// Tensors of decoder layer `i` (0-based) / one MTP layer on a rank holding
+// `local_experts` routed experts (experts / EP).
+ParamTensors DecoderLayerTensors(const Model& model, int64_t i,
+                                 int64_t local_experts);
+ParamTensors MtpLayerTensors(const Model& model, int64_t local_experts);
+
 }  // namespace moesim::models
 
 #endif  // MOESIM_MODELS_PARAMS_H_

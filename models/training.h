@@ -108,6 +108,9 @@ struct TrainingOptions {
   int main_grad_bytes = 4;   // fp32 main grads (bf16 with precision-aware: 2)
   int exp_avg_bytes = 4;     // Adam moments, each
   int main_param_bytes = 4;  // fp32 master weights
+  // --use-precision-aware-optimizer: the optimizer steps the 16-bit model
+  // shards with its own master weights (no main-grad and main-param copies).
+  bool precision_aware_optimizer = false;
   bool fp8_param_gather = false;
   double optimizer_offload_fraction =
       0;                         // share of optimizer state on the host

@@ -350,6 +350,7 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.ep_overlap = spec.overlap_moe_expert_parallel_comm();
   out.shared_expert_overlap = spec.moe_shared_expert_overlap();
   out.distributed_optimizer = spec.use_distributed_optimizer();
+  out.precision_aware_optimizer = spec.use_precision_aware_optimizer();
   out.fp8_param_gather = spec.fp8_param_gather();
   out.optimizer_offload_fraction = spec.optimizer_offload_fraction();
   out.offload_overlap = spec.overlap_cpu_optimizer_d2h_h2d();

@@ -1,6 +1,7 @@
 #include "sim/host_calls.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -275,7 +276,116 @@ HostCalls Backward(const LayerOp& op, std::string_view base,
   return h;
 }
 
+// TE's multi_tensor_apply (transformer_engine/common/multi_tensor/
+// multi_tensor_apply.cuh): a launch takes at most depth_to_max_tensors
+// tensors per list and 320 blocks of 65,536 elements (the chunk size the
+// Python multi_tensor_applier passes); a longer list launches again.
+int64_t MultiTensorLaunches(int64_t tensors, double elements, int depth) {
+  constexpr int64_t kMaxTensors[] = {110, 64, 48, 36, 30};
+  constexpr double kElementsPerLaunch = 320.0 * 65536.0;
+  const int64_t max_tensors = kMaxTensors[std::clamp(depth, 1, 5) - 1];
+  const int64_t by_tensors = (tensors + max_tensors - 1) / max_tensors;
+  const auto by_elements =
+      static_cast<int64_t>(std::ceil(elements / kElementsPerLaunch));
+  return std::max<int64_t>({1, by_tensors, by_elements});
+}
+
 }  // namespace
+
+int64_t ShardTensors(int64_t tensors, int buckets, int dp) {
+  if (tensors <= 0) return 0;
+  if (dp <= 1) return tensors;
+  return std::min<int64_t>(tensors, (tensors + dp - 1) / dp + buckets);
+}
+
+// calibration/notes/megatron_host_ops.md, "Per-step host work": each line
+// below is one row of its table.
+StepHostCalls StepHostCallsOf(const StepHostShape& x) {
+  StepHostCalls c;
+  HostCalls& a = c.before_step;
+  const int buckets = x.dense_buckets + x.expert_buckets;
+  // DDP, last backward: per bucket check_grads (norm, isnan, isinf), the
+  // gradient scaling (*= 1/DP) and the reduce-scatter; finish_grad_sync's
+  // handle wait.
+  a.torch += buckets * (3 + 1 + 1 + 1);
+  // finalize_model_grads: the TP all-reduce of the sequence-parallel
+  // (norm, router) gradients: flatten, all-reduce, unflatten and copy_ per
+  // tensor; the word-embedding all-reduce between first and last stage.
+  if (x.sp_norm_allreduce && x.replicated_tensors > 0) {
+    a.torch += 2 + 2 * static_cast<int>(x.replicated_tensors);
+  }
+  if (x.embedding_allreduce) a.torch += 2;
+  // optimizer.step(): a ChainedOptimizer over a dense and an expert
+  // DistributedOptimizer (one without experts), each with its own shard.
+  struct Sub {
+    int64_t shard;
+    double elements;
+    int groups;
+  };
+  std::vector<Sub> subs;
+  const int64_t dense_shard =
+      ShardTensors(x.dense_tensors, x.dense_buckets, x.dense_dp);
+  if (dense_shard > 0) {
+    // Weight-decayed matrices and the no-decay norms / biases.
+    subs.push_back({dense_shard, x.dense_shard_params, 2});
+  }
+  const int64_t expert_shard =
+      ShardTensors(x.expert_tensors, x.expert_buckets, x.expert_dp);
+  if (expert_shard > 0) {
+    subs.push_back({expert_shard, x.expert_shard_params, x.biased ? 2 : 1});
+  }
+  int64_t all_shard = 0;
+  double all_elements = 0;
+  for (const Sub& s : subs) {
+    all_shard += s.shard;
+    all_elements += s.elements;
+  }
+  // prepare_grads (_copy_model_grads_to_main_grads): per shard tensor
+  // main_grad.view(-1), the slice, .float() (precision-aware: no cast).
+  a.torch += static_cast<int>(all_shard * (x.precision_aware ? 2 : 3));
+  // get_grad_norm_fp32 over every shard gradient: two torch.zeros, the
+  // l2norm multi_tensor_applier, ** 2, all-reduce, .pow; the l2norm's
+  // further launches and its cleanup kernel.
+  a.torch += 6;
+  a.kernels +=
+      static_cast<int>(MultiTensorLaunches(all_shard, all_elements, 1));
+  for (const Sub& s : subs) {
+    // clip_grad_by_total_norm_fp32: .detach() per gradient; the clip
+    // coefficient (add, div), torch.zeros, clamp_max_, multi_tensor_scale.
+    a.torch += static_cast<int>(s.shard) + 5;
+    a.kernels +=
+        static_cast<int>(MultiTensorLaunches(s.shard, s.elements, 2) - 1);
+    // TE FusedAdam.step: per tensor p.data, grad.data (precision-aware:
+    // and the master param's .data); one multi_tensor_adam per group,
+    // which launches again for long lists (depth 4; with master params 5).
+    a.torch +=
+        static_cast<int>(s.shard * (x.precision_aware ? 3 : 2)) + s.groups;
+    const int64_t launches =
+        MultiTensorLaunches(s.shard, s.elements, x.precision_aware ? 5 : 4);
+    a.kernels += static_cast<int>(std::max<int64_t>(0, launches - s.groups));
+    // _copy_main_params_to_model_params: per shard tensor .view(-1), the
+    // slice, .data, copy_ (precision-aware: the optimizer writes them).
+    if (!x.precision_aware) a.torch += static_cast<int>(s.shard * 4);
+  }
+  // train_step: logical_and_across_model_parallel_group (torch.tensor,
+  // all-reduce, .item()) and reduce_max_stat_across_model_parallel_group
+  // of the grad norm (torch.tensor, all-reduce, two .item()).
+  a.torch += 3 + 4;
+  // The last stage reduces the loss over DP: a view per micro-batch,
+  // vstack, sum, all-reduce, the division.
+  if (x.last_stage) a.torch += 4 + static_cast<int>(x.microbatches);
+
+  HostCalls& b = c.after_sync;
+  // training_log: the loss accumulation; with MoE, the aux-loss tracker's
+  // reduction (all-reduce, scale, zero_).
+  b.torch += 1 + (x.moe ? 3 : 0);
+  // zero_grad_buffer: grad_data.zero_() per buffer (dense, expert).
+  b.torch += (x.dense_tensors > 0 ? 1 : 0) + (x.expert_tensors > 0 ? 1 : 0);
+  // overlap_param_gather: each bucket's all-gather dispatched and waited
+  // for in the forward pre-hooks.
+  b.torch += 2 * buckets;
+  return c;
+}
 
 double HostSeconds(const HostCalls& h, const HostCallCosts& c,
                    bool params_only) {

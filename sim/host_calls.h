@@ -16,10 +16,18 @@
 // autograd_node_us, kernel_launch_us. A DDP grad hook is a Python call made
 // from the autograd engine, priced as one eager op (torch_op_us).
 //
-// Not counted (no code count behind them): the optimizer step, grad-norm
-// and DDP bucket finish per step, the pipeline schedule's own per
-// micro-batch Python; MLA's RoPE split/concat is counted by analogy with
-// GQA's (two fused RoPE Functions plus the splits and views around them).
+// Per step (StepHostCallsOf, the note's section "Per-step host work"): the
+// DDP bucket hooks of the last backward, finalize_model_grads, the
+// distributed optimizer's step (grad copies, grad norm, clip, Adam, param
+// copies), train_step's stat reductions (which end in a blocking .item()),
+// the loss log, zero_grad_buffer and the param all-gather dispatch, as
+// functions of the rank's parameter tensors and DDP buckets.
+//
+// Not counted (no code count behind them): the pipeline schedule's own per
+// micro-batch Python, Python-only loops (optimizer.zero_grad's
+// grad = None per parameter, the timers); MLA's RoPE split/concat is counted by
+// analogy with GQA's (two fused RoPE Functions plus the splits and views around
+// them).
 #ifndef MOESIM_SIM_HOST_CALLS_H_
 #define MOESIM_SIM_HOST_CALLS_H_
 
@@ -110,6 +118,49 @@ struct DispatchCalls {
 };
 DispatchCalls DispatchHostCalls(models::Dispatcher dispatcher, bool combine,
                                 bool forward);
+
+// What one rank's per-step host work scales with (one pipeline stage, all
+// its virtual chunks).
+struct StepHostShape {
+  int64_t dense_tensors = 0;  // models::ParamTensors, summed
+  int64_t expert_tensors = 0;
+  int64_t replicated_tensors = 0;  // norm and router weights
+  int dense_buckets = 0;           // DDP buckets of each buffer
+  int expert_buckets = 0;
+  int dense_dp = 1;   // the distributed optimizer's shard count: DP x CP
+  int expert_dp = 1;  // expert DP
+  double dense_shard_params = 0;  // elements of this rank's optimizer shard
+  double expert_shard_params = 0;
+  bool biased = false;  // add_bias_linear: a no-weight-decay expert group
+  bool precision_aware = false;      // --use-precision-aware-optimizer
+  bool sp_norm_allreduce = false;    // TP > 1 with sequence parallelism
+  bool embedding_allreduce = false;  // PP > 1, tied or MTP, first/last stage
+  bool last_stage = false;           // reduces the losses
+  bool moe = false;                  // logs the MoE aux-loss tracker
+  int64_t microbatches = 1;
+};
+
+struct StepHostCalls {
+  // After the last backward's launches, before the optimizer's kernels:
+  // the DDP bucket hooks, finalize_model_grads, optimizer.step() and
+  // train_step's stat reductions; ends in a blocking .item().
+  HostCalls before_step;
+  // After that sync, before the next step's first forward: the loss log,
+  // zero_grad_buffer, and the param all-gather dispatch and wait per bucket.
+  HostCalls after_sync;
+};
+
+// Megatron-Core's per-step host calls for `shape` (bf16 with the
+// distributed optimizer, TE's multi-tensor kernels, clip_grad > 0, the
+// defaults check_for_nan_in_grad on, log_num_zeros_in_grad off,
+// overlap_param_gather on).
+StepHostCalls StepHostCallsOf(const StepHostShape& shape);
+
+// Tensors of a `tensors`-tensor, `buckets`-bucket buffer whose shard on one
+// of `dp` ranks the distributed optimizer steps: each bucket is split in dp
+// contiguous ranges, so a rank's range covers about 1/dp of the bucket's
+// tensors plus the one its range starts inside.
+int64_t ShardTensors(int64_t tensors, int buckets, int dp);
 
 }  // namespace moesim::sim
 

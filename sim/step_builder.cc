@@ -183,6 +183,9 @@ util::Result<StepBuilder::Item> StepBuilder::PriceItem(
   }
   item.dense_params = ops.dense_params;
   item.expert_params = ops.expert_params;
+  item.dense_tensors = ops.dense_tensors;
+  item.expert_tensors = ops.expert_tensors;
+  item.replicated_tensors = ops.replicated_tensors;
   return item;
 }
 
@@ -286,8 +289,68 @@ util::Result<void> StepBuilder::PriceStage(int r) {
       (forward ? st.send_next : st.send_previous).push_back(std::move(op));
     }
   }
+  PlanStepHost(r);
   if (full_) PlanJoins(r);
   return {};
+}
+
+// The stage's per-step host calls (host_calls.h StepHostCallsOf) from its
+// parameter tensors and DDP buckets, priced like the layers' calls.
+void StepBuilder::PlanStepHost(int r) {
+  const models::Parallelism& par = s_.parallel;
+  const models::TrainingOptions& tr = s_.training;
+  Stage& st = stages_[r];
+  StepHostShape x;
+  x.dense_dp = par.dp * par.cp;
+  x.expert_dp = par.edp;
+  int64_t dense_params = 0, expert_params = 0;
+  for (const std::vector<Item>& items : st.variants[0].items) {
+    for (const Item& item : items) {
+      x.dense_tensors += item.dense_tensors;
+      x.expert_tensors += item.expert_tensors;
+      x.replicated_tensors += item.replicated_tensors;
+      dense_params += item.dense_params;
+      expert_params += item.expert_params;
+    }
+  }
+  for (const Chunk& chunk : st.chunks) {
+    for (const Bucket& b : chunk.buckets) {
+      (b.expert ? x.expert_buckets : x.dense_buckets) += 1;
+    }
+  }
+  // PlanBuckets makes none without data parallelism; Megatron's DDP still
+  // has its buckets (their collectives span one rank).
+  auto buckets = [](int64_t params, int dp) {
+    return static_cast<int>((params + BucketParams(dp) - 1) / BucketParams(dp));
+  };
+  if (x.dense_dp <= 1) x.dense_buckets = buckets(dense_params, x.dense_dp);
+  if (x.expert_dp <= 1) x.expert_buckets = buckets(expert_params, x.expert_dp);
+  x.dense_shard_params = static_cast<double>(dense_params) / x.dense_dp;
+  x.expert_shard_params = static_cast<double>(expert_params) / x.expert_dp;
+  x.biased = s_.model.add_bias_linear();
+  x.precision_aware = tr.precision_aware_optimizer;
+  x.sp_norm_allreduce = par.tp > 1 && par.sequence_parallel;
+  x.embedding_allreduce = par.pp > 1 && (r == 0 || r == par.pp - 1) &&
+                          (!s_.model.untie_embeddings_and_output_weights() ||
+                           s_.model.mtp_num_layers() > 0);
+  x.last_stage = r == par.pp - 1;
+  x.moe = s_.model.num_moe_experts() > 0;
+  x.microbatches = microbatches_;
+  const StepHostCalls calls = StepHostCallsOf(x);
+  const HostCallCosts costs{launch_s_, te_module_s_, autograd_node_s_,
+                            kernel_launch_s_};
+  auto host_op = [&](const char* name, const HostCalls& c) {
+    TimedOp op;
+    op.stream = StreamKind::kHost;
+    op.name = name;
+    op.category = "host";
+    op.duration = Time::FromSecondsCeil(HostSeconds(c, costs));
+    return op;
+  };
+  st.step_host_before =
+      host_op("step host: grad sync, optimizer step", calls.before_step);
+  st.step_host_after =
+      host_op("step host: loss log, zero grad, param gather", calls.after_sync);
 }
 
 // Groups of each kind: lanes whose placed group (of that kind) is the same
@@ -681,8 +744,12 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
   // micro-batch only (the weights then stay whole), with Megatron-FSDP's
   // sharded weights at every one.
   const bool gather = step.microbatch == 0 || s_.training.shard_params;
-  // The ops whose finish starts the forward of the last bucket's first item.
+  // The ops whose finish starts the forward of the last bucket's first item;
+  // the first bucket's gather waits for the host to dispatch it.
   LaneDeps previous_bucket_entry(lanes_per_stage_);
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    previous_bucket_entry[l].push_back(lane(r, l).step_host);
+  }
   std::vector<Bundle> copied(n, -1);  // activation copies to the host
   for (int i = 0; i < n; ++i) {
     if (gather) {
@@ -886,6 +953,16 @@ void StepBuilder::Emit() {
       return end;
     };
   }
+  // The previous step's closing sync leaves the GPU idle while the host
+  // logs the loss, zeroes the grad buffers and dispatches the first param
+  // gathers: the host stream starts with that work.
+  for (int r = 0; r < par.pp; ++r) {
+    for (int l = 0; l < lanes_per_stage_; ++l) {
+      Lane& ln = lane(r, l);
+      ln.step_host =
+          emitter_.EmitOne(ln.streams, stages_[r].step_host_after, {});
+    }
+  }
   std::vector<OpId> chain(par.pp, -1);
   EmitPipeline(par.pp, par.vpp, microbatches_, chain, callbacks);
   for (int r = 0; r < par.pp; ++r) EmitOptimizer(r, chain[r]);
@@ -947,6 +1024,10 @@ void StepBuilder::EmitOptimizer(int r, Bundle after) {
     };
     std::vector<OpId> deps = ln.reduce_scatters;
     deps.push_back(At(after, l));
+    // The optimizer's kernels wait for the host to issue them, after the
+    // last backward's launches (the host stream is FIFO) and the grad sync
+    // and optimizer Python before them.
+    deps.push_back(emitter_.EmitOne(ln.streams, st.step_host_before, {}));
     TimedOp adam;
     adam.name = "optimizer adam";
     adam.category = "optimizer";

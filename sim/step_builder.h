@@ -54,6 +54,9 @@ struct Lane {
   int variant = 0;  // index into its stage's variants
   StageStreams streams{};
   std::vector<OpId> reduce_scatters;
+  // The host's work after the previous step's sync (the step's first host
+  // op): the first param all-gather is dispatched at its end.
+  OpId step_host = -1;
 };
 
 class StepBuilder {
@@ -100,6 +103,7 @@ class StepBuilder {
     // With EP overlap: the parts between EP communication ops.
     std::vector<TemplatePart> forward_parts, backward_parts;
     int64_t dense_params = 0, expert_params = 0;
+    int64_t dense_tensors = 0, expert_tensors = 0, replicated_tensors = 0;
   };
   struct Bucket {
     bool expert = false;
@@ -135,6 +139,9 @@ class StepBuilder {
     std::array<int, kNumGroups> group_size{};
     // PP sends of each lane to the next and the previous stage.
     std::vector<TimedOp> send_next, send_previous;
+    // Per-step host work (StepHostCallsOf): before the optimizer's kernels,
+    // and after the step's closing sync (replayed before the first forward).
+    TimedOp step_host_before, step_host_after;
   };
 
   RankContext BaseContext(int rank) const;
@@ -145,6 +152,7 @@ class StepBuilder {
       int r, const RankContext& rank);
   void PlanBuckets(const std::vector<Item>& items, Chunk& chunk) const;
   void PlanOffload(int r, Chunk& chunk) const;
+  void PlanStepHost(int r);
   TimedOp ParamGather(const Stage& st, const Bucket& bucket) const;
   TimedOp CopyOp(const char* name, Time duration) const;
   // The host-copy table's best rate in `direction` ("d2h", "h2d"), GB/s.

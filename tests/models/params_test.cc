@@ -75,5 +75,34 @@ TEST(CountParams, TrimmedModelKeepsLeadingDenseLayers) {
   EXPECT_EQ(four.total - three.total, DecoderLayerParams(*model, 3).total());
 }
 
+// Parameter tensors of a Qwen3-30B-A3B layer (QK-norm GQA, 128 experts, no
+// biases) on an EP8 rank (16 local experts), against the AccumulateGrad
+// leaves calibration/notes/megatron_host_ops.md counts from the TE layer
+// spec: section 1, 5 (qkv.weight, qkv.layer_norm_weight, q_layernorm,
+// k_layernorm, proj.weight); section 2, 2 + 2 x 16 = 34 (router.weight,
+// pre_mlp_layernorm.weight, one GroupedLinear weight per local expert for
+// fc1 and for fc2). Replicated: the four norms and the router weight.
+TEST(ParamTensors, Qwen3MoeLayerMatchesTheNoteLeafCounts) {
+  auto model = LoadModel("qwen3-30b-a3b");
+  ASSERT_TRUE(model) << model.error().message;
+  const ParamTensors t = DecoderLayerTensors(*model, 0, 16);
+  EXPECT_EQ(t.dense, 5 + 2);
+  EXPECT_EQ(t.expert, 32);
+  EXPECT_EQ(t.replicated, 4 + 1);
+  // Fewer experts per rank (EP16: 8 local): 2 fewer expert tensors each.
+  EXPECT_EQ(DecoderLayerTensors(*model, 0, 8).expert, 16);
+}
+
+// A dense Llama layer: qkv weight + its fused input norm, proj; fc1 + its
+// fused pre-MLP norm, fc2 (section 4: 3 AccumulateGrad leaves in the MLP).
+TEST(ParamTensors, DenseLayerHasSixTensors) {
+  auto model = LoadModel("llama3-70b");
+  ASSERT_TRUE(model) << model.error().message;
+  const ParamTensors t = DecoderLayerTensors(*model, 0, 0);
+  EXPECT_EQ(t.dense, 3 + 3);
+  EXPECT_EQ(t.expert, 0);
+  EXPECT_EQ(t.replicated, 2);
+}
+
 }  // namespace
 }  // namespace moesim::models

@@ -4,7 +4,12 @@
 // taken from a run of the code under test.
 #include "sim/host_calls.h"
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
 
 #include "models/layer_ops.h"
 #include "models/zoo.h"
@@ -368,6 +373,120 @@ TEST(SharedExpertOverlap, HidesTheSharedExpertBehindTheFirstExchange) {
     EXPECT_NEAR(before - after, shared, 1e-9)
         << (pass == &layer.forward ? "forward" : "backward");
   }
+}
+
+// A rank with 10 dense tensors (4 of them norms / router) in one bucket
+// over DP 2 and 32 expert tensors in one bucket over expert DP 1, small
+// shards (every multi-tensor list fits one launch), the last of 4 stages'
+// worth of micro-batches: 4.
+StepHostShape SmallShape() {
+  StepHostShape x;
+  x.dense_tensors = 10;
+  x.expert_tensors = 32;
+  x.replicated_tensors = 4;
+  x.dense_buckets = 1;
+  x.expert_buckets = 1;
+  x.dense_dp = 2;
+  x.expert_dp = 1;
+  x.dense_shard_params = 1e6;
+  x.expert_shard_params = 1e6;
+  x.last_stage = true;
+  x.moe = true;
+  x.microbatches = 4;
+  return x;
+}
+
+// Calls summed by hand from the note's section "Per-step host work":
+// shards: dense ceil(10 / 2) + 1 bucket = 6, expert 32 (DP 1), 38 in all.
+//   DDP buckets (2): 6 each (check_grads 3, scale, reduce-scatter, wait) 12
+//   prepare_grads: 3 per shard tensor                                   114
+//   grad norm                                                             6
+//   dense: clip 6 + 5, Adam 2 x 6 + 2 groups, param copies 4 x 6         49
+//   expert: clip 32 + 5, Adam 2 x 32 + 1 group, param copies 4 x 32     230
+//   train_step stats 3 + 4, loss reduction 4 + 4 micro-batches           15
+//   before the step: 426 torch calls; kernels: the l2norm's cleanup (1).
+//   after the sync: loss log 1 + MoE tracker 3, 2 buffer zero_, 2 x 2
+//   bucket gathers: 10 torch calls.
+TEST(StepHostCalls, SmallRankIsCountedCallsTimesTableCosts) {
+  const StepHostCalls c = StepHostCallsOf(SmallShape());
+  EXPECT_EQ(c.before_step.torch, 426);
+  EXPECT_EQ(c.before_step.kernels, 1);
+  EXPECT_EQ(c.before_step.te + c.before_step.nodes, 0);
+  EXPECT_EQ(c.after_sync.torch, 10);
+  const HostCallCosts costs{kTorch, kTe, kNode, kKernel};
+  EXPECT_NEAR(HostSeconds(c.before_step, costs), 426 * kTorch + kKernel, 1e-12);
+  EXPECT_NEAR(HostSeconds(c.after_sync, costs), 10 * kTorch, 1e-12);
+}
+
+// Per shard tensor: 3 (grad copy) + 1 (clip) + 2 (Adam) + 4 (param copy) =
+// 10 calls; 16 more expert tensors at expert DP 1 add 160. The
+// precision-aware optimizer drops the cast and the param copies but reads
+// the master weight: 2 + 1 + 3 = 6 per shard tensor.
+TEST(StepHostCalls, GrowWithParameterTensors) {
+  StepHostShape x = SmallShape();
+  const int base = StepHostCallsOf(x).before_step.torch;
+  x.expert_tensors += 16;
+  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base + 160);
+  x = SmallShape();
+  x.precision_aware = true;
+  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base - 38 * (10 - 6));
+  // More ranks in the expert shard: ceil(32 / 4) + 1 = 9 tensors stepped.
+  x = SmallShape();
+  x.expert_dp = 4;
+  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base - (32 - 9) * 10);
+}
+
+// Large shards launch TE's multi-tensor kernels again every 320 x 65,536
+// elements: 1e9 expert elements over 32 tensors -> ceil(1e9 / 20,971,520) =
+// 48 launches of each list; Adam (1 group) and the clip scale add 47 each,
+// the l2norm (over all 38) 48.
+TEST(StepHostCalls, LargeShardsRelaunchMultiTensorKernels) {
+  StepHostShape x = SmallShape();
+  x.expert_shard_params = 1e9;
+  EXPECT_EQ(StepHostCallsOf(x).before_step.kernels, 48 + 47 + 47);
+}
+
+// In the replay the optimizer's kernels wait for the host's step work, and
+// the host stream opens with the work after the previous step's sync.
+TEST(StepHostCalls, ReplayPlacesStepWorkAroundTheOptimizer) {
+  const scenarios::ResolvedScenario s =
+      test_support::Resolve(R"(model: "qwen3-30b-a3b" system: "dgx-h100"
+        num_gpus: 8 seq_length: 4096 precision: "bf16"
+        layout { expert_model_parallel_size: 8 global_batch_size: 8 })");
+  ReplayOptions options;
+  options.trace = true;
+  const StepResult r = test_support::Simulate(s, options);
+  google::protobuf::Struct trace;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(r.trace, &trace).ok());
+  double before_end = -1, after_ts = -1, after_dur = 0, adam_ts = -1;
+  double first_gpu_ts = 1e30;
+  for (const auto& v : trace.fields().at("traceEvents").list_value().values()) {
+    const auto& e = v.struct_value().fields();
+    if (e.at("ph").string_value() != "X") continue;
+    const std::string& name = e.at("name").string_value();
+    const double ts = e.at("ts").number_value();
+    const double dur = e.at("dur").number_value();
+    if (name == "step host: grad sync, optimizer step" && before_end < 0) {
+      before_end = ts + dur;
+    } else if (name == "step host: loss log, zero grad, param gather" &&
+               after_ts < 0) {
+      after_ts = ts;
+      after_dur = dur;
+    } else if (name == "optimizer adam" && adam_ts < 0) {
+      adam_ts = ts;
+    }
+    if (const auto cat = e.find("cat");
+        cat != e.end() && cat->second.string_value() == "gemm") {
+      first_gpu_ts = std::min(first_gpu_ts, ts);
+    }
+  }
+  ASSERT_GT(before_end, 0);
+  ASSERT_GE(after_ts, 0);
+  EXPECT_EQ(after_ts, 0);
+  EXPECT_GT(after_dur, 0);
+  EXPECT_GE(first_gpu_ts, after_ts + after_dur - 1e-6);
+  EXPECT_GE(adam_ts, before_end - 1e-6);
 }
 
 }  // namespace

