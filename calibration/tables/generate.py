@@ -460,33 +460,53 @@ def attention_tables(K, T, spec, left_out, dups):
                                        H800, r["kernel"], r["dtype"], topk,
                                        "" if topk == 2048 else " (value from the row's notes)", topk,
                                        r["notes"], r["_line"])))
-    # Derived: the H100 cuDNN rows (FP16, measured) in BF16 on the other GPUs,
-    # scaled by BF16 peak / 989.
+    # Derived: the H100 cuDNN rows (FP16, measured) in BF16 on the other GPUs.
+    # H200: x 989/989 (same GH100 compute). Blackwell: x NVIDIA's published
+    # SM100 dense MHA prefill rate (FlashMLA README, B200) over the best H100
+    # cuDNN hd128 row of the same direction (FA3 paper figure), then x the
+    # GPU's BF16 peak over B200's where it differs.
     cud = [row for row in T["h100"]["attention"].rows.values()
            if row["impl"] == "cudnn" and row["dtype"] == "fp16"]
+    sm100 = {}  # direction -> (TFLOPS, citation)
+    for r in K:
+        m = re.fullmatch(r"FlashMLA_dense_MHA_prefill_(fwd|bwd)", r["kernel"])
+        if m and r["gpu"] == "B200":
+            sm100[m.group(1)] = (float(r["measured_tflops_or_gbps"]), r["source"])
+    h100_best = {d: max(float(row["tflops"]) for row in cud if row["direction"] == d and row["head_dim_qk"] == "128")
+                 for d in ("fwd", "bwd")}
+    b200_peak = spec["b200"]["bf16"]
     for g in GPUS:
         if g == "h100":
             continue  # the FP16 rows are measured; BF16 is the same peak class
         peak = spec[g]["bf16"]
-        scale = peak / 989.0
         for row in cud:
-            v = float(row["tflops"]) * scale
+            d = row["direction"]
+            head = ("derived:h100 cudnn fp16 row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper figure)" % (
+                d, row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"], row["tflops"]))
             if g == "h200":
-                rule = ("derived:h100 cudnn fp16 row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper "
-                        "figure) x (989/989) (H200 has the same GH100 compute and clocks; hardware_facts.md s1; "
-                        "BF16 = FP16 tensor-core rate)") % (
-                    row["direction"], row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"], row["tflops"])
+                v = float(row["tflops"]) * (peak / 989.0)
+                rule = head + (" x (989/989) (H200 has the same GH100 compute and clocks; hardware_facts.md s1; "
+                               "BF16 = FP16 tensor-core rate)")
+                text = num(round(v, 1))
             else:
-                rule = ("derived:h100 cudnn fp16 row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper "
-                        "figure) x (%s/989) (%s BF16 dense peak, %s / H100 BF16 peak); BF16 = FP16 tensor-core "
-                        "rate") % (
-                    row["direction"], row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"], row["tflops"],
-                    num(peak), g.upper(), spec[g]["file"])
+                rate, rate_src = sm100[d]
+                v = float(row["tflops"]) * rate / h100_best[d]
+                rule = head + (" x %s/%s (B200 over H100 attention %s: NVIDIA's SM100 dense MHA prefill %s %s "
+                               "TFLOPS, %s (measured_kernels.csv), over the H100 cuDNN hd128 best %s TFLOPS of the FA3 "
+                               "paper figure)" % (
+                                   num(rate), num(h100_best[d]), {"fwd": "forward", "bwd": "backward"}[d],
+                                   {"fwd": "forward", "bwd": "backward"}[d], num(rate), rate_src,
+                                   num(h100_best[d])))
+                if peak != b200_peak:
+                    v *= peak / b200_peak
+                    rule += " x %s/%s (%s / B200 BF16 dense peak)" % (num(peak), num(b200_peak), g.upper())
+                rule += "; BF16 = FP16 tensor-core rate"
+                text = "%.1f" % v
             T[g]["attention"].add(
                 impl="cudnn", direction=row["direction"], batch=row["batch"], seq_q=row["seq_q"],
                 seq_kv=row["seq_kv"], heads_q=row["heads_q"], heads_kv=row["heads_kv"],
                 head_dim_qk=row["head_dim_qk"], head_dim_v=row["head_dim_v"], causal=row["causal"], window=0,
-                dtype="bf16", tflops=round(v, 1), source=rule)
+                dtype="bf16", tflops=text, source=rule)
 
 
 # --------------------------------------------------------------------------
