@@ -221,6 +221,8 @@ H800 = "H800 (same GH100 SMs and clocks as H100 SXM)"
 def gemm_tables(K, T, spec):
     mamf = {}  # gpu -> dtype -> (m, n, k, tflops)
     h100_sweep = {}  # (dtype, size) -> (tflops text, row)
+    b200_sweep = {}  # size -> TFLOPS, B200 cuBLAS BF16 M=N=K (pyptx.dev)
+    mamf_src = None  # the MAMF table's citation, repository@commit
     for r in K:
         lab, gpu, kern = r["source"], r["gpu"], r["kernel"]
         if "MAMF" in kern and gpu in MAMF_GPU:
@@ -233,6 +235,7 @@ def gemm_tables(K, T, spec):
                              source=cite(r, "%s %s %s, %s; %s (measured_kernels.csv line %d)" % (
                                  gpu, kern, r["dtype"], r["shape_params"], r["notes"], r["_line"])))
             mamf.setdefault(g, {})[dt] = (mm, nn, kk, float(r["measured_tflops_or_gbps"]))
+            mamf_src = lab.split(" ")[0]
         elif kern.startswith("cublasGemmEx"):
             n = int(re.search(r"M=N=K=(\d+)", r["shape_params"]).group(1))
             dt = "tf32" if "TF32" in kern else "fp16"
@@ -244,6 +247,8 @@ def gemm_tables(K, T, spec):
         elif kern.startswith("cuBLAS_gemm (torch.matmul") and gpu == "B200":
             m = re.search(r"MxNxK=(\d+)x(\d+)x(\d+)", r["shape_params"])
             mm, nn, kk = (int(x) for x in m.groups())
+            if mm == nn == kk:
+                b200_sweep[mm] = float(r["measured_tflops_or_gbps"])
             T["b200"]["gemm"].add(impl="cublas", m=mm, n=nn, k=kk, dtype="bf16",
                                   tflops=r["measured_tflops_or_gbps"],
                                   source=cite(r, "%s %s BF16 %s; %s (measured_kernels.csv line %d)" % (
@@ -296,8 +301,15 @@ def gemm_tables(K, T, spec):
     for n in (2048, 4096, 8192):
         ratio[n] = float(h100_sweep[("fp16", n)][0]) / base
     rtxt = ", ".join("%d^3 %.4f" % (n, ratio[n]) for n in (2048, 4096, 8192))
-    # Size curves where no sweep was measured: H100 ratio x the GPU's MAMF.
+    # Size curves where no sweep was measured: a size-efficiency ratio x the
+    # GPU's MAMF. Hopper: the H100 FP16 cublasGemmEx sweep over its 8192^3
+    # figure. Blackwell: B200's own cuBLAS curve, the pyptx.dev B200 BF16
+    # rows over the B200 BF16 MAMF (Blackwell is lower than H100 at mid sizes).
+    b200_mamf = mamf["b200"]["bf16"][3]
+    bw_ratio = {n: b200_sweep[n] / b200_mamf for n in (2048, 4096, 8192)}
+    bw_rtxt = ", ".join("%d^3 %s -> %.4f" % (n, num(b200_sweep[n]), bw_ratio[n]) for n in (2048, 4096, 8192))
     for g in GPUS:
+        blackwell = g not in ("h100", "h200")
         for dt in ("bf16", "fp8"):
             if dt == "bf16" and g in ("h100", "h200", "b200"):
                 continue  # measured sweep: h100 FP16 (same peak class), b200 pyptx
@@ -305,12 +317,98 @@ def gemm_tables(K, T, spec):
             for n in (2048, 4096, 8192):
                 if T[g]["gemm"].has(impl="cublas", m=n, n=n, k=n, dtype=dt):
                     continue
+                if blackwell:
+                    T[g]["gemm"].add(
+                        impl="cublas", m=n, n=n, k=n, dtype=dt, tflops="%.1f" % (v * bw_ratio[n]),
+                        source="derived:%s %s MAMF %s TFLOPS (%dx%dx%d) x %.4f = B200 cuBLAS size efficiency of "
+                               "M=N=K=%d (pyptx.dev published B200 torch.matmul BF16 TFLOPS / the B200 BF16 MAMF %s: "
+                               "%s; Blackwell's own curve, lower than H100's at mid sizes)" % (
+                                   g.upper(), dt.upper(), num(v, 2), mm, nn, kk, bw_ratio[n], n, num(b200_mamf),
+                                   bw_rtxt))
+                    continue
                 T[g]["gemm"].add(impl="cublas", m=n, n=n, k=n, dtype=dt, tflops=round(v * ratio[n], 1),
                                  source="derived:%s %s MAMF %s TFLOPS (%dx%dx%d) x %.4f = H100 cublasGemmEx size "
                                         "efficiency of M=N=K=%d (TFLOPS / the 8192^3 TFLOPS %s; ratios %s)" % (
                                             g.upper(), dt.upper(), num(v, 2), mm, nn, kk, ratio[n], n,
                                             num(base, 2), rtxt))
+    te_gemm_rows(T, mamf, mamf_src)
     return mamf, ratio
+
+
+# Transformer Engine's published GEMM benchmark on B300 (not in the reference
+# files; transcribed by hand from NVIDIA/TransformerEngine@8f2e635
+# docs/examples/gemm_profiling/gemm_profiling.rst): BF16 Fprop times of the
+# four layer GEMMs at M = 15872 tokens, and the published Fprop-sum times of
+# the pre-quantized (GEMM kernel only) runs per precision.
+TE_GEMM_DOC = "NVIDIA/TransformerEngine@8f2e635 docs/examples/gemm_profiling/gemm_profiling.rst"
+TE_GEMM_SETUP = ("(benchmarks/gemm/benchmark_gemm.py, model config hidden 4096 intermediate 16384, M = 31 x 512 = "
+                 "15872 tokens; NVIDIA B300 SXM6 AC, CUDA events, 10 warmup + 100 timed iterations)")
+TE_B300_FPROP = [  # name, M, K, N, BF16 ms
+    ("QKV Proj Fprop", 15872, 4096, 12288, "1.071"),
+    ("Attn Out Fprop", 15872, 4096, 4096, "0.307"),
+    ("MLP Up Fprop", 15872, 4096, 16384, "1.393"),
+    ("MLP Down Fprop", 15872, 16384, 4096, "1.426"),
+]
+TE_B300_FPROP_SUM_MS = {"bf16": "4.25", "mxfp8": "2.365", "fp8": "2.158"}  # sum over the four Fprop shapes
+TE_PRECISION = {"mxfp8": "MXFP8", "fp8": "FP8 current scaling"}
+TE_WHAT = {"bf16": "BF16 GEMM measured", "mxfp8": "MXFP8 GEMM (derived there from the measured BF16 time)",
+           "fp8": "per-tensor FP8 GEMM (derived there from the measured BF16 time)"}
+
+
+def te_gemm_rows(T, mamf, mamf_src):
+    """B300 rows from the TE benchmark (BF16 measured; MXFP8 / FP8 by the
+    published kernel-only Fprop-sum ratio), GB300 using the B300 figures (the
+    same GPU), B200 and GB200 by the MAMF ratio to B300. FP8 and MXFP8 rows are
+    capped at the GPU's FP8 MAMF. Written after the sorted rows, in the
+    benchmark's order."""
+    b300 = []  # (shape, dtype, uncapped TFLOPS, published/derived text without the cap)
+    for name, mm, kk, nn, ms in TE_B300_FPROP:
+        shape = "%s %dx%dx%d (M x K x N)" % (name, mm, kk, nn)
+        flop = 2.0 * mm * nn * kk
+        for dt in ("bf16", "mxfp8", "fp8"):
+            if dt == "bf16":
+                t = float(ms)
+                text = "%s %s; %s BF16 %s ms (BF16 has no quantization step, so this is the GEMM kernel alone)" % (
+                    TE_GEMM_DOC, TE_GEMM_SETUP, shape, ms)
+            else:
+                t = float(ms) * float(TE_B300_FPROP_SUM_MS[dt]) / float(TE_B300_FPROP_SUM_MS["bf16"])
+                text = ("%s %s: this shape's BF16 time %s ms x the published pre-quantized (GEMM kernel only) "
+                        "Fprop-sum ratio %s/BF16 = %s/%s ms over the four Fprop shapes; %s" % (
+                            TE_GEMM_DOC, TE_GEMM_SETUP, ms, TE_PRECISION[dt], TE_B300_FPROP_SUM_MS[dt],
+                            TE_B300_FPROP_SUM_MS["bf16"], shape))
+            b300.append(((mm, nn, kk), dt, flop / (t * 1e-3) / 1e12, text))
+
+    def add(g, mnk, dt, v, source, cap_gpu=None):
+        cap = mamf[cap_gpu or g]["fp8"][3]
+        if dt != "bf16" and round(v, 1) > cap:
+            source += ("; capped at this GPU's FP8 MAMF %.1f (the derivation gave %.1f, above the best-shape "
+                       "maximum)" % (cap, v))
+            v = cap
+        T[g]["gemm"].add(order="tail", impl="cublas", m=mnk[0], n=mnk[1], k=mnk[2], dtype=dt, tflops="%.1f" % v,
+                         source=source)
+
+    for mnk, dt, v, text in b300:
+        add("b300", mnk, dt, v, ("published:" if dt == "bf16" else "derived:") + text)
+    # GB300: the B300 figures, said so in the row, with B300's FP8 MAMF cap
+    # (as the shipped rows have it; GB300's own FP8 MAMF row is higher).
+    for mnk, dt, v, text in b300:
+        if dt == "bf16":
+            src = ("derived:B300 SXM6 figure used for GB300 (the same B300 GPU; GB300's own rows are otherwise "
+                   "copies of GB200's): " + text)
+        else:
+            src = "derived:" + text + " (B300 figure used for GB300, the same GPU)"
+        add("gb300", mnk, dt, v, src, cap_gpu="b300")
+    # B200, GB200: the B300 row x the MAMF ratio of the same precision class.
+    for g in ("b200", "gb200"):
+        for mnk, dt, v, text in b300:
+            cls = "bf16" if dt == "bf16" else "fp8"
+            ratio_txt = "%.1f/%.1f" % (mamf[g][cls][3], mamf["b300"][cls][3])
+            v = round(v, 1)  # the B300 row's figure as written (before its FP8 MAMF cap)
+            add(g, mnk, dt, v * mamf[g][cls][3] / mamf["b300"][cls][3],
+                "derived:the B300 row of this shape and dtype (%.1f TFLOPS; %s by Transformer Engine's GEMM "
+                "benchmark, %s, NVIDIA B300 SXM6 AC, M = 15872) x the %s / B300 %s MAMF ratio %s (%s MAMF table): "
+                "the same Blackwell cuBLAS kernels at a real layer shape, below the best-shape MAMF" % (
+                    v, TE_WHAT[dt], TE_GEMM_DOC, g.upper(), cls.upper(), ratio_txt, mamf_src))
 
 
 # --------------------------------------------------------------------------
