@@ -11,7 +11,13 @@ Every row carries a source: `published:<citation>` for a row of the reference
 CSVs (citation text kept), `derived:<rule>` for a spec x efficiency or a
 same-silicon copy, the rule written out. Run:
 
-    python3 calibration/tables/generate.py [--ref /work/shared/reference]
+    python3 calibration/tables/generate.py [--ref /work/shared/reference] [--check]
+
+--check writes nothing: it prints which files differ from the generated text
+and exits 1 if any does, 0 if all match (the CTest
+calibration_tables_generate_check runs it). Figures that are not in the
+reference files (transcribed by hand from the cited page) are named constants
+below, each with its citation.
 """
 
 import argparse
@@ -1332,11 +1338,11 @@ def main():
     val, nval = moe_layer(K)
     out[os.path.join(REPO, "calibration", "validation", "moe_layer.csv")] = val
 
-    changed = 0
+    changed = []
     for path, text in out.items():
-        old = open(path).read() if os.path.exists(path) else None
+        old = open(path, newline="").read() if os.path.exists(path) else None
         if old != text:
-            changed += 1
+            changed.append(os.path.relpath(path, REPO))
             if not args.check:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "w") as f:
@@ -1357,7 +1363,8 @@ def main():
     for x in dups:
         print("  " + x)
     if args.check:
-        print("\n%d file(s) differ from the generated text" % changed)
+        print("\n%d file(s) differ from the generated text%s" % (
+            len(changed), "".join("\n  " + p for p in changed)))
         return 1 if changed else 0
     return 0
 
