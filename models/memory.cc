@@ -258,14 +258,12 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       // fc1 input. Under FP8/FP4 fc1's quantized copy of the pre-MLP norm
       // output, which `layernorm` recompute also frees (MCore
       // MoELayer.set_for_recompute_pre_mlp_layernorm makes fc1 save the
-      // original input, which the checkpoint discards). Known difference: in
-      // bf16 it is the norm output itself, already counted above, so this
-      // term counts 2*T*h twice per MoE layer; dropping it lowers the
-      // Moonlight rows of runs.csv (already 9-10% under their measured peaks
-      // for a reason not yet found) and raises validate's memory MAPE from
-      // 6.2% to 6.4%, so it stays until that shortfall is understood.
-      keep(kSharedExperts, x.lin * T * h,
-           shared || (x.lin < kAct && rc.layernorm));
+      // original input, which the checkpoint discards). In 16 bits fc1 saves
+      // the norm output itself, the tensor the router already keeps
+      // (RouterGatingLinearFunction saves its uncast input), counted above.
+      if (x.lin < kAct) {
+        keep(kSharedExperts, x.lin * T * h, shared || rc.layernorm);
+      }
       keep(kSharedExperts, kAct * S * fc1_factor * fs, shared);
       keep(kSharedExperts, x.lin * S * fs, shared);
     }
