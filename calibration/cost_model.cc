@@ -170,9 +170,9 @@ void CostModel::Family::Fit() {
         double total = 0;
         for (size_t i = 0; i < impls.size(); ++i) {
           e_max.push_back({impls[i], std::exp(sum[i] / count[i])});
-          total += sum[i];
+          total += sum[i] / count[i];
         }
-        mean_e_max = std::exp(total / points.size());
+        mean_e_max = std::exp(total / impls.size());
       }
       if (exponent == 0) break;  // W0 does not matter for a constant
     }

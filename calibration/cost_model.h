@@ -137,7 +137,9 @@ class CostModel {
     int dtype_class = 0;
     std::vector<Point> points;
     // e(W) = e_max[impl] / (1 + (w0/W)^a); an implementation without rows
-    // takes the mean level.
+    // takes the mean level of the implementations that have rows (the
+    // geometric mean, each implementation once: another kernel is like a
+    // typical kernel, not like the kernel with the most rows).
     std::vector<std::pair<std::string, double>> e_max;
     double mean_e_max = 0, w0 = 1, a = 0;
     double Curve(std::string_view impl, double work) const;
