@@ -22,6 +22,14 @@ constexpr int kNeighbours = 4;
 constexpr double kMemoryBoundShare = 0.75;
 // In the pooled family, a row of another implementation is this far away.
 constexpr double kImplDistance = 2.0;
+// The overlaps a GEMM family's fit chooses from (cost_model.h): p-norm
+// exponents of compute and input streaming, and the serial share of the
+// output write (none or all of it).
+constexpr double kNormExponents[] = {
+    1, 1.5, 2, 3, 4, std::numeric_limits<double>::infinity()};
+constexpr double kSerialOutput[] = {0, 1};
+// An implementation with this many rows of a family gets its own overlap.
+constexpr size_t kOverlapRows = 3;
 
 // Peak classes: rows and queries of one class share an efficiency curve.
 int DtypeClass(Dtype d) {
@@ -112,26 +120,126 @@ double CostModel::Family::Curve(std::string_view impl, double work) const {
   return level / (1 + std::pow(w0 / work, a));
 }
 
-// Least squares on log efficiency over a grid of (a, W0), each
+double CostModel::Overlap::Seconds(double compute, double in,
+                                   double out) const {
+  if (in + out <= 0) return compute;
+  const double streamed = in + (1 - serial_out) * out;
+  const double both =
+      std::isinf(p)
+          ? std::max(compute, streamed)
+          : std::pow(std::pow(compute, p) + std::pow(streamed, p), 1 / p);
+  return both + serial_out * out;
+}
+
+double CostModel::Overlap::ComputeSeconds(double seconds, double in,
+                                          double out) const {
+  if (in + out <= 0) return seconds;
+  const double rest = seconds - serial_out * out;
+  const double streamed = in + (1 - serial_out) * out;
+  if (rest <= streamed) return 0;
+  return std::isinf(p) ? rest
+                       : std::pow(std::pow(rest, p) - std::pow(streamed, p),
+                                  1 / p);
+}
+
+const CostModel::Overlap& CostModel::Family::OverlapOf(
+    std::string_view impl) const {
+  for (const auto& [name, value] : overlap) {
+    if (name == impl) return value;
+  }
+  return default_overlap;
+}
+
+double CostModel::Family::ComputeEfficiency(const Point& p) const {
+  if (p.in + p.out <= 0) return p.efficiency;
+  const double compute =
+      OverlapOf(p.impl).ComputeSeconds(1 / p.efficiency, p.in, p.out);
+  return compute > 0 ? std::min(1.0, 1 / compute) : 0.0;
+}
+
+double CostModel::Family::TimeSse() const {
+  double sse = 0;
+  for (const Point& p : points) {
+    const double compute = 1 / std::min(1.0, Curve(p.impl, p.work));
+    const double r = std::log(OverlapOf(p.impl).Seconds(compute, p.in, p.out)) +
+                     std::log(p.efficiency);
+    sse += r * r;
+  }
+  return sse;
+}
+
+// Overlaps first: the family's pair, then each implementation with
+// kOverlapRows rows tries its own, each candidate scored by TimeSse with the
+// curve refitted under it. Families without traffic (attention) only fit
+// the curve.
+void CostModel::Family::Fit() {
+  if (std::none_of(points.begin(), points.end(),
+                   [](const Point& p) { return p.in + p.out > 0; }))
+    return FitCurve();
+  double best = std::numeric_limits<double>::infinity();
+  // Sets `slot` to the candidate with the least TimeSse; false when none
+  // beats `best`.
+  auto choose = [&](Overlap& slot) {
+    bool better = false;
+    Overlap chosen = slot;
+    for (double share : kSerialOutput) {
+      for (double p : kNormExponents) {
+        slot = {p, share};
+        FitCurve();
+        if (const double sse = TimeSse(); sse < best - 1e-12) {
+          best = sse;
+          chosen = slot;
+          better = true;
+        }
+      }
+    }
+    slot = chosen;
+    return better;
+  };
+  choose(default_overlap);
+  std::vector<std::string_view> seen;
+  for (const Point& p : points) {
+    if (std::find(seen.begin(), seen.end(), p.impl) != seen.end()) continue;
+    seen.push_back(p.impl);
+    if (std::count_if(points.begin(), points.end(), [&](const Point& q) {
+          return q.impl == p.impl;
+        }) < static_cast<std::ptrdiff_t>(kOverlapRows))
+      continue;
+    overlap.push_back({p.impl, default_overlap});
+    if (!choose(overlap.back().second)) overlap.pop_back();
+  }
+  FitCurve();
+}
+
+// Least squares on log compute efficiency over a grid of (a, W0), each
 // implementation's level in closed form (the mean of its rows' log
 // efficiency plus log(1 + (W0/W)^a)). a = 0 is a constant efficiency (used
 // when fewer than three rows).
-void CostModel::Family::Fit() {
-  // The compute curve is fitted on compute-bound rows when there are any.
-  std::vector<Point> compute;
-  for (const Point& p : this->points) {
-    if (!p.memory_bound) compute.push_back(p);
-  }
-  const std::vector<Point>& points = compute.empty() ? this->points : compute;
+void CostModel::Family::FitCurve() {
+  // The compute curve is fitted on compute-bound rows when there are any:
+  // each as (implementation index, FLOPs, log compute efficiency).
+  const bool any = std::any_of(points.begin(), points.end(),
+                               [](const Point& p) { return !p.memory_bound; });
   std::vector<std::string> impls;
+  std::vector<size_t> index;
+  std::vector<double> work, log_e;
   for (const Point& p : points) {
-    if (std::find(impls.begin(), impls.end(), p.impl) == impls.end())
-      impls.push_back(p.impl);
+    // A row its traffic alone explains (efficiency 0) says nothing of
+    // compute; if every row is such, their measured efficiencies stand in.
+    double e = any && p.memory_bound ? 0 : ComputeEfficiency(p);
+    if (!any && !(e > 0)) e = p.efficiency;
+    if (!(e > 0)) continue;
+    auto it = std::find(impls.begin(), impls.end(), p.impl);
+    if (it == impls.end()) it = impls.insert(impls.end(), p.impl);
+    index.push_back(it - impls.begin());
+    work.push_back(p.work);
+    log_e.push_back(std::log(e));
   }
+  const size_t n = work.size();
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (const Point& p : points) {
-    lo = std::min(lo, std::log10(p.work));
-    hi = std::max(hi, std::log10(p.work));
+  for (double w : work) {
+    lo = std::min(lo, std::log10(w));
+    hi = std::max(hi, std::log10(w));
   }
   double best = std::numeric_limits<double>::infinity();
   // a <= 1 keeps the time W / (peak e(W)) = (W + W0^a W^(1-a)) / (peak
@@ -139,27 +247,23 @@ void CostModel::Family::Fit() {
   // a > 1 the curve, extrapolated below the table's smallest rows, would make
   // tiny GEMMs (a Gated DeltaNet chunk, a router) take milliseconds.
   const std::vector<double> exponents =
-      points.size() < 3 ? std::vector<double>{0}
-                        : std::vector<double>{0, 0.25, 0.5, 0.75, 1};
-  std::vector<double> sum(impls.size()), count(impls.size());
+      n < 3 ? std::vector<double>{0}
+            : std::vector<double>{0, 0.25, 0.5, 0.75, 1};
+  std::vector<double> sum(impls.size()), count(impls.size()), shape(n);
   for (double exponent : exponents) {
     for (double lw = lo - 3; lw <= hi + 1 + 1e-9; lw += 0.1) {
       const double w = std::pow(10, lw);
       std::fill(sum.begin(), sum.end(), 0);
       std::fill(count.begin(), count.end(), 0);
-      auto index = [&](const Point& p) {
-        return std::find(impls.begin(), impls.end(), p.impl) - impls.begin();
-      };
-      for (const Point& p : points) {
-        sum[index(p)] +=
-            std::log(p.efficiency) + std::log1p(std::pow(w / p.work, exponent));
-        count[index(p)] += 1;
+      for (size_t j = 0; j < n; ++j) {
+        shape[j] = std::log1p(std::pow(w / work[j], exponent));
+        sum[index[j]] += log_e[j] + shape[j];
+        count[index[j]] += 1;
       }
       double sse = 0;
-      for (const Point& p : points) {
-        const size_t i = index(p);
-        const double r = std::log(p.efficiency) - sum[i] / count[i] +
-                         std::log1p(std::pow(w / p.work, exponent));
+      for (size_t j = 0; j < n; ++j) {
+        const double r =
+            log_e[j] - sum[index[j]] / count[index[j]] + shape[j];
         sse += r * r;
       }
       if (sse < best - 1e-12) {
@@ -170,9 +274,9 @@ void CostModel::Family::Fit() {
         double total = 0;
         for (size_t i = 0; i < impls.size(); ++i) {
           e_max.push_back({impls[i], std::exp(sum[i] / count[i])});
-          total += sum[i];
+          total += sum[i] / count[i];
         }
-        mean_e_max = std::exp(total / points.size());
+        mean_e_max = std::exp(total / impls.size());
       }
       if (exponent == 0) break;  // W0 does not matter for a constant
     }
@@ -192,32 +296,34 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
           return f.kind == kind && f.dtype_class == cls;
         });
     if (it == families_.end()) {
-      families_.push_back({kind, cls, {}, {}, 0, 1, 0});
+      families_.push_back({kind, cls, {}, {}, 0, 1, 0, {}, {}});
       it = families_.end() - 1;
     }
     it->points.push_back(std::move(p));
   };
-  // HBM traffic of a GEMM: inputs at the dtype's width, a 16-bit output.
-  auto memory_bound = [&](double m, double n, double k, Dtype dtype,
-                          double tflops) {
-    const double bytes = BytesPerElement(dtype) * (m * k + k * n) + 2 * m * n;
-    const double measured = 2 * m * n * k / (tflops * kTera);
-    return TableMemoryBound("copy", bytes, 0).seconds >=
-           kMemoryBoundShare * measured;
+  // A GEMM row with its traffic (GemmTraffic, before corrections), in units
+  // of its time at peak.
+  auto gemm = [&](const std::string& impl, int64_t m, int64_t n, int64_t k,
+                  Dtype dtype, double tflops, std::string source) {
+    const double work = 2.0 * m * n * k;
+    const double at_peak = work / (peaks_.PeakTflops(dtype) * kTera);
+    const Traffic t = GemmTraffic(m, n, k, dtype, 0, false);
+    const double measured = work / (tflops * kTera);
+    Point p{impl, GemmFeatures(m, n, k), work, tflops, std::move(source),
+            t.in + t.out >= kMemoryBoundShare * measured};
+    p.in = t.in / at_peak;
+    p.out = t.out / at_peak;
+    add("gemm", dtype, std::move(p));
   };
   for (const GemmPoint& g : tables_.gemm) {
-    add("gemm", g.dtype,
-        {g.impl, GemmFeatures(g.m, g.n, g.k), 2.0 * g.m * g.n * g.k, g.tflops,
-         g.from.ToString(), memory_bound(g.m, g.n, g.k, g.dtype, g.tflops)});
+    gemm(g.impl, g.m, g.n, g.k, g.dtype, g.tflops, g.from.ToString());
   }
   // A grouped GEMM row is a point of the GEMM surface at its per-expert
   // shape, tagged with its implementation: the small per-expert GEMMs of
   // fine-grained MoEs are where the GEMM table has no rows of its own.
   for (const GroupedGemmPoint& g : tables_.grouped_gemm) {
-    add("gemm", g.dtype,
-        {g.impl, GemmFeatures(g.tokens_per_expert, g.n, g.k),
-         2.0 * g.tokens_per_expert * g.n * g.k, g.tflops, g.from.ToString(),
-         memory_bound(g.tokens_per_expert, g.n, g.k, g.dtype, g.tflops)});
+    gemm(g.impl, g.tokens_per_expert, g.n, g.k, g.dtype, g.tflops,
+         g.from.ToString());
   }
   for (const AttentionPoint& a : tables_.attention) {
     const double work = a.shape.ForwardFlops() * (a.backward ? 2.5 : 1);
@@ -245,7 +351,8 @@ double CostModel::SmShare(int busy_sms) const {
 Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
                             const std::vector<std::string_view>& preference,
                             Dtype dtype, const std::vector<double>& features,
-                            double work, int busy_sms) const {
+                            double work, int busy_sms, double factor,
+                            const Traffic& traffic) const {
   Estimate e;
   const double peak = peaks_.PeakTflops(dtype) * kTera;
   const Family* family = FindFamily(kind, DtypeClass(dtype));
@@ -260,8 +367,10 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
   }
   if (family == nullptr || !(peak > 0)) {
     e.method = "spec";
-    e.efficiency = 1;
-    e.seconds = work / std::max(peak, 1.0) * SmShare(busy_sms);
+    e.efficiency = factor;
+    e.seconds = Overlap().Seconds(
+        work / std::max(peak, 1.0) * SmShare(busy_sms) / factor, traffic.in,
+        traffic.out);
     e.sources.push_back("(no table rows: dense peak)");
     return e;
   }
@@ -299,7 +408,9 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
   });
   double efficiency;
   if (!near.empty() && near[0].first < 1e-9) {
-    efficiency = near[0].second->efficiency;
+    const Point& p = *near[0].second;
+    efficiency = family->ComputeEfficiency(p);
+    if (!(efficiency > 0)) efficiency = family->Curve(p.impl, p.work);
     e.method = "table";
     e.sources.push_back(near[0].second->source);
   } else {
@@ -309,45 +420,62 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
       const Point& p = *near[i].second;
       const double w = 1 / (near[i].first * near[i].first);
       weight += w;
-      residual += w * (std::log(p.efficiency) -
-                       std::log(family->Curve(p.impl, p.work)));
+      // A row its traffic alone explains says nothing of compute: no
+      // residual, only weight.
+      const double measured = family->ComputeEfficiency(p);
+      if (measured > 0) {
+        residual += w * (std::log(measured) -
+                         std::log(family->Curve(p.impl, p.work)));
+      }
       e.sources.push_back(p.source);
     }
     const double fade = std::exp(-near[0].first / kFadeLog2);
     efficiency = family->Curve(chosen, work) *
                  std::exp(fade * residual / std::max(weight, 1e-300));
     e.method = fade > 0.5 ? "interpolated" : "curve";
-    char fit[160];
+    const Overlap& o = family->OverlapOf(chosen);
+    char fit[200];
     std::snprintf(fit, sizeof fit,
-                  "(curve over %zu %s rows: e_max %.3f, W0 %.3g, a %.2f)",
+                  "(curve over %zu %s rows: e_max %.3f, W0 %.3g, a %.2f; "
+                  "traffic p %.3g, serial output %.0f)",
                   family->points.size(), family->kind.c_str(),
-                  family->Curve(chosen, 1e300), family->w0, family->a);
+                  family->Curve(chosen, 1e300), family->w0, family->a, o.p,
+                  o.serial_out);
     e.sources.push_back(fit);
   }
   efficiency = std::min(efficiency, 1.0);
-  e.efficiency = efficiency;
-  e.seconds = work / (peak * efficiency) * SmShare(busy_sms);
-  return e;
-}
-
-Estimate CostModel::Gemm(int64_t m, int64_t n, int64_t k, Dtype dtype,
-                         int busy_sms, std::string_view impl) const {
-  Estimate e = Compute("gemm", impl, kGemmPreference, dtype,
-                       GemmFeatures(m, n, k), 2.0 * m * n * k, busy_sms);
-  e.seconds /= corrections_.at(Factor::kGemm);
-  e.efficiency *= corrections_.at(Factor::kGemm);
-  // HBM traffic bound: inputs at the dtype's width, a 16-bit output, at the
-  // measured copy bandwidth.
-  const double bytes =
-      BytesPerElement(dtype) * (1.0 * m * k + 1.0 * k * n) + 2.0 * m * n;
-  const Estimate traffic = MemoryBound("copy", bytes, busy_sms);
-  if (traffic.seconds > e.seconds) {
-    e.seconds = traffic.seconds;
+  e.efficiency = efficiency * factor;
+  const double compute =
+      work / (peak * efficiency) * SmShare(busy_sms) / factor;
+  e.seconds =
+      family->OverlapOf(chosen).Seconds(compute, traffic.in, traffic.out);
+  if (traffic.in + traffic.out > compute) {
     e.method += "+memory-bound";
     e.sources.insert(e.sources.end(), traffic.sources.begin(),
                      traffic.sources.end());
   }
   return e;
+}
+
+CostModel::Traffic CostModel::GemmTraffic(int64_t m, int64_t n, int64_t k,
+                                          Dtype dtype, int busy_sms,
+                                          bool corrected) const {
+  // Inputs at the dtype's width, a 16-bit output, at the copy rate of their
+  // sum (one interpolation), shared in proportion to the bytes.
+  const double in = BytesPerElement(dtype) * (1.0 * m * k + 1.0 * k * n);
+  const double out = 2.0 * m * n;
+  const Estimate copy = corrected
+                            ? MemoryBound("copy", in + out, busy_sms)
+                            : TableMemoryBound("copy", in + out, busy_sms);
+  return {copy.seconds * in / (in + out), copy.seconds * out / (in + out),
+          copy.sources};
+}
+
+Estimate CostModel::Gemm(int64_t m, int64_t n, int64_t k, Dtype dtype,
+                         int busy_sms, std::string_view impl) const {
+  return Compute("gemm", impl, kGemmPreference, dtype, GemmFeatures(m, n, k),
+                 2.0 * m * n * k, busy_sms, corrections_.at(Factor::kGemm),
+                 GemmTraffic(m, n, k, dtype, busy_sms, true));
 }
 
 Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
@@ -357,10 +485,13 @@ Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
   // (spread over a few streams): the experts' GEMMs one after another, each
   // at the efficiency of its own shape: cuBLAS's level, with the size
   // dependence every GEMM and grouped row teaches. A named grouped
-  // implementation answers at its own rows' efficiency.
-  Estimate e = Compute("gemm", impl.empty() ? "cublas" : impl, kGemmPreference,
-                       dtype, GemmFeatures(tokens_per_expert, n, k),
-                       2.0 * tokens_per_expert * n * k, busy_sms);
+  // implementation answers at its own rows' efficiency. Each expert's GEMM
+  // moves its own traffic; grouped_gemm_efficiency scales the whole time.
+  Estimate e =
+      Compute("gemm", impl.empty() ? "cublas" : impl, kGemmPreference, dtype,
+              GemmFeatures(tokens_per_expert, n, k),
+              2.0 * tokens_per_expert * n * k, busy_sms, 1.0,
+              GemmTraffic(tokens_per_expert, n, k, dtype, busy_sms, false));
   e.seconds *= experts;
   e.seconds /= corrections_.at(Factor::kGroupedGemm);
   e.efficiency *= corrections_.at(Factor::kGroupedGemm);
@@ -369,13 +500,10 @@ Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
 
 Estimate CostModel::Attention(const AttentionShape& shape, bool backward,
                               int busy_sms, std::string_view impl) const {
-  Estimate e =
-      Compute(backward ? "attention_bwd" : "attention_fwd", impl,
-              kAttentionPreference, shape.dtype, AttentionFeatures(shape),
-              shape.ForwardFlops() * (backward ? 2.5 : 1), busy_sms);
-  e.seconds /= corrections_.at(Factor::kAttention);
-  e.efficiency *= corrections_.at(Factor::kAttention);
-  return e;
+  return Compute(backward ? "attention_bwd" : "attention_fwd", impl,
+                 kAttentionPreference, shape.dtype, AttentionFeatures(shape),
+                 shape.ForwardFlops() * (backward ? 2.5 : 1), busy_sms,
+                 corrections_.at(Factor::kAttention), {});
 }
 
 Estimate CostModel::MemoryBound(std::string_view kernel, double bytes,

@@ -12,10 +12,38 @@
 // far outside the table's grid the answer is the fitted roofline curve alone.
 // A query on a grid point returns that row. Grouped GEMM rows join the GEMM
 // surface at their per-expert shape; a grouped GEMM is its experts' GEMMs.
-// GEMMs are also bounded below by
-// their HBM traffic at the measured copy bandwidth. Memory-bound kernels
-// interpolate achieved bandwidth linearly in log(bytes) and clamp outside the
-// measured range.
+// Memory-bound kernels interpolate achieved bandwidth linearly in log(bytes)
+// and clamp outside the measured range.
+//
+// GEMM time = compute and HBM traffic combined. A GEMM reads its inputs
+// (m k + k n elements at the dtype's width) and writes a 16-bit output (2 m
+// n bytes), each at the measured copy bandwidth: t_in and t_out. The inputs
+// stream into shared memory while the tensor cores work, so compute t_c and
+// streaming overlap, partly: they combine as a p-norm, (t_c^p + s^p)^(1/p),
+// p = 1 a plain sum (no overlap), p = inf the max (full overlap). The output
+// is written by the epilogue after a tile's main loop: a kernel that does
+// not overlap the epilogue with the next tile's loads adds it (serial share
+// 1: t = pnorm(t_c, t_in) + t_out, DeepGEMM's FP8 GEMM at K = 512 on H800,
+// whose 268 MB BF16 output takes about as long as its FLOPs and whose
+// measured time is their sum); one that does streams it with the inputs
+// (serial share 0: t = pnorm(t_c, t_in + t_out)). p (1, 1.5, 2, 3, 4 or
+// inf) and the serial share (0 or 1) are fitted per family by least squares
+// on log time over all its rows, memory-bound rows included; an
+// implementation with at least 3 rows then gets its own pair where that
+// lowers the family's squared error (overlap is a property of the kernel:
+// DeepGEMM's epilogue, cuBLAS's). Weight-read-bound GEMMs (M = 64, 128:
+// t_in dominates) and output-bound ones (large M n, small K) thus follow
+// from their bytes, not from a FLOPs curve. The efficiency curve and the
+// residuals live in compute space: each row's compute time is what its
+// measured time leaves after the traffic, inverted through its
+// implementation's combination (a row its traffic alone explains says
+// nothing of compute: no residual, only weight), and the curve is fitted on
+// the rows that are not memory-bound. With no traffic (attention) the
+// combination is the compute time itself. On the shipped tables the fit
+// gives H100 FP8 DeepGEMM p 1.5 with the output serial, H100 cuBLAS FP8 the
+// max (p inf, output overlapped), H100 BF16 the max plus the output, TF32
+// p 2, and the Blackwell families the max (B300 FP8 p 4), about the old
+// max-only floor.
 //
 // SM sharing: a kernel running beside communication kernels that occupy
 // `busy_sms` of the GPU's SMs (DeepEP, HybridEP, NCCL channels) runs on the
@@ -23,8 +51,8 @@
 //
 // Corrections (calibration/profile.h): a profile's factors scale each
 // answer where it is produced: a GEMM's compute time by gemm_efficiency (its
-// HBM floor by memory_bound_efficiency), a grouped GEMM's by
-// grouped_gemm_efficiency, attention by attention_efficiency, memory-bound
+// HBM traffic times by memory_bound_efficiency, before they are combined), a
+// grouped GEMM's whole time by grouped_gemm_efficiency, attention by attention_efficiency, memory-bound
 // kernels by memory_bound_efficiency, a measured collective by the NVLink or
 // network factor of its tier, a dispatcher's rate by dispatcher_efficiency,
 // host quantities by host_overhead_scale. Rates are multiplied, times
@@ -36,6 +64,7 @@
 #ifndef MOESIM_CALIBRATION_COST_MODEL_H_
 #define MOESIM_CALIBRATION_COST_MODEL_H_
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,7 +90,9 @@ struct GpuPeaks {
 
 struct Estimate {
   double seconds = 0;
-  double efficiency = 0;  // of the dtype's peak (compute) or HBM (memory)
+  // Of the dtype's peak (compute: of the compute term, before the traffic
+  // is combined) or of HBM (memory).
+  double efficiency = 0;
   // "table" (a grid point), "interpolated" (curve + nearby residuals),
   // "curve" (fitted curve only, far from the grid), "spec" (no rows: peak).
   std::string method;
@@ -125,29 +156,61 @@ class CostModel {
     std::string impl;
     std::vector<double> features;  // log2 shape dimensions
     double work = 0;               // FLOPs
-    double efficiency = 0;
+    double efficiency = 0;         // measured, of the peak
     std::string source;
     // Its measured time is mostly HBM traffic (>= kMemoryBoundShare of it):
     // it says little about compute, so the curve fit leaves it out.
     bool memory_bound = false;
     Dtype dtype = Dtype::kBf16;  // the row's; set by the constructor
+    // Input and output traffic times at the copy rate, in units of the
+    // time at peak (work / peak); 0 for attention.
+    double in = 0, out = 0;
+  };
+  // How compute and traffic combine (the design comment).
+  struct Overlap {
+    double p = std::numeric_limits<double>::infinity();
+    double serial_out = 0;  // share of the output write after the compute
+    double Seconds(double compute, double in, double out) const;
+    // The compute time that combines with the traffic into `seconds`; 0
+    // when the traffic alone takes that long.
+    double ComputeSeconds(double seconds, double in, double out) const;
+  };
+  struct Traffic {
+    double in = 0, out = 0;  // seconds
+    std::vector<std::string> sources;
   };
   struct Family {
     std::string kind;  // gemm (with grouped rows), attention_fwd, _bwd
     int dtype_class = 0;
     std::vector<Point> points;
     // e(W) = e_max[impl] / (1 + (w0/W)^a); an implementation without rows
-    // takes the mean level.
+    // takes the mean level of the implementations that have rows (the
+    // geometric mean, each implementation once: another kernel is like a
+    // typical kernel, not like the kernel with the most rows).
     std::vector<std::pair<std::string, double>> e_max;
     double mean_e_max = 0, w0 = 1, a = 0;
+    // Per implementation where fitted, else default_overlap.
+    std::vector<std::pair<std::string, Overlap>> overlap;
+    Overlap default_overlap;
     double Curve(std::string_view impl, double work) const;
-    void Fit();
+    const Overlap& OverlapOf(std::string_view impl) const;
+    // A row's compute efficiency: its measured time less its traffic; 0
+    // when the traffic alone explains the time.
+    double ComputeEfficiency(const Point& p) const;
+    void Fit();  // the overlaps, then the curve
+    void FitCurve();
+    double TimeSse() const;  // squared log-time error over all rows
   };
   const Family* FindFamily(std::string_view kind, int dtype_class) const;
+  // `factor` divides the compute time; `traffic` (seconds, corrected)
+  // combines with it.
   Estimate Compute(std::string_view kind, std::string_view impl,
                    const std::vector<std::string_view>& preference, Dtype dtype,
                    const std::vector<double>& features, double work,
-                   int busy_sms) const;
+                   int busy_sms, double factor, const Traffic& traffic) const;
+  // A GEMM's input and output traffic times at the copy rate.
+  Traffic GemmTraffic(int64_t m, int64_t n, int64_t k, Dtype dtype,
+                      int busy_sms, bool corrected) const;
   double SmShare(int busy_sms) const;
   // MemoryBound from the tables alone, before corrections.
   Estimate TableMemoryBound(std::string_view kernel, double bytes,

@@ -138,16 +138,20 @@ TEST(CostModelCorrections, IdentityIsBitIdentical) {
             *identity.Host("kernel_launch_us"));
 }
 
-// gemm_efficiency 0.5 halves the achieved throughput of a compute-bound GEMM:
-// 4096^3 bf16 is the h100 table's 726.4 TFLOPS row (cost_model_test.cc), far
-// above its HBM floor (3 x 32 MiB at ~3 TB/s ~ 0.03 ms vs 0.19 ms), so its
-// time doubles exactly and its efficiency halves.
+// gemm_efficiency 0.5 halves the compute rate of a compute-bound GEMM:
+// 4096^3 bf16 is the h100 table's 726.4 TFLOPS row (cost_model_test.cc),
+// 0.19 ms, of which its HBM traffic (3 x 32 MiB at the 3015 GB/s copy rate,
+// 0.033 ms) is not compute: the compute term doubles, the traffic does not
+// (cost_model.h), so the time grows by less than 2x but by at least 2x less
+// the traffic, and the compute efficiency halves exactly.
 TEST(CostModelCorrections, GemmEfficiencyHalfDoublesAComputeBoundGemm) {
   const CostModel plain(H100Tables(), kH100);
   const CostModel slow(H100Tables(), kH100, One(Factor::kGemm, 0.5));
   const Estimate a = plain.Gemm(4096, 4096, 4096, Dtype::kBf16);
   const Estimate b = slow.Gemm(4096, 4096, 4096, Dtype::kBf16);
-  EXPECT_DOUBLE_EQ(b.seconds, 2 * a.seconds);
+  const double traffic = 3.0 * 4096 * 4096 * 2 / 3015e9;
+  EXPECT_LT(b.seconds, 2 * a.seconds);
+  EXPECT_GE(b.seconds, 2 * a.seconds - traffic);
   EXPECT_DOUBLE_EQ(b.efficiency, 0.5 * a.efficiency);
   // Other kernel classes do not move.
   EXPECT_EQ(slow.MemoryBound("copy", 1e9).seconds,

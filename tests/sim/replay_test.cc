@@ -729,11 +729,14 @@ TEST(Calibration, IdentityProfileIsNoProfile) {
 }
 
 // gemm_efficiency 0.5 on a GEMM-bound dense step (llama3-8b, 4096 tokens per
-// micro-batch: every linear layer is a >= 4096 x 4096 x 4096 GEMM, far above
-// its HBM floor) halves every GEMM's throughput, so the GEMM class's busy
-// time doubles (each op's picoseconds round up once: ~1e-12 relative) while
-// attention and memory-bound kernels do not move; the step grows by less
-// than 2x (they and the communication are the rest of it).
+// micro-batch: every linear layer is a >= 4096 x 4096 x 4096 GEMM) halves
+// every GEMM's compute rate, so the GEMM class's busy time nearly doubles:
+// the HBM traffic part of a GEMM's time does not move (cost_model.h; the
+// H100 BF16 cuBLAS fit writes the output after the compute, 4096^2 x 2 B at
+// 3015 GB/s = 11 us of the 189 us 4096^3 row, 6%), so the ratio is 2 less
+// the traffic share, above 1.9. Attention and memory-bound kernels do not
+// move; the step grows by less than 2x (they and the communication are the
+// rest of it).
 TEST(Calibration, HalfGemmEfficiencyDoublesTheGemmTime) {
   const scenarios::ResolvedScenario s =
       Resolve(R"(model: "llama3-8b" system: "dgx-h100" num_gpus: 8
@@ -743,8 +746,10 @@ TEST(Calibration, HalfGemmEfficiencyDoublesTheGemmTime) {
   half.all.at(calibration::Factor::kGemm) = 0.5;
   const StepResult b = SimulateWith(s, half);
   ASSERT_GT(a.time_by_op_class_s.at("gemm"), 0);
-  EXPECT_NEAR(b.time_by_op_class_s.at("gemm") / a.time_by_op_class_s.at("gemm"),
-              2.0, 1e-9);
+  const double ratio =
+      b.time_by_op_class_s.at("gemm") / a.time_by_op_class_s.at("gemm");
+  EXPECT_GT(ratio, 1.9);
+  EXPECT_LT(ratio, 2.0);
   EXPECT_EQ(b.time_by_op_class_s.at("attention"),
             a.time_by_op_class_s.at("attention"));
   EXPECT_EQ(b.time_by_op_class_s.at("memory_bound"),

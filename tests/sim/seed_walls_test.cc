@@ -76,7 +76,9 @@ TEST(SeedWalls, QwenNext64kOn32Gb200Cp4FitsAndEp16IsMemoryBound) {
             R"( micro_batch_size: 1 global_batch_size: 32 }
             recompute { granularity: "selective"
                         modules: ["moe_act", "layernorm"] })");
-        if (cp < 4) EXPECT_FALSE(j.fits) << "CP" << cp;
+        if (cp < 4) {
+          EXPECT_FALSE(j.fits) << "CP" << cp;
+        }
         if (j.fits && j.tokens_per_sec_per_gpu > best.tokens_per_sec_per_gpu) {
           best = j;
           best_cp = cp;
