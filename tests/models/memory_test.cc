@@ -228,15 +228,16 @@ TEST(EstimateMemory, DeepSeekV3UnoptimizedMatchesTheCard) {
   // 5h (two FP8 copies of the input norm output for the q and kv
   // down-projections, the bf16 pre-MLP norm output for the router, and the
   // shared experts' FP8 copy), SwiGLU 3.8 GiB -> 16.6 KB = k * f_e * 1 B,
-  // and 131.0 GiB of activations -> 572 KB, moesim's bf16 layer less the
-  // shared-expert input it counts twice (memory.cc) plus the k * h * 2 B
-  // expert output that the unfused probability multiply keeps (memory-
+  // and 131.0 GiB of activations -> 572 KB, moesim's bf16 layer plus the
+  // k * h * 2 B expert output that the unfused probability multiply keeps (memory-
   // efficient permutation off: 26.3 GiB / 60 / 4096 = 114.9 KB). Megatron's interleaved schedule
   // (schedules.py get_pp_rank_microbatches: warmup 2(p - r - 1) + (v - 1)p,
   // plus one forward) stores 17 chunk forwards x 4 layers = 68 on the
-  // busiest rank pp1 (60 is pp2's 15 x 4), so moesim's three savings are
-  // 68/60 of the card's per-layer bytes, +10 to +12%, just outside 10%. The
-  // card's stash depth is not published; these bounds guard the mechanism.
+  // busiest rank pp1 (60 is pp2's 15 x 4, and also the non-interleaved 1F1B
+  // count, p micro-batches of L/p = 15 layers, that a hand estimate would
+  // use), so moesim's three savings are 68/60 of the card's per-layer bytes,
+  // +10 to +12%, just outside 10%. The card's stash depth is not published;
+  // these bounds guard the mechanism.
   EXPECT_NEAR(mla, 30.4, 0.15 * 30.4);
   EXPECT_NEAR(norm, 8.2, 0.15 * 8.2);
   EXPECT_NEAR(act, 3.8, 0.15 * 3.8);
