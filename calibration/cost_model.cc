@@ -460,14 +460,21 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
 CostModel::Traffic CostModel::GemmTraffic(int64_t m, int64_t n, int64_t k,
                                           Dtype dtype, int busy_sms,
                                           bool corrected) const {
-  // Inputs at the dtype's width, a 16-bit output, at the copy rate of their
-  // sum (one interpolation), shared in proportion to the bytes.
+  // Inputs at the dtype's width, a 16-bit output, shared in proportion to
+  // the bytes. They stream inside the GEMM kernel, whose fixed time its own
+  // rows carry, so at the streaming copy rate: the rate of the largest copy
+  // row (memory-bound rows include one kernel's fixed time, a fraction of a
+  // percent there), or of the traffic's own size when larger.
   const double in = BytesPerElement(dtype) * (1.0 * m * k + 1.0 * k * n);
   const double out = 2.0 * m * n;
-  const Estimate copy = corrected
-                            ? MemoryBound("copy", in + out, busy_sms)
-                            : TableMemoryBound("copy", in + out, busy_sms);
-  return {copy.seconds * in / (in + out), copy.seconds * out / (in + out),
+  double probe = in + out;
+  for (const MemoryPoint& p : tables_.memory_bound) {
+    if (p.kernel == "copy") probe = std::max(probe, p.bytes);
+  }
+  const Estimate copy = corrected ? MemoryBound("copy", probe, busy_sms)
+                                  : TableMemoryBound("copy", probe, busy_sms);
+  const double seconds = copy.seconds * (in + out) / probe;
+  return {seconds * in / (in + out), seconds * out / (in + out),
           copy.sources};
 }
 

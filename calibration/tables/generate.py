@@ -634,7 +634,16 @@ MEM_KERNELS = [  # kernel, dtype, efficiency, why
     ("permute", "bf16", 0.70, None),
     ("unpermute", "bf16", 0.70, None),
 ]
-MEM_SIZES = [1048576, 16777216, 268435456, 1073741824]
+MEM_SIZES = [4096, 65536, 1048576, 4194304, 16777216, 67108864, 268435456, 1073741824]
+# Fixed GPU time of one memory-bound kernel besides its bytes: an empty
+# kernel runs 0.72 us and the GPU idles 0.55 us before the next kernel of a
+# CUDA graph starts (NVIDIA/Megatron-LM PR 6453, 2026-08-11, a per-kernel
+# breakdown of a GB200 decode step: "the intra-graph dispatch gap is only
+# 0.55 us and an empty kernel is 0.72 us"). A kernel moving b bytes at the
+# streaming rate R then achieves b / (t0 + b / R). GB200 figure, assumed for
+# every GPU (no per-GPU figure found).
+EMPTY_KERNEL_US, KERNEL_GAP_US = 0.72, 0.55
+MEGATRON_6453 = "github.com/NVIDIA/Megatron-LM/pull/6453 (GB200 per-kernel breakdown: empty kernel 0.72 us, intra-graph dispatch gap 0.55 us)"
 
 
 def memory_tables(T, spec):
@@ -648,11 +657,15 @@ def memory_tables(T, spec):
                        "TB/s = 56%%)%s" % (
                            int(eff * 100),
                            "; gather/scatter by routing index" if kern in ("permute", "unpermute") else ""))
+            rate = tb * 1000 * eff  # GB/s once streaming
+            t0 = (EMPTY_KERNEL_US + KERNEL_GAP_US) * 1e-6
             for b in MEM_SIZES:
                 T[g]["memory_bound"].add(
-                    kernel=kern, bytes=b, dtype=dt, gb_s=round(tb * 1000 * eff, 1),
-                    source="derived:%s TB/s HBM (%s hbm_tbps) x %s; one efficiency for all sizes (launch and "
-                           "tail effects of small calls not modelled here)" % (num(tb, 2), spec[g]["file"], why))
+                    kernel=kern, bytes=b, dtype=dt, gb_s=round(b / (t0 + b / (rate * 1e9)) / 1e9, 1),
+                    source="derived:%s TB/s HBM (%s hbm_tbps) x %s, streaming %s GB/s; achieved b / (t0 + b / "
+                           "streaming) with t0 = %s + %s us per kernel, %s, the GB200 figure assumed for %s" % (
+                               num(tb, 2), spec[g]["file"], why, num(rate, 1), num(EMPTY_KERNEL_US, 2),
+                               num(KERNEL_GAP_US, 2), MEGATRON_6453, g.upper()))
 
 
 # --------------------------------------------------------------------------

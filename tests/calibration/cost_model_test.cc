@@ -113,6 +113,33 @@ TEST(CostModel, MemoryBoundInterpolatesAndClamps) {
             m.MemoryBound("copy", 1e8).seconds);
 }
 
+// A memory-bound kernel pays one kernel's fixed GPU time beside its bytes:
+// h100/memory_bound.csv rmsnorm_fwd streams at 80% x 3.35 TB/s = 2680 GB/s
+// and every row is b / (t0 + b / 2680 GB/s) with t0 = 0.72 us (empty
+// kernel) + 0.55 us (gap before the next kernel) = 1.27 us, the GB200
+// breakdown of NVIDIA/Megatron-LM PR 6453 (generate.py MEM_SIZES). On a grid
+// point (1 MiB and 16 MiB) the time is t0 + b / 2680 GB/s to the rounding of
+// the table (0.1 GB/s): 1.27 + 0.391 = 1.661 us and 1.27 + 6.260 = 7.530 us.
+// A 1 KiB call (below the smallest row, 4 KiB) is clamped to the 4 KiB
+// row's rate, so it takes a quarter of that row's 1.27 us: the rows stop
+// where the fixed time dominates.
+TEST(CostModel, MemoryBoundKernelsPayAFixedTimePerKernel) {
+  const CostModel m = H100();
+  EXPECT_NEAR(m.MemoryBound("rmsnorm_fwd", 1048576).seconds * 1e6, 1.661,
+              0.002);
+  EXPECT_NEAR(m.MemoryBound("rmsnorm_fwd", 16777216).seconds * 1e6, 7.530,
+              0.002);
+  // Between grid points the achieved rate rises with size, never above
+  // streaming.
+  double last = 0;
+  for (double bytes = 4096; bytes <= 1073741824; bytes *= 2) {
+    const double rate = bytes / m.MemoryBound("rmsnorm_fwd", bytes).seconds;
+    EXPECT_GT(rate, last) << bytes;
+    EXPECT_LE(rate, 2680e9 * 1.0001) << bytes;
+    last = rate;
+  }
+}
+
 // Attention work follows the FlashAttention convention; a causal block does
 // half the FLOPs of the full one, and its time is lower.
 TEST(CostModel, CausalAttentionIsCheaperThanFull) {
