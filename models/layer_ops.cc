@@ -513,9 +513,29 @@ void AddMlp(Builder& b, const Shapes& x) {
 // gradient and the saved input and write the gradient (3 X), and the chunk's
 // backward cats the two halves (2 X): 5 X. These belong to bias_act_func, so
 // `moe_act` recompute replays them.
+//
+// Host sync: after the clamps and the cat, weighted_bias_quick_geglu_impl
+// runs `linear_offset = torch.tensor(linear_offset, dtype=input.dtype,
+// device=input.device)` (NVIDIA/Megatron-LM@1fb2a0ca
+// megatron/core/fusions/fused_bias_geglu.py; the earlier version with the
+// clamp hard-coded to 7.0, @034fd2d3, has the same line). A tensor built
+// from a Python scalar on a CUDA device is copied there with
+// non_blocking=False, and PyTorch's CPU->GPU copy then calls
+// at::cuda::memcpy_and_sync (pytorch/pytorch@007aa8ae
+// aten/src/ATen/native/cuda/Copy.cu copy_kernel_cuda): the host waits for
+// the compute stream to drain, i.e. for the experts' fc1 and these
+// clamps, once per MoE layer forward (and again in a `moe_act` recompute;
+// the backward reuses the saved tensor). No Megatron-LM version read has
+// it otherwise (a 2026 Bridge-based training script patches it as
+// PATCH_GEGLU_GRAPH_SAFE with input.new_full; a third-party host_syncs
+// patch caches the tensor, calling it "a blocking host-to-device copy").
+// Inside a CUDA graph the copy would fail capture, so graphed MoE scopes
+// never take this path; the replay drops the sync there.
 void AddClampedGluPasses(Builder& b, double rows, double f) {
   const double x = rows * 2 * f * kBf16;
-  b.Add(MemoryOp("experts_act_clamp", "copy", 4 * x, "moe_act"),
+  LayerOp clamp = MemoryOp("experts_act_clamp", "copy", 4 * x, "moe_act");
+  clamp.host_sync = true;
+  b.Add(std::move(clamp),
         {MemoryOp("experts_act_clamp.bwd", "copy", 5 * x, "moe_act",
                   Pass::kDgrad)});
 }

@@ -112,6 +112,11 @@ struct LayerOp {
   // them too (LayerOps::recompute already applies this).
   std::string module;
   GraphScope scope = GraphScope::kNone;  // backward ops: their forward's
+  // Megatron's code blocks the host once this op is issued, until the GPU
+  // has run everything queued before it (a blocking host-to-device copy);
+  // forward ops only, so a recompute replays it. The replay drops it
+  // where the op's scope is captured in a CUDA graph.
+  bool host_sync = false;
   // FLOPs of this op (2 per multiply-add): 2 x m x n x k x groups for GEMMs,
   // causal-averaged context for attention (Bridge's rule), the convolution of
   // Gated DeltaNet; 0 for the other memory-bound kernels and collectives.

@@ -669,6 +669,11 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
             op.name, "memory_bound",
             costs.MemoryBound(
                 op.kernel, expert ? op.bytes * rank.expert_load : op.bytes)));
+        // A blocking copy in Megatron's code after this op (LayerOp
+        // host_sync, e.g. GPT-OSS's quick-GEGLU offset tensor); dropped
+        // in AssignHostCosts where the scope is graphed.
+        b.at(b.size() - 1).host_sync =
+            op.host_sync && op.pass == models::Pass::kForward;
         break;
       }
       case OpKind::kCollective: {

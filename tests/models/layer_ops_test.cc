@@ -609,10 +609,24 @@ TEST(LayerOps, GptOssExpertsRunTheEagerClampAndBiasPasses) {
             replayed.end());
   EXPECT_EQ(std::find(replayed.begin(), replayed.end(), "experts_fc2_bias"),
             replayed.end());
+  // The torch.tensor(linear_offset) after the clamps is a blocking copy
+  // (fused_bias_geglu.py; PyTorch Copy.cu memcpy_and_sync): the clamp op
+  // carries the host sync, in the forward and in its moe_act recompute;
+  // its backward, the activation and the bias do not.
+  EXPECT_TRUE(clamp.host_sync);
+  EXPECT_TRUE(std::find_if(ops.recompute.begin(), ops.recompute.end(),
+                           [](const LayerOp& op) {
+                             return op.name == "experts_act_clamp" &&
+                                    op.host_sync;
+                           }) != ops.recompute.end());
+  EXPECT_FALSE(Find(ops.backward, "experts_act_clamp.bwd").host_sync);
+  EXPECT_FALSE(Find(ops.forward, "experts_act").host_sync);
+  EXPECT_FALSE(bias.host_sync);
   // Qwen3-30B (SwiGLU, no biases) runs neither.
-  const std::vector<std::string> qwen = Names(
-      BuildLayerOps(Load("qwen3-30b-a3b"), 0, false, par, Training(), false)
-          .forward);
+  const LayerOps qwen_ops =
+      BuildLayerOps(Load("qwen3-30b-a3b"), 0, false, par, Training(), false);
+  for (const LayerOp& op : qwen_ops.forward) EXPECT_FALSE(op.host_sync);
+  const std::vector<std::string> qwen = Names(qwen_ops.forward);
   EXPECT_EQ(std::find(qwen.begin(), qwen.end(), "experts_act_clamp"),
             qwen.end());
   EXPECT_EQ(std::find(qwen.begin(), qwen.end(), "experts_fc2_bias"),

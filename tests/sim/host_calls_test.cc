@@ -224,6 +224,60 @@ TEST(HostCalls, CudaGraphScopesReplaceCapturedCallsByOneLaunch) {
   EXPECT_EQ(syncs, 0);
 }
 
+// GPT-OSS-120B, EP8 alltoall, TP1: Megatron-Core's
+// weighted_bias_quick_geglu_impl builds torch.tensor(linear_offset) on the
+// GPU after its clamps, a blocking copy (fused_bias_geglu.py; PyTorch
+// Copy.cu memcpy_and_sync), so an eager MoE forward syncs twice: the
+// dispatcher's D2H sync (section 2) and the clamp op. With the recipes'
+// TE-scoped graphs (attn, moe_router, moe_preprocess) the experts stay
+// eager: still 2. With the `moe` scope captured (static shapes) neither
+// remains. The backward syncs once under moe_act recompute (the replayed
+// clamps), never in its own gradient ops.
+TEST(HostCalls, GptOssQuickGegluOffsetTensorSyncsTheHost) {
+  const Fixture f = test_support::H100Platform(8);
+  RankContext rank = Ep8Context(f);
+  rank.local_experts = 128 / 8;
+  auto model = models::LoadModel("gpt-oss-120b");
+  ASSERT_TRUE(model) << model.error().message;
+  models::Parallelism par;
+  par.ep = 8;
+  par.dp = 8;
+  models::TrainingOptions tr;
+  tr.seq_length = 4096;
+  tr.recompute.moe_act = true;
+  const models::LayerOps layer =
+      models::BuildLayerOps(*model, 0, false, par, tr, false);
+  auto syncs = [&](const std::vector<models::LayerOp>& pass) {
+    int n = 0;
+    for (const TimedOp& op : PriceBlock(pass, InMoe, rank).ops) {
+      n += op.host_sync;
+    }
+    return n;
+  };
+  auto named_sync = [&](const std::vector<models::LayerOp>& pass) {
+    for (const TimedOp& op : PriceBlock(pass, InMoe, rank).ops) {
+      if (op.host_sync && op.name.find("experts_act_clamp") != std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_EQ(syncs(layer.forward), 2);
+  EXPECT_TRUE(named_sync(layer.forward));
+  std::vector<models::LayerOp> backward = layer.recompute;
+  backward.insert(backward.end(), layer.backward.begin(),
+                  layer.backward.end());
+  EXPECT_EQ(syncs(backward), 1);
+  EXPECT_EQ(syncs(layer.backward), 0);
+  rank.graphed[static_cast<int>(GraphScope::kAttn)] = true;
+  rank.graphed[static_cast<int>(GraphScope::kMoeRouter)] = true;
+  rank.graphed[static_cast<int>(GraphScope::kMoePreprocess)] = true;
+  EXPECT_EQ(syncs(layer.forward), 2);
+  rank.graphed[static_cast<int>(GraphScope::kMoe)] = true;
+  EXPECT_EQ(syncs(layer.forward), 0);
+  EXPECT_EQ(syncs(backward), 0);
+}
+
 // Runs a template alone with the host model; returns the makespan.
 Time RunWithHost(const OpTemplate& t, const RankContext& rank) {
   Engine engine;
