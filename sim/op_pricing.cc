@@ -665,10 +665,14 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
         break;
       case OpKind::kMemoryBound: {
         const bool expert = op.name.rfind("experts_", 0) == 0;
-        b.Serial(ComputeOp(
-            op.name, "memory_bound",
-            costs.MemoryBound(
-                op.kernel, expert ? op.bytes * rank.expert_load : op.bytes)));
+        const double bytes = expert ? op.bytes * rank.expert_load : op.bytes;
+        // An op TE runs as one kernel per local expert (the experts' FP8
+        // quantize, host_calls.cc QuantizeKernels) is that many kernels of
+        // an equal share of the bytes, each paying a kernel's fixed time.
+        const int kernels = std::max(1, LayerOpHostCalls(op, host).kernels);
+        Estimate each = costs.MemoryBound(op.kernel, bytes / kernels);
+        each.seconds *= kernels;
+        b.Serial(ComputeOp(op.name, "memory_bound", each));
         // A blocking copy in Megatron's code after this op (LayerOp
         // host_sync, e.g. GPT-OSS's quick-GEGLU offset tensor); dropped
         // in AssignHostCosts where the scope is graphed.

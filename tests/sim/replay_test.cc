@@ -262,6 +262,41 @@ TEST(OpPricing, CoreAttnRecomputeReplaysTheCpExchange) {
   EXPECT_EQ(hops, 1);
 }
 
+// TE quantizes a GroupedLinear input one local expert at a time
+// (host_calls.cc QuantizeKernels: one kernel per local expert, three with
+// FP8 current scaling), so the experts' quantize of B bytes over 16 local
+// experts is 16 kernels of B / 16, each paying a memory-bound kernel's
+// fixed time (calibration/tables: 1.27 us); a dense layer's quantize of the
+// same bytes is one kernel.
+TEST(OpPricing, PerExpertQuantizeIsOneKernelPerLocalExpert) {
+  const Fixture f = test_support::H100Platform(8);
+  RankContext rank = Context(f, models::Group::kEp, {0, 1, 2, 3, 4, 5, 6, 7});
+  rank.local_experts = 16;
+  const double bytes = 64.0 * 1024 * 1024;
+  models::LayerOp op;
+  op.kind = models::OpKind::kMemoryBound;
+  op.kernel = "fp8_quantize";
+  op.bytes = bytes;
+  op.name = "experts_fc1.quantize";
+  op.module = "experts";
+  auto experts = PriceOps({op}, rank);
+  ASSERT_TRUE(experts) << experts.error().message;
+  op.name = "fc1.quantize";
+  op.module = "mlp";
+  auto dense = PriceOps({op}, rank);
+  ASSERT_TRUE(dense) << dense.error().message;
+  const calibration::CostModel& costs = *f.platform.costs;
+  EXPECT_EQ(experts->ops[0].duration,
+            Time::FromSecondsCeil(
+                16 * costs.MemoryBound("fp8_quantize", bytes / 16).seconds));
+  EXPECT_EQ(dense->ops[0].duration,
+            Time::FromSecondsCeil(
+                costs.MemoryBound("fp8_quantize", bytes).seconds));
+  // 15 more fixed times: at least 15 x 1.27 us longer.
+  EXPECT_GT((experts->ops[0].duration - dense->ops[0].duration).seconds(),
+            15 * 1.27e-6 * 0.99);
+}
+
 TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
   const Fixture f = test_support::H100Platform(16);
   models::LayerOp op;
