@@ -184,6 +184,12 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   d.String("precision", "bf16", s.mutable_precision());
   d.String("dispatcher", "alltoall", s.mutable_dispatcher());
   d.String("routing", "force_balanced", s.mutable_routing());
+  if (s.routing() == "dropless_natural" && s.moe_routing_skew() == 0 &&
+      s.moe_routing_histogram_size() == 0 && model.num_moe_experts() > 0) {
+    // Natural routing without a measured distribution: the replay has no
+    // skew to apply, so say that the experts come out balanced.
+    d.Note("moe_routing_skew", "0 (no skew or histogram: balanced experts)");
+  }
   d.String("cuda_graph", "none", s.mutable_cuda_graph());
   d.String("cp_comm_type", "p2p", s.mutable_cp_comm_type());
   Recompute& rc = *s.mutable_recompute();

@@ -63,6 +63,27 @@ TEST(ResolveTest, DefaultScenarioResolves) {
   EXPECT_TRUE(Contains(r->defaults_used, "use_distributed_optimizer=true"));
 }
 
+// dropless_natural routing with neither a Zipf skew nor a histogram has no
+// distribution to apply: the experts come out balanced, and the report says
+// so rather than leaving it silent. A given skew takes the note away.
+TEST(ResolveTest, NaturalRoutingWithoutADistributionSaysItIsBalanced) {
+  Scenario spec;
+  spec.set_model("qwen3-30b-a3b");
+  spec.set_system("dgx-h100");
+  spec.set_num_gpus(8);
+  spec.mutable_layout()->set_expert_model_parallel_size(8);
+  spec.set_routing("dropless_natural");
+  constexpr char kNote[] =
+      "moe_routing_skew=0 (no skew or histogram: balanced experts)";
+  auto r = Resolve(spec, "flags");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(Contains(r->defaults_used, kNote));
+  spec.set_moe_routing_skew(1.2);
+  auto skewed = Resolve(spec, "flags");
+  ASSERT_TRUE(skewed) << skewed.error().message;
+  EXPECT_FALSE(Contains(skewed->defaults_used, kNote));
+}
+
 TEST(ResolveTest, DefaultsUsedListsUnsetFields) {
   Scenario spec;
   spec.set_model("qwen3-30b-a3b");
