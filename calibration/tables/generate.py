@@ -1311,10 +1311,45 @@ def moe_layer(K):
 # --------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------
+# measured rows (make calibrate-bench)
+
+
+def merge_measured(T, root, log):
+    """Rows of `make calibrate-bench` (root/<gpu>/<table>.csv, the table
+    schema, source `measured:<gpu>:<date>`): each replaces the published or
+    derived row at its grid point, or adds a point (logged). Rows measured
+    on one GPU do not re-derive the rows of another (H200 copies of H100
+    rows stay until H200 is measured). Returns the number of rows merged."""
+    merged = 0
+    if not os.path.isdir(root):
+        return merged
+    for g in GPUS:
+        for t in HEADERS:
+            path = os.path.join(root, g, t + ".csv")
+            if not os.path.exists(path):
+                continue
+            with open(path, newline="") as f:
+                reader = csv.DictReader(f)
+                if reader.fieldnames != HEADERS[t].split(","):
+                    raise SystemExit("%s:1: header must be %s" % (path, HEADERS[t]))
+                for line, row in enumerate(reader, start=2):
+                    if not row["source"].startswith("measured:"):
+                        raise SystemExit("%s:%d: source: a measured row's source starts with 'measured:'" % (
+                            path, line))
+                    T[g][t].add(replace=True, **row)
+                    merged += 1
+    return merged
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref", default="/work/shared/reference")
     ap.add_argument("--check", action="store_true", help="compare with the files on disk, write nothing")
+    ap.add_argument("--measured", default=os.path.join(REPO, "calibration", "measured"),
+                    help="make calibrate-bench output, <gpu>/<table>.csv; its rows replace the table rows at the "
+                         "same grid point (default calibration/measured, absent in a fresh clone)")
+    ap.add_argument("--out", default=HERE, help="folder of the <gpu>/<table>.csv tables written or checked")
     args = ap.parse_args()
     K = read_ref(args.ref, "measured_kernels.csv")
     C = read_ref(args.ref, "measured_comm.csv")
@@ -1330,6 +1365,7 @@ def main():
     dispatch_tables(C, T, left_out, dups)
     host_tables(C, T, spec)
     cpu_adam_tables(T, spec)
+    measured = merge_measured(T, args.measured, log)
 
     # shapeless / other-GPU kernel rows, for the record
     for r in K:
@@ -1351,9 +1387,10 @@ def main():
     out = {}
     for g in GPUS:
         for t in HEADERS:
-            out[os.path.join(HERE, g, t + ".csv")] = T[g][t].text(SORT[t])
+            out[os.path.join(args.out, g, t + ".csv")] = T[g][t].text(SORT[t])
     val, nval = moe_layer(K)
-    out[os.path.join(REPO, "calibration", "validation", "moe_layer.csv")] = val
+    out[os.path.join(REPO, "calibration", "validation", "moe_layer.csv") if args.out == HERE
+        else os.path.join(args.out, "validation", "moe_layer.csv")] = val
 
     changed = []
     for path, text in out.items():
@@ -1365,13 +1402,15 @@ def main():
                 with open(path, "w") as f:
                     f.write(text)
     # summary
-    print("%-6s %-13s %9s %8s" % ("gpu", "table", "published", "derived"))
+    print("%-6s %-13s %9s %8s %8s" % ("gpu", "table", "published", "derived", "measured"))
     for g in GPUS:
         for t in HEADERS:
             rows = T[g][t].rows.values()
             p = sum(1 for r in rows if r["source"].startswith("published:"))
             d = sum(1 for r in rows if r["source"].startswith("derived:"))
-            print("%-6s %-13s %9d %8d" % (g, t, p, d))
+            m = sum(1 for r in rows if r["source"].startswith("measured:"))
+            print("%-6s %-13s %9d %8d %8d" % (g, t, p, d, m))
+    print("measured rows merged from %s: %d" % (args.measured, measured))
     print("validation/moe_layer.csv: %d rows" % nval)
     print("\nLEFT OUT (%d):" % len(left_out))
     for x in left_out:
