@@ -6,14 +6,7 @@
 # the generator's status (1 when a file differs, naming it; 0 when all match).
 set -uo pipefail
 ref=$1
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "generate_check: python3 not found; skipped"
-  exit 77
-fi
-if [ ! -d "$ref" ]; then
-  echo "generate_check: reference folder $ref absent; skipped"
-  exit 77
-fi
+. "$(dirname "$0")/reference_or_skip.sh" generate_check "$ref"
 cd "$(dirname "$0")/../.."
 # Print the verdict (the files that differ), not the per-table summary; if
 # the generator stopped before it (a traceback, a bad reference row), its

@@ -9,14 +9,7 @@
 # Exit 77 (ctest's skip) when python3 or REFERENCE_DIR is absent.
 set -euo pipefail
 ref=$1
-if ! command -v python3 >/dev/null 2>&1; then
-  echo "generate_measured: python3 not found; skipped"
-  exit 77
-fi
-if [ ! -d "$ref" ]; then
-  echo "generate_measured: reference folder $ref absent; skipped"
-  exit 77
-fi
+. "$(dirname "$0")/reference_or_skip.sh" generate_measured "$ref"
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
