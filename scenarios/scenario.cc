@@ -217,8 +217,29 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     s.set_data_parallel_sharding_strategy("no_shard");
     d.Note("data_parallel_sharding_strategy", "no_shard");
   }
-  // Optimizer dtypes: the model's Megatron-Bridge recipe, else fp32.
   const models::RecipeDefaults& recipe = model.recipe();
+  // The recipe's pipeline layout for this (PP, VPP), where it has one and it
+  // fits the effective depth (a num_layers or mtp_num_layers override keeps
+  // the even or accounted split of Resolve()).
+  if (l.pipeline_model_parallel_layout().empty()) {
+    for (const models::PipelineLayoutDefault& entry :
+         recipe.pipeline_layouts()) {
+      if (entry.pp() != l.pipeline_model_parallel_size() ||
+          entry.vpp() != l.virtual_pipeline_model_parallel_size() ||
+          !models::ParsePipelineLayout(entry.layout(), s.num_layers(),
+                                       s.mtp_num_layers(), entry.pp(),
+                                       entry.vpp())) {
+        continue;
+      }
+      l.set_pipeline_model_parallel_layout(entry.layout());
+      d.Note("pipeline_model_parallel_layout",
+             entry.layout() + " (the Megatron-Bridge recipe's layout for PP " +
+                 std::to_string(entry.pp()) + ", VPP " +
+                 std::to_string(entry.vpp()) + ")");
+      break;
+    }
+  }
+  // Optimizer dtypes: the model's Megatron-Bridge recipe, else fp32.
   if (!s.use_precision_aware_optimizer() &&
       recipe.use_precision_aware_optimizer()) {
     s.set_use_precision_aware_optimizer(true);

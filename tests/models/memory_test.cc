@@ -142,6 +142,10 @@ scenarios::ResolvedScenario DeepSeekPaperLayout(
   s.mutable_layout()->set_expert_model_parallel_size(64);
   s.mutable_layout()->set_pipeline_model_parallel_layout("Ettt|(tttt|)*14ttmL");
   s.mutable_layout()->set_global_batch_size(4096);
+  // The card's optimizer row (32.1 GiB) is fp32 main gradients and Adam
+  // moments, not the Bridge recipe's bf16 ones (models/zoo/deepseek-v3).
+  s.set_main_grads_dtype("fp32");
+  s.set_exp_avg_dtype("fp32");
   if (!recompute.empty()) {
     s.mutable_recompute()->set_granularity("selective");
     for (const std::string& m : recompute)

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "models/zoo.h"
+
 namespace moesim::models {
 namespace {
 
@@ -20,6 +24,29 @@ TEST(ParsePipelineLayout, DeepSeekV3Pp8Vpp4) {
   EXPECT_EQ(plan->Stage(7, 3).mtp_layers, 1);
   EXPECT_TRUE(plan->Stage(7, 3).loss);
   EXPECT_TRUE(plan->Stage(7, 3).layers.empty());
+}
+
+// A recipe layout that does not parse for its own model would be skipped
+// silently by scenarios::Resolve (it only takes layouts that fit the
+// effective depth), so every zoo entry must parse at the zoo's depth.
+TEST(ParsePipelineLayout, EveryZooRecipeLayoutFitsItsModel) {
+  int checked = 0;
+  for (const std::string& name : ZooNames()) {
+    auto model = LoadModel(name);
+    ASSERT_TRUE(model) << model.error().message;
+    for (const PipelineLayoutDefault& entry :
+         model->recipe().pipeline_layouts()) {
+      SCOPED_TRACE(name + " " + entry.layout());
+      auto plan = ParsePipelineLayout(entry.layout(), model->num_layers(),
+                                      model->mtp_num_layers(), entry.pp(),
+                                      entry.vpp());
+      ASSERT_TRUE(plan) << plan.error().message;
+      EXPECT_EQ(plan->stages.size(), size_t(entry.pp()) * entry.vpp());
+      ++checked;
+    }
+  }
+  // deepseek-v3, deepseek-v3-nomtp and kimi-k2 carry 6 entries each.
+  EXPECT_EQ(checked, 18);
 }
 
 TEST(ParsePipelineLayout, RejectsWrongCounts) {

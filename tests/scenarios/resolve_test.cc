@@ -133,6 +133,46 @@ TEST(ResolveTest, UnevenSplitCountsEmbeddingAndLoss) {
                        "(account_for_embedding/loss_in_pipeline_split)"));
 }
 
+// DeepSeek-V3's 61 layers split over PP 4 x VPP 4 neither evenly nor with
+// the embedding and loss counted (63 / 16): the Bridge recipe's layout_map
+// (models/zoo/deepseek-v3.textproto, its source) gives the layout, and the
+// report says so. PP 8 x VPP 4 is not in the map and stays an error.
+TEST(ResolveTest, DeepSeekV3TakesTheRecipeLayoutForItsPipeline) {
+  Scenario spec;
+  spec.set_model("deepseek-v3");
+  spec.set_system("gb200-nvl72");
+  spec.set_num_gpus(256);
+  Layout& l = *spec.mutable_layout();
+  l.set_expert_model_parallel_size(64);
+  l.set_pipeline_model_parallel_size(4);
+  l.set_virtual_pipeline_model_parallel_size(4);
+  auto r = Resolve(spec, "flags");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->spec.layout().pipeline_model_parallel_layout(),
+            "Et*4|(t*4|)*14tmL");
+  ASSERT_EQ(r->pipeline.stages.size(), 16u);
+  EXPECT_TRUE(Contains(r->defaults_used,
+                       "pipeline_model_parallel_layout=Et*4|(t*4|)*14tmL (the "
+                       "Megatron-Bridge recipe's layout for PP 4, VPP 4)"));
+
+  l.set_pipeline_model_parallel_size(8);
+  spec.set_num_gpus(512);
+  auto unmapped = Resolve(spec, "flags");
+  ASSERT_FALSE(unmapped);
+  EXPECT_NE(unmapped.error().message.find("set pipeline_model_parallel_layout"),
+            std::string::npos)
+      << unmapped.error().message;
+
+  // A depth override (32 layers) does not fit the recipe's table, which is
+  // written for 61: it splits evenly, 2 layers per virtual stage, and takes
+  // no layout string.
+  l.set_pipeline_model_parallel_size(4);
+  spec.set_num_layers(32);
+  auto trimmed = Resolve(spec, "flags");
+  ASSERT_TRUE(trimmed) << trimmed.error().message;
+  EXPECT_TRUE(trimmed->spec.layout().pipeline_model_parallel_layout().empty());
+}
+
 TEST(ResolveTest, ParallelFoldingComputesDpAndEdp) {
   // seeds_notes.md §2: 256 GPUs, attention TP4 CP2 DP8 PP4 -> MoE EP64 ETP1
   // EDP1.
