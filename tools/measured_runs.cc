@@ -212,6 +212,14 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
     }
     *out = *v;
   }
+  constexpr std::string_view kTokens = "measured_tokens_per_sec_per_gpu";
+  auto tokens = ParseRunNumber(t.Get(i, kTokens), file, r.line, kTokens);
+  if (!tokens) return std::unexpected(tokens.error());
+  if (*tokens && !(**tokens > 0)) {
+    return std::unexpected(RowError(file, r.line, kTokens,
+                                    "must be > 0, got " + t.Get(i, kTokens)));
+  }
+  r.tokens_per_s = *tokens;
   return r;
 }
 
@@ -319,7 +327,11 @@ std::vector<RunPrediction> RunReplayer::Simulate(
         continue;
       }
       r.simulated = true;
-      r.tflops = step->tflops_per_gpu;
+      r.model_tflops = step->tflops_per_gpu;
+      r.tokens_per_s = step->tokens_per_sec_per_gpu;
+      const std::optional<double> logged = rows[i].logged_flops_per_token();
+      r.row_flops_count = logged.has_value();
+      r.tflops = logged ? r.tokens_per_s * *logged / 1e12 : r.model_tflops;
       r.step_s = step->step_time_s;
       const models::MemoryEstimate m =
           models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,

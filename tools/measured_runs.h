@@ -30,6 +30,14 @@ struct MeasuredRun {
   int line = 0;
   ScenarioFlags flags;
   std::optional<double> tflops, step_s, mem_gib;  // measured
+  // measured_tokens_per_sec_per_gpu, an optional column. With `tflops` it
+  // gives the FLOPs per token the run's own logger counted.
+  std::optional<double> tokens_per_s;
+  // The row's FLOPs per token (TFLOPS / tokens/s), when it publishes both.
+  std::optional<double> logged_flops_per_token() const {
+    if (!tflops || !tokens_per_s) return std::nullopt;
+    return *tflops * 1e12 / *tokens_per_s;
+  }
 };
 
 struct MeasuredRuns {
@@ -55,7 +63,16 @@ struct RunPrediction {
   const MeasuredRun* row = nullptr;
   bool simulated = false;
   std::string reason;  // when not simulated
+  // TFLOPS/GPU in the row's own FLOPs count where it publishes tokens/s
+  // (predicted tokens/s x the row's logged FLOPs per token): Bridge's
+  // formula changed between containers (GPT-OSS experts counted non-gated
+  // and the sliding window ignored before 26.06, 27.2 against today's 32.6
+  // GF/token), and a TFLOPS figure is only comparable within one count. Else
+  // moesim's count, today's Megatron-Bridge formula (models/flops.h).
   double tflops = 0, step_s = 0, mem_gib = 0;
+  double tokens_per_s = 0;          // predicted tokens/s/GPU
+  double model_tflops = 0;          // in moesim's own FLOPs count
+  bool row_flops_count = false;     // tflops is in the row's count
   std::vector<std::string> defaults_used;
   // REQUIRES: simulated and row->tflops.
   double error_pct() const {

@@ -259,6 +259,14 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
              ", \"confidence\": " + JsonString(r.row->confidence) +
              ", \"predicted_tflops_per_gpu\": " + JsonNumber(r.tflops) +
              ", \"measured_tflops_per_gpu\": " + opt(r.row->tflops) +
+             ", \"flops_count\": " +
+             JsonString(r.row_flops_count ? "row" : "moesim") +
+             ", \"moesim_count_tflops_per_gpu\": " +
+             JsonNumber(r.model_tflops) +
+             ", \"predicted_tokens_per_sec_per_gpu\": " +
+             JsonNumber(r.tokens_per_s) +
+             ", \"measured_tokens_per_sec_per_gpu\": " +
+             opt(r.row->tokens_per_s) +
              ", \"error_pct\": " +
              (r.row->tflops ? JsonNumber(r.error_pct()) : "null") +
              ", \"predicted_step_time_s\": " + JsonNumber(r.step_s) +
@@ -318,6 +326,9 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       "TFLOPS/GPU, high and medium confidence: %d rows, MAPE %.1f%%, median "
       "|error| %.1f%%, median signed %+.1f%%\n",
       main.rows, main.mape, main.median_abs, main.median_signed);
+  out +=
+      "(a row that publishes tokens/s is compared in its own FLOPs count: "
+      "predicted tokens/s x its logged FLOPs per token; else in moesim's)\n";
   out += Format("low confidence (apart): %d rows, MAPE %.1f%%\n", low.rows,
                 low.mape);
   out += Format("peak memory: %d rows, MAPE %.1f%%\n\n", mem.rows, mem.mape);

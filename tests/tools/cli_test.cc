@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/tools/run_moesim.h"
 
@@ -184,9 +185,79 @@ TEST(ValidateCommand, CommandsReplayEachRowsPrediction) {
   ASSERT_EQ(validated.status, 0);
   const std::string run_tflops = JsonField(replayed.out, "tflops_per_gpu");
   const std::string row_tflops =
-      JsonField(validated.out, "predicted_tflops_per_gpu");
+      JsonField(validated.out, "moesim_count_tflops_per_gpu");
   ASSERT_FALSE(run_tflops.empty());
   EXPECT_NEAR(std::stod(run_tflops), std::stod(row_tflops), 0.05);
+  EXPECT_NEAR(std::stod(JsonField(replayed.out, "tokens_per_sec_per_gpu")),
+              std::stod(JsonField(validated.out,
+                                  "predicted_tokens_per_sec_per_gpu")),
+              0.05);
+}
+
+// A row that publishes tokens/s is compared in its own FLOPs count. The
+// shipped GPT-OSS-120B GB300 BF16 row of container 26.04 logs 524 TFLOPS at
+// 19,275 tokens/s/GPU: 27.19 GF/token, Bridge's formula of that time
+// (experts non-gated, sliding window ignored), against moesim's 32.63
+// (today's formula, tests/models/flops_test.cc). Its predicted TFLOPS is
+// then the predicted tokens/s times 27.19 GF, so the error is the tokens/s
+// error; with the tokens/s cell blanked the row falls back to moesim's
+// count, 32.63 / 27.19 = 1.20 times higher.
+TEST(ValidateCommand, RowsWithTokensPerSecondAreComparedInTheirOwnFlopsCount) {
+  const std::string shipped =
+      std::string(MOESIM_SOURCE_DIR) + "/calibration/runs/runs.csv";
+  std::ifstream in(shipped);
+  ASSERT_TRUE(in);
+  std::string header, line, row;
+  std::getline(in, header);
+  while (std::getline(in, line)) {
+    if (line.starts_with("ps2604-gpt-oss-120b-gb300-64g-bf16,")) row = line;
+  }
+  ASSERT_FALSE(row.empty());
+  const std::string with_tokens = ::testing::TempDir() + "/flops_row.csv";
+  std::ofstream(with_tokens) << header << "\n" << row << "\n";
+  // Blank the tokens/s cell: the 25th column (measured_tokens_per_sec_per_gpu).
+  std::vector<std::string> cells;
+  {
+    std::string cell;
+    bool quoted = false;
+    for (char c : row) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) {
+        cells.push_back(cell);
+        cell.clear();
+      } else {
+        cell += c;
+      }
+    }
+    cells.push_back(cell);
+  }
+  ASSERT_EQ(cells[24], "19275");  // 0-based: the tokens/s column
+  cells[24].clear();
+  std::string blanked;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    blanked += (i ? "," : "") + cells[i];
+  }
+  const std::string without_tokens =
+      ::testing::TempDir() + "/flops_row_no_tokens.csv";
+  std::ofstream(without_tokens) << header << "\n" << blanked << "\n";
+
+  const Output own = RunMoesim("validate " + with_tokens + " --json");
+  ASSERT_EQ(own.status, 0) << own.out;
+  EXPECT_EQ(JsonField(own.out, "flops_count"), "\"row\"");
+  const double tokens =
+      std::stod(JsonField(own.out, "predicted_tokens_per_sec_per_gpu"));
+  const double predicted =
+      std::stod(JsonField(own.out, "predicted_tflops_per_gpu"));
+  EXPECT_NEAR(predicted, tokens * 524.0 / 19275.0, 0.01);
+  EXPECT_NEAR(std::stod(JsonField(own.out, "error_pct")),
+              (tokens / 19275.0 - 1) * 100, 0.01);
+
+  const Output moesim = RunMoesim("validate " + without_tokens + " --json");
+  ASSERT_EQ(moesim.status, 0) << moesim.out;
+  EXPECT_EQ(JsonField(moesim.out, "flops_count"), "\"moesim\"");
+  EXPECT_NEAR(std::stod(JsonField(moesim.out, "predicted_tflops_per_gpu")) /
+                  predicted,
+              32.63 / (524.0 * 1e3 / 19275.0), 0.01);
 }
 
 // --routing-histogram reaches the replay: equal counts for Moonlight's 64
