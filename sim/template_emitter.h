@@ -41,9 +41,12 @@ class TemplateEmitter {
 
   // Ops [first, last] of one instance of `t`, whose earlier parts' engine
   // ids are in `ids` (t.ops.size() entries; this call fills its range), with
-  // `host` the segments of that range. Compute ops are stretched by
-  // `stretch` (>= 1) until `stretch_s` seconds of their unstretched time
-  // have passed: they run beside kernels that hold some of the GPU's SMs.
+  // `host` the segments of that range. The compute ops run beside kernels
+  // that hold some of the GPU's SMs for `stretch_s` seconds of wall time:
+  // in that window they progress at 1 / `stretch` (>= 1) of their speed,
+  // after it at full speed, and the op the window ends in is stretched for
+  // its share inside it only (so a chain of ops and one op of their summed
+  // length take the same time: Coalesce() does not change the replay).
   // Returns the engine id of op `last`.
   OpId EmitPart(const StageStreams& streams, const OpTemplate& t, int first,
                 int last, const std::vector<HostSegment>& host,

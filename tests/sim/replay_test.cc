@@ -696,29 +696,83 @@ TEST(Replay, DefaultAndSeedScenariosArePlausible) {
 
 // A GEMM running beside a DeepEP all-to-all shares the GPU with the 20 SMs
 // DeepEP holds (Megatron's --moe-deepep-num-sms default): on an H100's 132
-// SMs it runs at 112/132 of its speed, so it takes 132/112 times as long;
-// after the all-to-all's window it runs at full speed again.
+// SMs it runs at 112/132 of its speed while the all-to-all lasts, and at
+// full speed after it. A 100 us all-to-all beside two 100 us GEMMs: in its
+// 100 us the first GEMM does 100 x 112/132 = 84.85 us of its work, the
+// other 15.15 us run at full speed (115.15 us); the second is untouched.
+// One 200 us GEMM in the same window takes 215.15 us: the same as the two,
+// so merging a chain of kernels (Coalesce) does not change the replay.
 TEST(EpOverlap, GemmBesideDeepEpSlowsByTheSmShare) {
-  OpTemplate t;
-  for (int i = 0; i < 2; ++i) {
-    TimedOp gemm;
-    gemm.name = "gemm";
-    gemm.category = "gemm";
-    gemm.duration = Time::Micros(100);
-    gemm.deps = {i == 0 ? kEntry : 0};
-    t.ops.push_back(gemm);
-  }
-  t.exit = 1;
-  Engine engine;
-  const StageStreams streams = OneStage(engine);
-  TemplateEmitter emitter(engine, false);
-  std::vector<OpId> ids(2, -1);
+  auto chain = [](int n, int64_t micros) {
+    OpTemplate t;
+    for (int i = 0; i < n; ++i) {
+      TimedOp gemm;
+      gemm.name = "gemm";
+      gemm.category = "gemm";
+      gemm.duration = Time::Micros(micros);
+      gemm.deps = {i == 0 ? kEntry : i - 1};
+      t.ops.push_back(gemm);
+    }
+    t.exit = n - 1;
+    return t;
+  };
   const double stretch = 132.0 / 112.0;
-  // The all-to-all beside it lasts 100 us: only the first GEMM overlaps.
-  emitter.EmitPart(streams, t, 0, 1, {{0, 1, 0, 0}}, ids, {}, stretch, 100e-6);
-  ASSERT_TRUE(engine.Run());
-  EXPECT_EQ(engine.duration(ids[0]), Time::FromSecondsCeil(100e-6 * stretch));
-  EXPECT_EQ(engine.duration(ids[1]), Time::Micros(100));
+  const double inside = 100e-6 / stretch;  // work done beside the all-to-all
+  {
+    const OpTemplate t = chain(2, 100);
+    Engine engine;
+    const StageStreams streams = OneStage(engine);
+    TemplateEmitter emitter(engine, false);
+    std::vector<OpId> ids(2, -1);
+    emitter.EmitPart(streams, t, 0, 1, {{0, 1, 0, 0}}, ids, {}, stretch,
+                     100e-6);
+    ASSERT_TRUE(engine.Run());
+    EXPECT_EQ(engine.duration(ids[0]),
+              Time::FromSecondsCeil(100e-6 + (100e-6 - inside)));
+    EXPECT_EQ(engine.duration(ids[1]), Time::Micros(100));
+  }
+  {
+    const OpTemplate t = chain(1, 200);
+    Engine engine;
+    const StageStreams streams = OneStage(engine);
+    TemplateEmitter emitter(engine, false);
+    std::vector<OpId> ids(1, -1);
+    emitter.EmitPart(streams, t, 0, 0, {{0, 0, 0, 0}}, ids, {}, stretch,
+                     100e-6);
+    ASSERT_TRUE(engine.Run());
+    EXPECT_EQ(engine.duration(ids[0]),
+              Time::FromSecondsCeil(100e-6 + (200e-6 - inside)));
+  }
+  {
+    // A window longer than the work stretches all of it.
+    const OpTemplate t = chain(2, 10);
+    Engine engine;
+    const StageStreams streams = OneStage(engine);
+    TemplateEmitter emitter(engine, false);
+    std::vector<OpId> ids(2, -1);
+    emitter.EmitPart(streams, t, 0, 1, {{0, 1, 0, 0}}, ids, {}, stretch,
+                     100e-6);
+    ASSERT_TRUE(engine.Run());
+    EXPECT_EQ(engine.duration(ids[1]), Time::FromSecondsCeil(10e-6 * stretch));
+  }
+}
+
+// Tracing keeps every kernel apart where the plain replay merges chains of
+// them (Coalesce); the step must not depend on it. Qwen3-30B on 8 GB200s
+// with HybridEP and EP overlap (runs.csv ps2606-qwen3-30b-a3b-gb200-8g-mxfp8)
+// once took 5.24 s plain and 5.14 s traced, when the kernel the SM-sharing
+// window ended in was stretched whole.
+TEST(EpOverlap, TraceDoesNotChangeTheStep) {
+  const scenarios::ResolvedScenario s = Resolve(R"(model: "qwen3-30b-a3b"
+      system: "gb200-nvl72" num_gpus: 8 seq_length: 4096 precision: "mxfp8"
+      dispatcher: "hybridep" overlap_moe_expert_parallel_comm: true
+      cuda_graph: "full_iteration"
+      layout { expert_model_parallel_size: 8 micro_batch_size: 4
+               global_batch_size: 512 })");
+  const StepResult plain = Simulate(s), with_trace = Simulate(s, true);
+  EXPECT_FALSE(with_trace.trace.empty());
+  EXPECT_NEAR(with_trace.step_time_s, plain.step_time_s,
+              1e-9 * plain.step_time_s);
 }
 
 // Megatron's merged forward-backward 1F1B on Qwen3-30B (16 H100, EP16,
