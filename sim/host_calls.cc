@@ -106,6 +106,19 @@ int QuantizeKernels(std::string_view base, const HostCallContext& c) {
   return static_cast<int>(c.local_experts) * (c.fp8_current_scaling ? 3 : 1);
 }
 
+// _apply_bias (layer_ops.cc AddExpertOutputBias): torch.split of the fc2
+// output by expert, then per local expert the bias x probability and the
+// add, torch.cat and the cast to bf16: 2 n + 3 eager calls forward, as many
+// autograd nodes backward. Backward kernels: per expert the two gradients of
+// the product and their broadcast sums (4 n), the cast back and the split's
+// cat (2). TE GroupedLinear registers bias0..bias{n-1} as Parameters
+// (NVIDIA/TransformerEngine@0069563f transformer_engine/pytorch/module/
+// grouped_linear.py GroupedLinear.__init__), so fc1's and fc2's biases each
+// add an AccumulateGrad and a DDP hook per local expert too (Backward).
+int ExpertBiasForwardCalls(const HostCallContext& c) {
+  return 2 * static_cast<int>(c.local_experts) + 3;
+}
+
 HostCalls Forward(const LayerOp& op, std::string_view base,
                   const HostCallContext& c) {
   HostCalls h;
@@ -159,6 +172,8 @@ HostCalls Forward(const LayerOp& op, std::string_view base,
         h.torch = kTopkCalls;
       } else if (base == "attn_gate") {
         h.torch = 2;  // sigmoid, mul
+      } else if (base == "experts_fc2_bias") {
+        h.torch = ExpertBiasForwardCalls(c);
       } else {
         h.torch = 1;
       }
@@ -183,6 +198,7 @@ HostCalls TeLinearBackward(std::string_view base, const HostCallContext& c) {
     h.param_nodes = h.param_hooks = 2;
     h.torch = 1;  // main_grad.add_ of the norm weight
   }
+  if (c.linear_bias) ++h.param_nodes, ++h.param_hooks;  // its bias
   if (base == "qkv") {
     h.torch += kQkvSplitBackwardCalls;
     h.nodes = kQkvSplitBackwardNodes;
@@ -226,7 +242,8 @@ HostCalls Backward(const LayerOp& op, std::string_view base,
         // expert host loops).
         h.te = 1;
         h.kernels = static_cast<int>(op.groups) - 1;
-        h.param_nodes = h.param_hooks = static_cast<int>(op.groups);
+        h.param_nodes = h.param_hooks =
+            static_cast<int>(op.groups) * (c.linear_bias ? 2 : 1);
         if (base == "experts_fc1") h.nodes = 1;  // UnsqueezeBackward
       }
       break;
@@ -259,6 +276,9 @@ HostCalls Backward(const LayerOp& op, std::string_view base,
         h.torch = kTopkBackwardCalls;
         h.nodes = kTopkBackwardNodes;
         h.kernels = kTopkBackwardAdds;
+      } else if (base == "experts_fc2_bias") {
+        h.nodes = ExpertBiasForwardCalls(c);
+        h.kernels = 4 * static_cast<int>(c.local_experts) + 2;
       } else if (EndsWith(base, "embedding")) {
         // EmbeddingBackward (one kernel) and the weight's leaf work.
         h.nodes = h.kernels = 1;
@@ -405,6 +425,7 @@ HostCallContext ContextOf(const std::vector<LayerOp>& ops,
     if (base == "qkv" || base == "in_proj_qkvz") c.input_norm_fused = true;
     if (base == "fc1") c.pre_mlp_norm_fused = true;
     if (base == "kv_up") c.mla = true;
+    if (base == "experts_fc2_bias") c.linear_bias = true;
   }
   return c;
 }

@@ -94,6 +94,10 @@ struct HostCallContext {
   bool input_norm_fused = false;
   bool pre_mlp_norm_fused = false;
   bool mla = false;
+  // Megatron's add_bias_linear (GPT-OSS), seen through the experts' fc2
+  // bias op that models/layer_ops.cc emits exactly then: every TE linear
+  // and every local expert's GroupedLinear GEMM has its own bias Parameter.
+  bool linear_bias = false;
 };
 
 // The context of one pass's op list (forward, or recompute + backward).

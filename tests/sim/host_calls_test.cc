@@ -302,6 +302,56 @@ Time RunWithHost(const OpTemplate& t, const RankContext& rank) {
 // adds G1 - H1 (plus the first graph launch the GPU chain starts after).
 // Eager host costs are 20x the test's so that H2 exceeds the GPU work after
 // the sync.
+// GPT-OSS's linear biases (add_bias_linear) on the host, per local expert
+// (EP8 of 128 experts: 16 on the GPU). _apply_bias runs split, 16 x (b x p,
+// add), cat and cast: 2 x 16 + 3 = 35 eager calls forward, 35 autograd nodes
+// and 4 x 16 + 2 = 66 kernels backward. TE GroupedLinear registers one bias
+// Parameter per GEMM beside each weight (grouped_linear.py @0069563f), so
+// each expert GEMM's backward has 2 x 16 AccumulateGrads and DDP hooks, and
+// each TE linear one more than without biases. Qwen3-30B has no biases.
+TEST(HostCalls, GptOssBiasesAddPerExpertCallsAndParameters) {
+  auto model = models::LoadModel("gpt-oss-120b");
+  ASSERT_TRUE(model) << model.error().message;
+  models::Parallelism par;
+  par.ep = 8;
+  par.dp = 8;
+  models::TrainingOptions tr;
+  tr.seq_length = 4096;
+  const models::LayerOps layer =
+      models::BuildLayerOps(*model, 0, false, par, tr, false);
+  const HostCallContext fwd = ContextOf(layer.forward, 16, false);
+  const HostCallContext bwd = ContextOf(layer.backward, 16, false);
+  EXPECT_TRUE(fwd.linear_bias);
+  EXPECT_TRUE(bwd.linear_bias);
+  int bias_ops = 0, expert_dgrads = 0, te_linears = 0;
+  for (const models::LayerOp& op : layer.forward) {
+    if (op.name != "experts_fc2_bias") continue;
+    EXPECT_EQ(LayerOpHostCalls(op, fwd).torch, 35);
+    ++bias_ops;
+  }
+  for (const models::LayerOp& op : layer.backward) {
+    const HostCalls h = LayerOpHostCalls(op, bwd);
+    if (op.name == "experts_fc2_bias.bwd") {
+      EXPECT_EQ(h.nodes, 35);
+      EXPECT_EQ(h.kernels, 66);
+      ++bias_ops;
+    } else if (op.kind == models::OpKind::kGroupedGemm &&
+               op.pass == models::Pass::kDgrad) {
+      EXPECT_EQ(h.param_nodes, 32) << op.name;
+      EXPECT_EQ(h.param_hooks, 32) << op.name;
+      ++expert_dgrads;
+    } else if (op.name == "proj.dgrad") {
+      EXPECT_EQ(h.param_nodes, 2);  // weight and bias
+      ++te_linears;
+    }
+  }
+  EXPECT_EQ(bias_ops, 2);
+  EXPECT_EQ(expert_dgrads, 2);
+  EXPECT_EQ(te_linears, 1);
+  const models::LayerOps qwen = Qwen3MoeLayer();
+  EXPECT_FALSE(ContextOf(qwen.backward, 16, false).linear_bias);
+}
+
 TEST(HostCalls, AllToAllSyncMakesHostTimeVisible) {
   const Fixture f = test_support::H100Platform(8);
   RankContext rank = Ep8Context(f);
