@@ -398,6 +398,7 @@ void AssignHostCosts(OpTemplate& t,
     op.host_s = (opens ? rank.graph_launch_s : 0) +
                 (full_iteration ? 0 : HostSeconds(op.calls, costs, true));
   }
+  for (TimedOp& op : t.ops) op.head_host_s = op.host_s;
 }
 
 }  // namespace
@@ -770,8 +771,9 @@ std::vector<HostSegment> HostSegments(const OpTemplate& t,
       const TimedOp& op = t.ops[i];
       // The launch the op's first kernel waits for: a kernel launch, or the
       // graph launch when it opens a graphed run.
-      s.first_launch_s = op.graphed ? std::min(op.host_s, rank.graph_launch_s)
-                                    : std::min(op.host_s, rank.launch_s);
+      s.first_launch_s =
+          op.graphed ? std::min(op.head_host_s, rank.graph_launch_s)
+                     : std::min(op.head_host_s, rank.launch_s);
       s.rest_launch_s = op.host_s - s.first_launch_s;
       out.push_back(s);
       continue;

@@ -61,6 +61,9 @@ struct TimedOp {
   // on the first op of a graphed run plus the per-parameter work a
   // TE-scoped graph leaves to autograd.
   double host_s = 0;
+  // host_s of its first kernel alone: a merged run's (Coalesce) first launch
+  // is still its first kernel's, so merging does not change the replay.
+  double head_host_s = 0;
   HostCalls calls;  // eager host calls it stands for (merged runs: summed)
   bool graphed = false;
   // The host waits for this op to finish before it launches the next ones

@@ -775,6 +775,24 @@ TEST(EpOverlap, TraceDoesNotChangeTheStep) {
               1e-9 * plain.step_time_s);
 }
 
+// The same for host launches: a merged run of kernels waits for its first
+// kernel's launch only, not for the whole run's host time capped at one
+// launch. DeepSeek-V3 on GB200 with attn + moe_router + moe_preprocess
+// graphs (runs.csv ps2604-deepseek-v3-gb200-256g-mxfp8, 12.706 s plain and
+// 12.694 s traced before) trimmed to 8 layers on 128 GPUs.
+TEST(Replay, TraceDoesNotChangeHostLaunches) {
+  const scenarios::ResolvedScenario s = Resolve(R"(model: "deepseek-v3"
+      system: "gb200-nvl72" num_gpus: 128 seq_length: 4096 precision: "mxfp8"
+      num_layers: 8 mtp_num_layers: 0
+      dispatcher: "hybridep" cuda_graph: "te:attn;moe_router;moe_preprocess"
+      layout { expert_model_parallel_size: 64 pipeline_model_parallel_size: 2
+               virtual_pipeline_model_parallel_size: 2
+               global_batch_size: 256 })");
+  const StepResult plain = Simulate(s), with_trace = Simulate(s, true);
+  EXPECT_NEAR(with_trace.step_time_s, plain.step_time_s,
+              1e-9 * plain.step_time_s);
+}
+
 // Megatron's merged forward-backward 1F1B on Qwen3-30B (16 H100, EP16,
 // HybridEP, the comm-overlap card's A/B): with the overlap some of the EP
 // all-to-all hides behind the other half's compute, so the step is shorter;
