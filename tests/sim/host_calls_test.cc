@@ -224,6 +224,19 @@ TEST(HostCalls, CudaGraphScopesReplaceCapturedCallsByOneLaunch) {
   EXPECT_EQ(syncs, 0);
 }
 
+// GPT-OSS-120B's first layer at EP8 (16 local experts), seq 4096.
+models::LayerOps GptOssEp8Layer(bool moe_act_recompute) {
+  auto model = models::LoadModel("gpt-oss-120b");
+  EXPECT_TRUE(model) << model.error().message;
+  models::Parallelism par;
+  par.ep = 8;
+  par.dp = 8;
+  models::TrainingOptions tr;
+  tr.seq_length = 4096;
+  tr.recompute.moe_act = moe_act_recompute;
+  return models::BuildLayerOps(*model, 0, false, par, tr, false);
+}
+
 // GPT-OSS-120B, EP8 alltoall, TP1: Megatron-Core's
 // weighted_bias_quick_geglu_impl builds torch.tensor(linear_offset) on the
 // GPU after its clamps, a blocking copy (fused_bias_geglu.py; PyTorch
@@ -237,16 +250,7 @@ TEST(HostCalls, GptOssQuickGegluOffsetTensorSyncsTheHost) {
   const Fixture f = test_support::H100Platform(8);
   RankContext rank = Ep8Context(f);
   rank.local_experts = 128 / 8;
-  auto model = models::LoadModel("gpt-oss-120b");
-  ASSERT_TRUE(model) << model.error().message;
-  models::Parallelism par;
-  par.ep = 8;
-  par.dp = 8;
-  models::TrainingOptions tr;
-  tr.seq_length = 4096;
-  tr.recompute.moe_act = true;
-  const models::LayerOps layer =
-      models::BuildLayerOps(*model, 0, false, par, tr, false);
+  const models::LayerOps layer = GptOssEp8Layer(/*moe_act_recompute=*/true);
   auto syncs = [&](const std::vector<models::LayerOp>& pass) {
     int n = 0;
     for (const TimedOp& op : PriceBlock(pass, InMoe, rank).ops) {
@@ -292,16 +296,6 @@ Time RunWithHost(const OpTemplate& t, const RankContext& rank) {
   return engine.makespan();
 }
 
-// The alltoall dispatcher's D2H sync stops the host from running ahead.
-// One MoE forward with the router and preprocess graphed (the measured
-// recipes' scopes): GPU time G1 up to the synced permute, host time H1 of
-// the two graph launches before it and H2 of the eager calls after it.
-// Without the sync the host issues the H2 calls while the GPU is still in
-// G1, so the last kernel waits for H1 + H2; with it the host starts them
-// only once the permute is done, so the step is at least G1 + H2: the sync
-// adds G1 - H1 (plus the first graph launch the GPU chain starts after).
-// Eager host costs are 20x the test's so that H2 exceeds the GPU work after
-// the sync.
 // GPT-OSS's linear biases (add_bias_linear) on the host, per local expert
 // (EP8 of 128 experts: 16 on the GPU). _apply_bias runs split, 16 x (b x p,
 // add), cat and cast: 2 x 16 + 3 = 35 eager calls forward, 35 autograd nodes
@@ -310,15 +304,7 @@ Time RunWithHost(const OpTemplate& t, const RankContext& rank) {
 // each expert GEMM's backward has 2 x 16 AccumulateGrads and DDP hooks, and
 // each TE linear one more than without biases. Qwen3-30B has no biases.
 TEST(HostCalls, GptOssBiasesAddPerExpertCallsAndParameters) {
-  auto model = models::LoadModel("gpt-oss-120b");
-  ASSERT_TRUE(model) << model.error().message;
-  models::Parallelism par;
-  par.ep = 8;
-  par.dp = 8;
-  models::TrainingOptions tr;
-  tr.seq_length = 4096;
-  const models::LayerOps layer =
-      models::BuildLayerOps(*model, 0, false, par, tr, false);
+  const models::LayerOps layer = GptOssEp8Layer(/*moe_act_recompute=*/false);
   const HostCallContext fwd = ContextOf(layer.forward, 16, false);
   const HostCallContext bwd = ContextOf(layer.backward, 16, false);
   EXPECT_TRUE(fwd.linear_bias);
@@ -352,6 +338,16 @@ TEST(HostCalls, GptOssBiasesAddPerExpertCallsAndParameters) {
   EXPECT_FALSE(ContextOf(qwen.backward, 16, false).linear_bias);
 }
 
+// The alltoall dispatcher's D2H sync stops the host from running ahead.
+// One MoE forward with the router and preprocess graphed (the measured
+// recipes' scopes): GPU time G1 up to the synced permute, host time H1 of
+// the two graph launches before it and H2 of the eager calls after it.
+// Without the sync the host issues the H2 calls while the GPU is still in
+// G1, so the last kernel waits for H1 + H2; with it the host starts them
+// only once the permute is done, so the step is at least G1 + H2: the sync
+// adds G1 - H1 (plus the first graph launch the GPU chain starts after).
+// Eager host costs are 20x the test's so that H2 exceeds the GPU work after
+// the sync.
 TEST(HostCalls, AllToAllSyncMakesHostTimeVisible) {
   const Fixture f = test_support::H100Platform(8);
   RankContext rank = Ep8Context(f);

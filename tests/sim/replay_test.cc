@@ -718,43 +718,28 @@ TEST(EpOverlap, GemmBesideDeepEpSlowsByTheSmShare) {
   };
   const double stretch = 132.0 / 112.0;
   const double inside = 100e-6 / stretch;  // work done beside the all-to-all
-  {
-    const OpTemplate t = chain(2, 100);
+  // Durations of a chain of `n` GEMMs of `micros` each, beside a 100 us
+  // all-to-all.
+  auto beside = [&](int n, int64_t micros) {
+    const OpTemplate t = chain(n, micros);
     Engine engine;
     const StageStreams streams = OneStage(engine);
     TemplateEmitter emitter(engine, false);
-    std::vector<OpId> ids(2, -1);
-    emitter.EmitPart(streams, t, 0, 1, {{0, 1, 0, 0}}, ids, {}, stretch,
-                     100e-6);
-    ASSERT_TRUE(engine.Run());
-    EXPECT_EQ(engine.duration(ids[0]),
-              Time::FromSecondsCeil(100e-6 + (100e-6 - inside)));
-    EXPECT_EQ(engine.duration(ids[1]), Time::Micros(100));
-  }
-  {
-    const OpTemplate t = chain(1, 200);
-    Engine engine;
-    const StageStreams streams = OneStage(engine);
-    TemplateEmitter emitter(engine, false);
-    std::vector<OpId> ids(1, -1);
-    emitter.EmitPart(streams, t, 0, 0, {{0, 0, 0, 0}}, ids, {}, stretch,
-                     100e-6);
-    ASSERT_TRUE(engine.Run());
-    EXPECT_EQ(engine.duration(ids[0]),
-              Time::FromSecondsCeil(100e-6 + (200e-6 - inside)));
-  }
-  {
-    // A window longer than the work stretches all of it.
-    const OpTemplate t = chain(2, 10);
-    Engine engine;
-    const StageStreams streams = OneStage(engine);
-    TemplateEmitter emitter(engine, false);
-    std::vector<OpId> ids(2, -1);
-    emitter.EmitPart(streams, t, 0, 1, {{0, 1, 0, 0}}, ids, {}, stretch,
-                     100e-6);
-    ASSERT_TRUE(engine.Run());
-    EXPECT_EQ(engine.duration(ids[1]), Time::FromSecondsCeil(10e-6 * stretch));
-  }
+    std::vector<OpId> ids(n, -1);
+    emitter.EmitPart(streams, t, 0, n - 1, {{0, n - 1, 0, 0}}, ids, {},
+                     stretch, 100e-6);
+    EXPECT_TRUE(engine.Run());
+    std::vector<Time> out;
+    for (const OpId id : ids) out.push_back(engine.duration(id));
+    return out;
+  };
+  const std::vector<Time> two = beside(2, 100);
+  EXPECT_EQ(two[0], Time::FromSecondsCeil(100e-6 + (100e-6 - inside)));
+  EXPECT_EQ(two[1], Time::Micros(100));
+  EXPECT_EQ(beside(1, 200)[0],
+            Time::FromSecondsCeil(100e-6 + (200e-6 - inside)));
+  // A window longer than the work stretches all of it.
+  EXPECT_EQ(beside(2, 10)[1], Time::FromSecondsCeil(10e-6 * stretch));
 }
 
 // Tracing keeps every kernel apart where the plain replay merges chains of

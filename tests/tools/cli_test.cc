@@ -152,21 +152,28 @@ TEST(ValidateCommand, ShippedRunsJsonContractAndAccuracyGuard) {
   EXPECT_LE(figure("memory_mape_pct"), recorded["memory_mape_pct"] + 0.05);
 }
 
+// The line of calibration/runs/runs.csv whose id is `id` ("" if none), and
+// the file's header line in `header`.
+std::string ShippedRunsRow(const std::string& id, std::string& header) {
+  std::ifstream in(std::string(MOESIM_SOURCE_DIR) +
+                   "/calibration/runs/runs.csv");
+  std::string line;
+  std::getline(in, header);
+  while (std::getline(in, line)) {
+    if (line.starts_with(id + ",")) return line;
+  }
+  return "";
+}
+
 // `moesim validate --commands` gives each row the `moesim run` command that
 // replays it: run through the shell as printed, it predicts the TFLOPS/GPU
 // `moesim validate --json` reports for the row (a one-row runs CSV, so the
 // check stays cheap). The row is a shipped H100 row whose extras travel as
 // Megatron arguments (--fp8-param-gather) and whose layout uses VPP.
 TEST(ValidateCommand, CommandsReplayEachRowsPrediction) {
-  const std::string shipped =
-      std::string(MOESIM_SOURCE_DIR) + "/calibration/runs/runs.csv";
-  std::ifstream in(shipped);
-  ASSERT_TRUE(in);
-  std::string header, line, row;
-  std::getline(in, header);
-  while (std::getline(in, line)) {
-    if (line.starts_with("ps2604-llama3-70b-h100-64g-fp8-cs,")) row = line;
-  }
+  std::string header;
+  const std::string row =
+      ShippedRunsRow("ps2604-llama3-70b-h100-64g-fp8-cs", header);
   ASSERT_FALSE(row.empty());
   const std::string csv = ::testing::TempDir() + "/commands_one_row.csv";
   std::ofstream(csv) << header << "\n" << row << "\n";
@@ -203,15 +210,9 @@ TEST(ValidateCommand, CommandsReplayEachRowsPrediction) {
 // error; with the tokens/s cell blanked the row falls back to moesim's
 // count, 32.63 / 27.19 = 1.20 times higher.
 TEST(ValidateCommand, RowsWithTokensPerSecondAreComparedInTheirOwnFlopsCount) {
-  const std::string shipped =
-      std::string(MOESIM_SOURCE_DIR) + "/calibration/runs/runs.csv";
-  std::ifstream in(shipped);
-  ASSERT_TRUE(in);
-  std::string header, line, row;
-  std::getline(in, header);
-  while (std::getline(in, line)) {
-    if (line.starts_with("ps2604-gpt-oss-120b-gb300-64g-bf16,")) row = line;
-  }
+  std::string header;
+  const std::string row =
+      ShippedRunsRow("ps2604-gpt-oss-120b-gb300-64g-bf16", header);
   ASSERT_FALSE(row.empty());
   const std::string with_tokens = ::testing::TempDir() + "/flops_row.csv";
   std::ofstream(with_tokens) << header << "\n" << row << "\n";
