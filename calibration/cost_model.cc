@@ -112,12 +112,22 @@ double GpuPeaks::PeakTflops(Dtype dtype) const {
   }
 }
 
-double CostModel::Family::Curve(std::string_view impl, double work) const {
-  double level = mean_e_max;
+double CostModel::Family::Curve(std::string_view level, double work) const {
+  double e = mean_e_max;
   for (const auto& [name, value] : e_max) {
-    if (name == impl) level = value;
+    if (name == level) e = value;
   }
-  return level / (1 + std::pow(w0 / work, a));
+  return e / (1 + std::pow(w0 / work, a));
+}
+
+std::string CostModel::Family::LevelOf(std::string_view impl,
+                                       Dtype dtype) const {
+  std::string level(impl);
+  if (dtype != Dtype::kMxfp8) return level;
+  const std::string mx = level + " mxfp8";
+  const bool rows = std::any_of(points.begin(), points.end(),
+                                [&](const Point& p) { return p.level == mx; });
+  return rows ? mx : level;
 }
 
 double CostModel::Overlap::Seconds(double compute, double in,
@@ -160,7 +170,7 @@ double CostModel::Family::ComputeEfficiency(const Point& p) const {
 double CostModel::Family::TimeSse() const {
   double sse = 0;
   for (const Point& p : points) {
-    const double compute = 1 / std::min(1.0, Curve(p.impl, p.work));
+    const double compute = 1 / std::min(1.0, Curve(p.level, p.work));
     const double r = std::log(OverlapOf(p.impl).Seconds(compute, p.in, p.out)) +
                      std::log(p.efficiency);
     sse += r * r;
@@ -229,8 +239,8 @@ void CostModel::Family::FitCurve() {
     double e = any && p.memory_bound ? 0 : ComputeEfficiency(p);
     if (!any && !(e > 0)) e = p.efficiency;
     if (!(e > 0)) continue;
-    auto it = std::find(impls.begin(), impls.end(), p.impl);
-    if (it == impls.end()) it = impls.insert(impls.end(), p.impl);
+    auto it = std::find(impls.begin(), impls.end(), p.level);
+    if (it == impls.end()) it = impls.insert(impls.end(), p.level);
     index.push_back(it - impls.begin());
     work.push_back(p.work);
     log_e.push_back(std::log(e));
@@ -290,6 +300,7 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
     if (!(peak > 0)) return;  // no tensor cores for this dtype
     p.efficiency = std::min(1.0, p.efficiency / peak);
     p.dtype = dtype;
+    p.level = dtype == Dtype::kMxfp8 ? p.impl + " mxfp8" : p.impl;
     const int cls = DtypeClass(dtype);
     auto it =
         std::find_if(families_.begin(), families_.end(), [&](const Family& f) {
@@ -410,7 +421,7 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
   if (!near.empty() && near[0].first < 1e-9) {
     const Point& p = *near[0].second;
     efficiency = family->ComputeEfficiency(p);
-    if (!(efficiency > 0)) efficiency = family->Curve(p.impl, p.work);
+    if (!(efficiency > 0)) efficiency = family->Curve(p.level, p.work);
     e.method = "table";
     e.sources.push_back(near[0].second->source);
   } else {
@@ -425,12 +436,12 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
       const double measured = family->ComputeEfficiency(p);
       if (measured > 0) {
         residual += w * (std::log(measured) -
-                         std::log(family->Curve(p.impl, p.work)));
+                         std::log(family->Curve(p.level, p.work)));
       }
       e.sources.push_back(p.source);
     }
     const double fade = std::exp(-near[0].first / kFadeLog2);
-    efficiency = family->Curve(chosen, work) *
+    efficiency = family->Curve(family->LevelOf(chosen, dtype), work) *
                  std::exp(fade * residual / std::max(weight, 1e-300));
     e.method = fade > 0.5 ? "interpolated" : "curve";
     const Overlap& o = family->OverlapOf(chosen);
@@ -439,7 +450,8 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
                   "(curve over %zu %s rows: e_max %.3f, W0 %.3g, a %.2f; "
                   "traffic p %.3g, serial output %.0f)",
                   family->points.size(), family->kind.c_str(),
-                  family->Curve(chosen, 1e300), family->w0, family->a, o.p,
+                  family->Curve(family->LevelOf(chosen, dtype), 1e300),
+                  family->w0, family->a, o.p,
                   o.serial_out);
     e.sources.push_back(fit);
   }

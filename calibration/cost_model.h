@@ -12,6 +12,9 @@
 // far outside the table's grid the answer is the fitted roofline curve alone.
 // A query on a grid point returns that row. Grouped GEMM rows join the GEMM
 // surface at their per-expert shape; a grouped GEMM is its experts' GEMMs.
+// In the 8-bit class an implementation's MXFP8 rows have their own level
+// (block-scaled kernels are slower than per-tensor FP8 ones at the same
+// shape); the per-tensor rows still shape the curve.
 // Memory-bound kernels interpolate achieved bandwidth linearly in log(bytes)
 // and clamp outside the measured range.
 //
@@ -151,7 +154,12 @@ class CostModel {
   // Implementations share the curve's shape (W0, a) and each has its own
   // level (e_max): size dependence is learnt from every implementation,
   // speed from each one's rows. A row of another implementation counts
-  // kImplDistance log2 units farther away.
+  // kImplDistance log2 units farther away. Within the 8-bit class an
+  // implementation's MXFP8 rows have a level of their own (`level`, e.g.
+  // "cublas mxfp8"): block-scaled GEMMs are other kernels than per-tensor
+  // FP8 ones of the same library, slower at the same shape (Transformer
+  // Engine's B300 kernel-only sums: 7.161 against 6.812 ms per layer), so
+  // the per-tensor rows teach MXFP8 the curve's shape but not its level.
   struct Point {
     std::string impl;
     std::vector<double> features;  // log2 shape dimensions
@@ -165,6 +173,7 @@ class CostModel {
     // Input and output traffic times at the copy rate, in units of the
     // time at peak (work / peak); 0 for attention.
     double in = 0, out = 0;
+    std::string level = "";  // the key of its e_max: impl, or impl + " mxfp8"
   };
   // How compute and traffic combine (the design comment).
   struct Overlap {
@@ -183,16 +192,19 @@ class CostModel {
     std::string kind;  // gemm (with grouped rows), attention_fwd, _bwd
     int dtype_class = 0;
     std::vector<Point> points;
-    // e(W) = e_max[impl] / (1 + (w0/W)^a); an implementation without rows
-    // takes the mean level of the implementations that have rows (the
-    // geometric mean, each implementation once: another kernel is like a
-    // typical kernel, not like the kernel with the most rows).
+    // e(W) = e_max[level] / (1 + (w0/W)^a); a level without rows takes
+    // the mean of the levels that have rows (the geometric mean, each level
+    // once: another kernel is like a typical kernel, not like the kernel
+    // with the most rows).
     std::vector<std::pair<std::string, double>> e_max;
     double mean_e_max = 0, w0 = 1, a = 0;
     // Per implementation where fitted, else default_overlap.
     std::vector<std::pair<std::string, Overlap>> overlap;
     Overlap default_overlap;
-    double Curve(std::string_view impl, double work) const;
+    double Curve(std::string_view level, double work) const;
+    // The level a query of `impl` at `dtype` reads: the implementation's
+    // MXFP8 level where the family has rows of it, else its own.
+    std::string LevelOf(std::string_view impl, Dtype dtype) const;
     const Overlap& OverlapOf(std::string_view impl) const;
     // A row's compute efficiency: its measured time less its traffic; 0
     // when the traffic alone explains the time.

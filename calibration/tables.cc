@@ -125,10 +125,11 @@ struct TableSpec {
 };
 
 const Choice kGemmImpl{"impl", {"cublas", "deepgemm", "thunderkittens"}};
-const Choice kGroupedImpl{"impl",
-                          {"cublas_grouped", "cublas_loop", "cutlass_sm80",
-                           "cutlass_sm90_cooperative", "cutlass_sm90_pingpong",
-                           "deepgemm_contiguous", "deepgemm_masked"}};
+const Choice kGroupedImpl{
+    "impl",
+    {"cublas", "cublas_grouped", "cublas_loop", "cutlass_sm80",
+     "cutlass_sm90_cooperative", "cutlass_sm90_pingpong", "deepgemm_contiguous",
+     "deepgemm_masked"}};
 const Choice kAttentionImpl{
     "impl", {"cudnn", "fa2", "fa3", "fa4", "triton", "flashmla"}};
 const Choice kDirection{"direction", {"fwd", "bwd"}};

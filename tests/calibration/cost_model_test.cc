@@ -54,11 +54,14 @@ TEST(CostModel, OffGridShapeInterpolatesBetweenNeighbours) {
 // Per-tensor FP8 and MXFP8 share the 8-bit peak but run different GEMM
 // kernels: with rows of both at one shape, each query answers with its own
 // format's row (b300/gemm.csv, the Transformer Engine B300 rows at
-// 15872x12288x4096: MXFP8 2680.8, FP8 2938.0 TFLOPS). H100 has no MXFP8
-// rows, so an MXFP8 query there still answers with the FP8 row of the shape
-// (h100/gemm.csv 4096^3 fp8 1358.7), as before the formats were told apart.
+// 15872x12288x4096, each at its format's published kernel-only Fprop-sum
+// rate: 2 x 15872 x 4096 x 49152 = 6.391e12 FLOP over the four Fprop shapes
+// in 2.365 ms MXFP8 = 2702.3 TFLOPS, 2.158 ms FP8 = 2961.5). H100 has no
+// MXFP8 rows, so an MXFP8 query there still answers with the FP8 row of the
+// shape (h100/gemm.csv 4096^3 fp8 1358.7), as before the formats were told
+// apart.
 TEST(CostModel, Fp8AndMxfp8RowsAreToldApartWhenBothExist) {
-  const GpuPeaks b300{2500, 5000, 10000, 0, 8.0, 148};
+  const GpuPeaks b300{2250, 4500, 13125, 1125, 8.0, 148};
   auto tables = LoadTables("b300");
   ASSERT_TRUE(tables) << tables.error().message;
   const CostModel m(*tables, b300);
@@ -67,12 +70,55 @@ TEST(CostModel, Fp8AndMxfp8RowsAreToldApartWhenBothExist) {
   const Estimate fp8 = m.Gemm(15872, 12288, 4096, Dtype::kFp8);
   EXPECT_EQ(mx.method, "table");
   EXPECT_EQ(fp8.method, "table");
-  EXPECT_NEAR(Tflops(flops, mx), 2680.8, 1e-6);
-  EXPECT_NEAR(Tflops(flops, fp8), 2938.0, 1e-6);
+  EXPECT_NEAR(Tflops(flops, mx), 2702.3, 1e-6);
+  EXPECT_NEAR(Tflops(flops, fp8), 2961.5, 1e-6);
   const CostModel h100 = H100();
   const Estimate only_fp8 = h100.Gemm(4096, 4096, 4096, Dtype::kMxfp8);
   EXPECT_EQ(only_fp8.method, "table");
   EXPECT_NEAR(Tflops(2.0 * 4096 * 4096 * 4096, only_fp8), 1358.7, 1e-6);
+}
+
+// Away from the MXFP8 rows an MXFP8 GEMM keeps MXFP8's own level: the
+// per-tensor FP8 rows set the curve's shape, not its height. On B300 the
+// MXFP8 rows (the TE benchmark's 12 layer GEMMs at M = 15872) lie at
+// 2563-2702 TFLOPS while the per-tensor 8192^3 row is 3093.9 (FP8 MAMF 3353.3
+// x the B200 size efficiency 0.9226). 8192^3 is about 1 doubling from the
+// nearest MXFP8 row, so its answer stays near the MXFP8 rows' level (within
+// 5% of 2663, the Wgrad rate, the nearest rows) and clearly below the FP8
+// row at the same shape; with one level shared by both formats it was pulled
+// toward FP8's.
+TEST(CostModel, Mxfp8KeepsItsOwnLevelAwayFromItsRows) {
+  const GpuPeaks b300{2250, 4500, 13125, 1125, 8.0, 148};
+  auto tables = LoadTables("b300");
+  ASSERT_TRUE(tables) << tables.error().message;
+  const CostModel m(*tables, b300);
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  const double mx = Tflops(flops, m.Gemm(8192, 8192, 8192, Dtype::kMxfp8));
+  const double fp8 = Tflops(flops, m.Gemm(8192, 8192, 8192, Dtype::kFp8));
+  EXPECT_NEAR(fp8, 3093.9, 1e-6);
+  EXPECT_LT(mx, 0.9 * fp8);
+  EXPECT_NEAR(mx, 2662.9, 0.05 * 2662.9);
+}
+
+// TE's MXFP8 grouped GEMM (multi-stream cuBLAS, impl cublas) on GB200 is a
+// published row: 2672 TFLOPS at K = 7168, N = 2048 (NVIDIA/Megatron-LM
+// DeepSeek-V3 GB200 optimization doc), 8 experts x 4096 rows. The default
+// grouped query (cuBLAS per expert) answers with it, below the dense MXFP8
+// rows of a larger layer GEMM (gb200/gemm.csv 15872x12288x4096 mxfp8,
+// 2702.3 x 3615.6/3353.3 = 2913.7), and 8 experts take 8 times one.
+TEST(CostModel, Mxfp8GroupedGemmAnswersWithTheMegatronRow) {
+  const GpuPeaks gb200{2500, 5000, 10000, 1250, 8.0, 148};
+  auto tables = LoadTables("gb200");
+  ASSERT_TRUE(tables) << tables.error().message;
+  const CostModel m(*tables, gb200);
+  const Estimate e = m.GroupedGemm(8, 4096, 2048, 7168, Dtype::kMxfp8);
+  EXPECT_EQ(e.method, "table");
+  EXPECT_NEAR(Tflops(8 * 2.0 * 4096 * 2048 * 7168, e), 2672, 1e-6);
+  EXPECT_NEAR(e.seconds /
+                  m.GroupedGemm(1, 4096, 2048, 7168, Dtype::kMxfp8).seconds,
+              8.0, 1e-9);
+  const Estimate dense = m.Gemm(15872, 12288, 4096, Dtype::kMxfp8);
+  EXPECT_NEAR(Tflops(2.0 * 15872 * 12288 * 4096, dense), 2913.7, 1e-6);
 }
 
 // Beside a communication kernel holding 24 of 132 SMs, a kernel runs on 108:
@@ -111,6 +157,34 @@ TEST(CostModel, MemoryBoundInterpolatesAndClamps) {
   EXPECT_LE(gib.efficiency, 1.0);
   EXPECT_EQ(m.MemoryBound("not_a_kernel", 1e8).seconds,
             m.MemoryBound("copy", 1e8).seconds);
+}
+
+// Blackwell's fp8_quantize rows stream at the rate TE's B300 benchmark
+// implies (generate.py blackwell_quantize_efficiency): MXFP8 Fprop sum with
+// quantization 2.847 ms less kernel only 2.365 ms = 482 us for the 8
+// quantize kernels of the four Fprop GEMMs' inputs and weights; their
+// elements 15872 x (3 x 4096 + 16384) + 4096 x (12288 + 4096 + 16384) +
+// 16384 x 4096 = 656.4e6 at 4 + 2/32 bytes (rowwise + columnwise, E8M0
+// scales) = 2.667e9 bytes in 482 - 8 x 1.27 = 471.8 us: 5652 GB/s, 70.6% of
+// 8 TB/s, where Hopper keeps the assumed 80% (h100: 2680 GB/s of 3.35). A
+// 1 GiB call takes t0 + b / 5652 GB/s.
+TEST(CostModel, BlackwellQuantizeStreamsAtTheTeDerivedRate) {
+  const double elements = 15872.0 * (3 * 4096 + 16384) +
+                          4096.0 * (12288 + 4096 + 16384) + 16384.0 * 4096;
+  const double rate = elements * (4 + 2.0 / 32) / ((482 - 8 * 1.27) * 1e-6);
+  EXPECT_NEAR(rate / 1e9, 5652, 1);
+  for (const char* gpu : {"b200", "b300", "gb200", "gb300"}) {
+    auto tables = LoadTables(gpu);
+    ASSERT_TRUE(tables) << tables.error().message;
+    const CostModel m(*tables, {2500, 5000, 10000, 1250, 8.0, 148});
+    const double bytes = 1073741824;
+    EXPECT_NEAR(m.MemoryBound("fp8_quantize", bytes).seconds,
+                1.27e-6 + bytes / rate, 1e-7)
+        << gpu;
+  }
+  const double h100 = 1073741824 / H100().MemoryBound("fp8_quantize",
+                                                      1073741824).seconds;
+  EXPECT_NEAR(h100 / 1e9, 0.8 * 3350, 0.01 * 2680);
 }
 
 // A memory-bound kernel pays one kernel's fixed GPU time beside its bytes:
