@@ -519,10 +519,23 @@ Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
 
 Estimate CostModel::Attention(const AttentionShape& shape, bool backward,
                               int busy_sms, std::string_view impl) const {
-  return Compute(backward ? "attention_bwd" : "attention_fwd", impl,
-                 kAttentionPreference, shape.dtype, AttentionFeatures(shape),
-                 shape.ForwardFlops() * (backward ? 2.5 : 1), busy_sms,
-                 corrections_.at(Factor::kAttention), {});
+  const std::string_view kind = backward ? "attention_bwd" : "attention_fwd";
+  AttentionShape s = shape;
+  // Low-precision attention without rows of its class (and direction) runs
+  // at the 16-bit rows' rate: unlike a GEMM, nothing says an FP8 attention
+  // kernel reaches the FP8 peak's share the 16-bit one reaches of its own.
+  const bool fallback = DtypeClass(s.dtype) != 0 &&
+                        FindFamily(kind, DtypeClass(s.dtype)) == nullptr;
+  if (fallback) s.dtype = Dtype::kBf16;
+  Estimate e =
+      Compute(kind, impl, kAttentionPreference, s.dtype, AttentionFeatures(s),
+              s.ForwardFlops() * (backward ? 2.5 : 1), busy_sms,
+              corrections_.at(Factor::kAttention), {});
+  if (fallback)
+    e.sources.insert(
+        e.sources.begin(),
+        "(no low-precision attention rows: the 16-bit rows' rate)");
+  return e;
 }
 
 Estimate CostModel::MemoryBound(std::string_view kernel, double bytes,

@@ -116,6 +116,9 @@ class CostModel {
   Estimate GroupedGemm(int64_t experts, int64_t tokens_per_expert, int64_t n,
                        int64_t k, Dtype dtype, int busy_sms = 0,
                        std::string_view impl = "") const;
+  // A low-precision shape.dtype (FP8 attention) is priced from the rows of
+  // its class and direction; where the table has none, at the 16-bit rows'
+  // rate (sources say so).
   Estimate Attention(const AttentionShape& shape, bool backward,
                      int busy_sms = 0, std::string_view impl = "") const;
   // `kernel` as in memory_bound.csv; `bytes` read + written.

@@ -134,6 +134,20 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     largest = std::max(largest, bytes);
   };
 
+  // FP8 attention under a per-tensor recipe saves Q, K, V for the backward as
+  // FP8 tensors instead of 16-bit ones, and under delayed scaling O too
+  // (TE FusedAttnFunc.forward: fp8_tensors = (q_fp8, k_fp8, v_fp8, out_fp8),
+  // with NVTE_DPA_FP8CS_O_in_F16=1, the default, keeping O in 16 bits under
+  // current scaling). MXFP8 attention is left at 16 bits: the TE code at hand
+  // (dot_product_attention.py init_fp8_metadata) runs FP8 attention under
+  // per-tensor recipes only, so what MXFP8 attention saves is not known.
+  const bool fp8_attention = x.tr.fp8_dot_product_attention &&
+                             (x.tr.precision == Precision::kFp8CurrentScaling ||
+                              x.tr.precision == Precision::kFp8Delayed);
+  const double qkv_bytes = fp8_attention ? 1 : kAct;
+  const double o_bytes =
+      fp8_attention && x.tr.precision == Precision::kFp8Delayed ? 1 : kAct;
+
   // Mixer. The input norm's input is the residual stream (kept by the norm).
   keep(kResidual, kAct * T * h, false);
   switch (kind.mixer) {
@@ -145,14 +159,16 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       const double gate = m.attention_output_gate() ? x.heads * d : 0;
       keep(kAttention, x.lin * T * h, false);
       // Q, K, V (and the output gate) saved by the fused attention kernel.
-      keep(kQkv, kAct * S * (x.heads * d + 2 * x.groups * d + gate), false);
+      keep(kQkv,
+           qkv_bytes * S * (x.heads * d + 2 * x.groups * d) + kAct * S * gate,
+           false);
       // Output O (kept by attention and, quantized, by linear_proj), fp32
       // log-sum-exp per head; `core_attn` recompute frees the softmax stats
       // only under TE fused attention.
-      keep(
-          kAttention,
-          kAct * S * x.heads * d + (x.lin < kAct ? x.lin * S * x.heads * d : 0),
-          false);
+      keep(kAttention,
+           o_bytes * S * x.heads * d +
+               (x.lin < kAct ? x.lin * S * x.heads * d : 0),
+           false);
       keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
       break;
     }
@@ -183,12 +199,13 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       keep(kAttention, x.lin * T * m.kv_lora_rank(),
            rc.mla_up_proj);  // kv_up input
       // Q and K (with RoPE) and V per local head, bf16 for the fused attention
-      // kernel under every recipe: `mla_up_proj` discards them. RoPE (fused
+      // kernel under every GEMM recipe (FP8 under per-tensor FP8 attention,
+      // above): `mla_up_proj` discards them. RoPE (fused
       // or not) saves only cos/sin, so the up-projection outputs are not
       // stored (MLM multi_latent_attention.py qkv_up_proj_and_rope_apply).
-      keep(kQkv, kAct * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
+      keep(kQkv, qkv_bytes * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
       keep(kAttention,
-           kAct * S * x.heads * dv +
+           o_bytes * S * x.heads * dv +
                (x.lin < kAct ? x.lin * S * x.heads * dv : 0),
            false);
       keep(kAttention, kFp32 * S * x.heads, rc.core_attn);

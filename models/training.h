@@ -112,6 +112,10 @@ struct TrainingOptions {
   // shards with its own master weights (no main-grad and main-param copies).
   bool precision_aware_optimizer = false;
   bool fp8_param_gather = false;
+  // --fp8-dot-product-attention: core attention in FP8 (the recipe's
+  // format: per-tensor FP8 or MXFP8). Resolve admits it with fp8-cs,
+  // fp8-delayed or mxfp8 only.
+  bool fp8_dot_product_attention = false;
   double optimizer_offload_fraction =
       0;                         // share of optimizer state on the host
   bool offload_overlap = false;  // --overlap-cpu-optimizer-d2h-h2d

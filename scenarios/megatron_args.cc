@@ -66,6 +66,7 @@ constexpr FlagInfo kFlags[] = {
     {"--main-grads-dtype", Kind::kString},
     {"--exp-avg-dtype", Kind::kString},
     {"--fp8-param-gather", Kind::kBool},
+    {"--fp8-dot-product-attention", Kind::kBool},
     {"--manual-gc", Kind::kBool},
     {"--sequence-parallel", Kind::kBool},
     {"--moe-expert-capacity-factor", Kind::kDouble},
@@ -418,6 +419,9 @@ Result<void> ApplyPrecision(const Given& g, Scenario& spec,
     warnings.push_back(std::string(kPrefix) +
                        "--fp8-recipe has no effect without --fp8-format");
   }
+  // Whether the recipe admits it is Resolve's rule (the scenario field's).
+  if (auto v = g.Bool("--fp8-dot-product-attention"))
+    spec.set_fp8_dot_product_attention(*v);
   if (*fp4_recipe && !*fp4) {
     warnings.push_back(std::string(kPrefix) +
                        "--fp4-recipe has no effect without --fp4-format");
@@ -713,6 +717,7 @@ std::string FormatMegatronArgs(const Scenario& spec) {
                         : p == "fp8-block" ? "blockwise"
                                            : "mxfp8");
   }
+  if (spec.fp8_dot_product_attention()) add("--fp8-dot-product-attention");
 
   if (spec.dispatcher() == "deepep" || spec.dispatcher() == "hybridep") {
     add("--moe-token-dispatcher-type", "flex");

@@ -395,6 +395,49 @@ Result<void> CheckRecompute(const ResolvedScenario& r, const FieldNamer& at) {
   return {};
 }
 
+// fp8_dot_product_attention: Megatron hands fp8_dpa to TE's per-tensor
+// recipes (TEDelayedScaling; Float8CurrentScaling in
+// megatron/core/fp8_utils.py get_fp8_recipe) and, in newer Megatron, to
+// MXFP8BlockScaling (older versions build it from fp8_format alone, so the
+// flag is a no-op under mxfp8 there; moesim assumes the newer stack, whose
+// cuDNN 9.2x runs MXFP8 attention, for the validation rows that set it, all
+// from 26.06+ containers). Without an FP8 recipe there is no FP8
+// autocast for the attention to run under, and TE's DotProductAttention
+// refuses FP8 attention under blockwise and NVFP4 recipes
+// (init_fp8_metadata: "DotProductAttention does not support ... recipe").
+// cuDNN's FP8 attention takes d_qk <= 128 (a multiple of 16), or d_qk 192
+// with d_v 128 (cuDNN 9.19+; the error cuDNN prints in
+// NVIDIA/cudnn-frontend@63447f2 benchmark/sdpa_benchmark_training/results/
+// deepseek_v4/b300/deepseek_v4_20260812_173800.csv).
+Result<void> CheckFp8Attention(const ResolvedScenario& r,
+                               const FieldNamer& at) {
+  constexpr std::string_view kField = "fp8_dot_product_attention";
+  const models::Precision p = r.training.precision;
+  if (p != models::Precision::kFp8CurrentScaling &&
+      p != models::Precision::kFp8Delayed && p != models::Precision::kMxfp8) {
+    return std::unexpected(
+        at.Error(kField,
+                 "needs an FP8 recipe TE runs attention under (fp8-cs, "
+                 "fp8-delayed or mxfp8), not " +
+                     (r.spec.precision().empty() ? std::string("bf16")
+                                                 : r.spec.precision())));
+  }
+  const models::Model& m = r.model;
+  const int64_t qk = m.multi_latent_attention()
+                         ? m.qk_head_dim() + m.qk_pos_emb_head_dim()
+                         : models::HeadDim(m);
+  const int64_t v = m.multi_latent_attention() ? m.v_head_dim() : qk;
+  if (!((qk <= 128 && qk % 16 == 0) || (qk == 192 && v == 128))) {
+    return std::unexpected(
+        at.Error(kField,
+                 "cuDNN's FP8 attention needs head dims d_qk <= 128 (a "
+                 "multiple of 16) or d_qk 192 with d_v 128; " +
+                     ModelName(r.model) + " has d_qk " + std::to_string(qk) +
+                     ", d_v " + std::to_string(v)));
+  }
+  return {};
+}
+
 Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
                                       const FieldNamer& at) {
   const models::TrainingOptions& t = r.training;
@@ -424,6 +467,10 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
     return std::unexpected(
         at.Error("fp8_param_gather",
                  "needs an FP8 or FP4 precision, not " + r.spec.precision()));
+  }
+  if (t.fp8_dot_product_attention) {
+    if (auto fp8_attention = CheckFp8Attention(r, at); !fp8_attention)
+      return fp8_attention;
   }
   const bool moe = IsMoe(r.model);
   if (t.dispatcher != models::Dispatcher::kAllToAll) {

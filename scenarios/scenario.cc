@@ -379,6 +379,7 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.distributed_optimizer = spec.use_distributed_optimizer();
   out.precision_aware_optimizer = spec.use_precision_aware_optimizer();
   out.fp8_param_gather = spec.fp8_param_gather();
+  out.fp8_dot_product_attention = spec.fp8_dot_product_attention();
   out.optimizer_offload_fraction = spec.optimizer_offload_fraction();
   out.offload_overlap = spec.overlap_cpu_optimizer_d2h_h2d();
   out.routing_skew = spec.moe_routing_skew();

@@ -72,6 +72,7 @@ util::Result<MoeLayerTime> EstimateMoeLayer(
   for (int g = 0; g < s.ep; ++g) ep.push_back(g);
   rank.shapes[static_cast<int>(models::Group::kEp)] = ep_group;
   rank.training_dtype = TrainingDtype(tr.precision);
+  rank.attention_dtype = AttentionDtype(tr);
   rank.dispatcher = dispatcher;
   rank.ep = static_cast<int>(s.ep);
   rank.local_experts = s.experts / s.ep;

@@ -105,8 +105,9 @@ TimedOp ComputeOp(std::string name, const char* category,
   return op;
 }
 
+// `dtype`: RankContext::attention_dtype (16 bits unless FP8 attention).
 calibration::AttentionShape Shape(const models::AttentionWork& a, int64_t seq_q,
-                                  int64_t seq_kv, bool causal) {
+                                  int64_t seq_kv, bool causal, Dtype dtype) {
   calibration::AttentionShape s;
   s.batch = a.batch;
   s.seq_q = seq_q;
@@ -117,7 +118,7 @@ calibration::AttentionShape Shape(const models::AttentionWork& a, int64_t seq_q,
   s.head_dim_v = a.head_dim_v;
   s.causal = causal;
   s.window = a.window;
-  s.dtype = Dtype::kBf16;  // TE runs core attention in 16 bits
+  s.dtype = dtype;
   return s;
 }
 
@@ -135,10 +136,10 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
              const RankContext& rank, Builder& b) {
   const calibration::CostModel& costs = *rank.costs;
   const int64_t chunk = a.seq_q / 2;  // seq / (2 ring)
-  const Estimate diagonal =
-      costs.Attention(Shape(a, a.seq_q, a.seq_q, a.causal), backward);
-  const Estimate half =
-      costs.Attention(Shape(a, a.seq_q, chunk, false), backward);
+  const Estimate diagonal = costs.Attention(
+      Shape(a, a.seq_q, a.seq_q, a.causal, rank.attention_dtype), backward);
+  const Estimate half = costs.Attention(
+      Shape(a, a.seq_q, chunk, false, rank.attention_dtype), backward);
   // One K/V block: the local 2 chunks' keys and values, 16-bit.
   const double kv_bytes = static_cast<double>(a.batch) * a.seq_q * a.heads_kv *
                           (a.head_dim_qk + a.head_dim_v) * kBf16Bytes;
@@ -193,9 +194,10 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
       rank.groups[static_cast<int>(models::Group::kCp)].size());
   const calibration::CostModel& costs = *rank.costs;
   if (cp <= 1) {
-    b.Serial(ComputeOp(
-        op.name, "attention",
-        costs.Attention(Shape(a, a.seq_q, a.seq_kv, a.causal), backward)));
+    b.Serial(ComputeOp(op.name, "attention",
+                       costs.Attention(Shape(a, a.seq_q, a.seq_kv, a.causal,
+                                             rank.attention_dtype),
+                                       backward)));
     return;
   }
   const double tokens = static_cast<double>(a.batch) * a.seq_q;
@@ -211,8 +213,9 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
           backward ? Collective::kReduceScatter : Collective::kAllGather, kv,
           StreamKind::kCp,
           op.name + (backward ? " dkv reduce-scatter" : " kv all-gather"));
-      const Estimate block =
-          costs.Attention(Shape(a, a.seq_q, a.seq_q * cp / 2, false), backward);
+      const Estimate block = costs.Attention(
+          Shape(a, a.seq_q, a.seq_q * cp / 2, false, rank.attention_dtype),
+          backward);
       if (!backward) b.Serial(gather);
       b.Serial(ComputeOp(op.name, "attention", block));
       if (backward) b.Serial(gather);
@@ -248,10 +251,11 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
       wide.heads_kv = std::max<int64_t>(1, a.heads_kv / inner);
       b.Serial(a2a(backward ? out : qkv, backward ? "dout" : "qkv"));
       if (outer <= 1) {
-        b.Serial(ComputeOp(
-            op.name, "attention",
-            costs.Attention(Shape(wide, wide.seq_q, wide.seq_q, a.causal),
-                            backward)));
+        b.Serial(
+            ComputeOp(op.name, "attention",
+                      costs.Attention(Shape(wide, wide.seq_q, wide.seq_q,
+                                            a.causal, rank.attention_dtype),
+                                      backward)));
       } else {
         AddRing(op.name, wide, outer, rank.cp_outer_hop, backward, rank, b);
       }
@@ -514,6 +518,12 @@ calibration::Dtype TrainingDtype(models::Precision precision) {
       return Dtype::kNvfp4;
   }
   return Dtype::kBf16;
+}
+
+calibration::Dtype AttentionDtype(const models::TrainingOptions& training) {
+  if (!training.fp8_dot_product_attention) return Dtype::kBf16;
+  return training.precision == models::Precision::kMxfp8 ? Dtype::kMxfp8
+                                                         : Dtype::kFp8;
 }
 
 namespace {

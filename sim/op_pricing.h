@@ -104,6 +104,7 @@ struct RankContext {
   topology::GroupShape cp_inner_shape;
   std::vector<int> cp_outer_hop;
   calibration::Dtype training_dtype = calibration::Dtype::kBf16;
+  calibration::Dtype attention_dtype = calibration::Dtype::kBf16;
   // Host: seconds per host call of each kind and per CUDA-graph launch
   // (host.csv), and which graph scopes are captured (by models::GraphScope;
   // all of them with a full-iteration graph, which also graphs kNone).
@@ -210,6 +211,11 @@ int DispatcherSms(models::Dispatcher dispatcher);
 
 // The calibration dtype of a training precision's low-precision GEMMs.
 calibration::Dtype TrainingDtype(models::Precision precision);
+
+// The dtype core attention runs in: 16 bits, or with
+// fp8_dot_product_attention the recipe's FP8 format (per-tensor FP8 for
+// fp8-cs and fp8-delayed, MXFP8 for mxfp8; Resolve admits no other).
+calibration::Dtype AttentionDtype(const models::TrainingOptions& training);
 
 }  // namespace moesim::sim
 

@@ -131,6 +131,7 @@ RankContext StepBuilder::BaseContext(int rank) const {
     ctx.cp_outer_hop = CpHop(outer, *platform_.cluster);
   }
   ctx.training_dtype = TrainingDtype(s_.training.precision);
+  ctx.attention_dtype = AttentionDtype(s_.training);
   ctx.launch_s = launch_s_;
   ctx.te_module_s = te_module_s_;
   ctx.kernel_launch_s = kernel_launch_s_;

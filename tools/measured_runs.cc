@@ -111,6 +111,8 @@ std::string ExtraArgs(const std::string& extra) {
       args += " --use-precision-aware-optimizer";
     } else if (key == "fp8_param_gather" && on) {
       args += " --fp8-param-gather";
+    } else if (key == "fp8_dot_product_attention" && on) {
+      args += " --fp8-dot-product-attention";
     } else if (key == "overlap_cpu_optimizer_d2h_h2d" && on) {
       args += " --overlap-cpu-optimizer-d2h-h2d";
     } else if (key == "manual_gc") {

@@ -666,53 +666,335 @@ def attention_tables(K, T, spec, left_out, dups):
                                        H800, r["kernel"], r["dtype"], topk,
                                        "" if topk == 2048 else " (value from the row's notes)", topk,
                                        r["notes"], r["_line"])))
-    # Derived: the H100 cuDNN rows (FP16, measured) in BF16 on the other GPUs.
-    # H200: x 989/989 (same GH100 compute). Blackwell: x NVIDIA's published
-    # SM100 dense MHA prefill rate (FlashMLA README, B200) over the best H100
-    # cuDNN hd128 row of the same direction (FA3 paper figure), then x the
-    # GPU's BF16 peak over B200's where it differs.
-    cud = [row for row in T["h100"]["attention"].rows.values()
-           if row["impl"] == "cudnn" and row["dtype"] == "fp16"]
-    sm100 = {}  # direction -> (TFLOPS, citation)
-    for r in K:
-        m = re.fullmatch(r"FlashMLA_dense_MHA_prefill_(fwd|bwd)", r["kernel"])
-        if m and r["gpu"] == "B200":
-            sm100[m.group(1)] = (float(r["measured_tflops_or_gbps"]), r["source"])
-    h100_best = {d: max(float(row["tflops"]) for row in cud if row["direction"] == d and row["head_dim_qk"] == "128")
+    blackwell_attention(T, spec)
+    derived_attention(T, spec)
+
+
+# cuDNN's SDPA training benchmark (not in the reference files; transcribed by
+# hand from NVIDIA/cudnn-frontend benchmark/sdpa_benchmark_training/results/,
+# cudnn backend rows with deterministic_bwd=False, the kernel TE's fused
+# attention runs). Each line: dtype, mask (top_left = causal), seq_q = seq_kv,
+# then forward ms and TFLOPS, backward ms and TFLOPS, as printed. The
+# benchmark counts forward FLOPs as the tables do (2 b h s^2 (d_qk + d_v),
+# halved when causal) and backward FLOPs as 2.5 x forward only when d_qk =
+# d_v (cudnn_sdpa_rows converts the others and checks every TFLOPS figure
+# against its time). The flash_attention_4 rows of the same files
+# are not transcribed (Megatron's TE layers run cuDNN), nor the files of
+# sliding-window models (gpt_oss: the benchmark's windowed FLOP count is not
+# the tables' convention).
+CUDNN_FE = "NVIDIA/cudnn-frontend@%s benchmark/sdpa_benchmark_training/results/%s"
+CUDNN_SDPA = {
+    # file key: (commit, path, GPU as printed, cuDNN backend version, batch, heads_q, heads_kv, d_qk, d_v)
+    "gb200_llama": ("e99b0d0", "llama3.1/gb200/llama3.1_20260724_040930.csv", "NVIDIA GB200", "9.26.0",
+                    2, 64, 8, 128, 128, """
+bf16 top_left 32768 22.428 1569 73.209 1202
+bf16 no_mask 32768 45.075 1561 140.760 1250
+fp8 top_left 32768 16.482 2135 52.660 1670
+fp8 no_mask 32768 32.796 2146 99.115 1775
+mxfp8 top_left 32768 16.915 2080 62.926 1398
+mxfp8 no_mask 32768 33.976 2071 123.796 1421
+bf16 top_left 16384 5.091 1728 16.573 1327
+bf16 no_mask 16384 11.093 1586 33.315 1320
+fp8 top_left 16384 4.166 2112 13.471 1633
+fp8 no_mask 16384 7.943 2215 23.563 1867
+mxfp8 top_left 16384 4.265 2063 15.670 1403
+mxfp8 no_mask 16384 8.285 2123 28.433 1547
+bf16 top_left 8192 1.336 1646 4.090 1344
+bf16 no_mask 8192 2.502 1758 7.540 1458
+fp8 top_left 8192 1.093 2012 3.802 1446
+fp8 no_mask 8192 2.009 2189 6.183 1778
+mxfp8 top_left 8192 1.125 1955 4.336 1268
+mxfp8 no_mask 8192 2.062 2133 7.400 1486
+bf16 top_left 4096 0.391 1407 1.173 1172
+bf16 no_mask 4096 0.683 1609 2.012 1366
+fp8 top_left 4096 0.309 1781 1.167 1178
+fp8 no_mask 4096 0.536 2050 1.731 1588
+mxfp8 top_left 4096 0.321 1715 1.333 1032
+mxfp8 no_mask 4096 0.554 1985 2.058 1336
+bf16 top_left 2048 0.125 1098 0.382 899
+bf16 no_mask 2048 0.191 1439 0.604 1138
+fp8 top_left 2048 0.096 1427 0.417 825
+fp8 no_mask 2048 0.146 1878 0.562 1222
+mxfp8 top_left 2048 0.101 1355 0.467 737
+mxfp8 no_mask 2048 0.155 1778 0.644 1067
+"""),
+    "gb300_llama": ("e99b0d0", "llama3.1/gb300/llama3.1_20260724_040919.csv", "NVIDIA GB300", "9.26.0",
+                    2, 64, 8, 128, 128, """
+bf16 top_left 32768 16.716 2105 62.100 1416
+bf16 no_mask 32768 36.196 1944 121.673 1446
+fp8 top_left 32768 11.228 3134 41.482 2121
+fp8 no_mask 32768 22.871 3077 79.646 2209
+mxfp8 top_left 32768 12.087 2911 54.730 1607
+mxfp8 no_mask 32768 24.213 2906 104.803 1679
+bf16 top_left 16384 4.260 2065 14.507 1516
+bf16 no_mask 16384 8.271 2127 28.588 1538
+fp8 top_left 16384 2.861 3074 10.794 2037
+fp8 no_mask 16384 5.522 3186 19.923 2208
+mxfp8 top_left 16384 3.126 2814 14.142 1555
+mxfp8 no_mask 16384 5.922 2971 26.191 1679
+bf16 top_left 8192 1.105 1991 3.797 1448
+bf16 no_mask 8192 2.035 2161 7.098 1549
+fp8 top_left 8192 0.760 2893 3.095 1777
+fp8 no_mask 8192 1.386 3172 5.189 2119
+mxfp8 top_left 8192 0.833 2641 3.920 1403
+mxfp8 no_mask 8192 1.497 2937 6.733 1633
+bf16 top_left 4096 0.303 1813 1.096 1254
+bf16 no_mask 4096 0.536 2050 1.909 1440
+fp8 top_left 4096 0.218 2526 0.986 1395
+fp8 no_mask 4096 0.369 2981 1.495 1839
+mxfp8 top_left 4096 0.238 2311 1.203 1142
+mxfp8 no_mask 4096 0.399 2753 1.878 1464
+bf16 top_left 2048 0.094 1467 0.354 971
+bf16 no_mask 2048 0.145 1895 0.564 1219
+fp8 top_left 2048 0.071 1949 0.364 943
+fp8 no_mask 2048 0.101 2731 0.494 1390
+mxfp8 top_left 2048 0.077 1780 0.424 811
+mxfp8 no_mask 2048 0.110 2491 0.593 1158
+"""),
+    "gb200_dsv3": ("e99b0d0", "dsv3/gb200/dsv3_20260724_041401.csv", "NVIDIA GB200", "9.26.0",
+                   2, 128, 128, 192, 128, """
+bf16 top_left 32768 51.593 1705 205.631 1112
+bf16 no_mask 32768 110.545 1591 412.852 1108
+fp8 top_left 32768 34.300 2565 118.667 1927
+fp8 no_mask 32768 74.349 2366 234.021 1955
+mxfp8 top_left 32768 37.758 2330 140.329 1630
+mxfp8 no_mask 32768 76.065 2313 279.622 1636
+bf16 top_left 16384 12.147 1810 49.095 1165
+bf16 no_mask 16384 24.472 1797 103.677 1103
+fp8 top_left 16384 8.449 2603 27.976 2044
+fp8 no_mask 16384 16.384 2684 55.174 2073
+mxfp8 top_left 16384 8.875 2478 31.796 1798
+mxfp8 no_mask 16384 17.396 2528 66.887 1710
+bf16 top_left 8192 3.341 1646 11.369 1257
+bf16 no_mask 8192 6.055 1816 25.146 1137
+fp8 top_left 8192 2.223 2473 7.139 2002
+fp8 no_mask 8192 4.116 2672 13.583 2105
+mxfp8 top_left 8192 2.360 2329 8.671 1649
+mxfp8 no_mask 8192 4.323 2544 15.859 1803
+bf16 top_left 4096 0.944 1456 3.262 1096
+bf16 no_mask 4096 1.557 1765 5.808 1230
+fp8 top_left 4096 0.640 2148 2.079 1719
+fp8 no_mask 4096 1.091 2519 3.387 2110
+mxfp8 top_left 4096 0.679 2024 2.505 1427
+mxfp8 no_mask 4096 1.148 2394 4.060 1760
+bf16 top_left 2048 0.311 1106 1.029 869
+bf16 no_mask 2048 0.449 1531 1.633 1094
+fp8 top_left 2048 0.200 1720 0.670 1335
+fp8 no_mask 2048 0.307 2239 0.975 1833
+mxfp8 top_left 2048 0.213 1613 0.837 1068
+mxfp8 no_mask 2048 0.322 2133 1.159 1541
+"""),
+    "gb300_dsv3": ("e99b0d0", "dsv3/gb300/dsv3_20260724_041345.csv", "NVIDIA GB300", "9.26.0",
+                   2, 128, 128, 192, 128, """
+bf16 top_left 32768 43.478 2023 175.452 1304
+bf16 no_mask 32768 87.907 2001 357.996 1278
+fp8 top_left 32768 25.693 3424 92.440 2474
+fp8 no_mask 32768 51.084 3444 184.686 2477
+mxfp8 top_left 32768 28.740 3061 115.056 1988
+mxfp8 no_mask 32768 57.243 3073 222.990 2051
+bf16 top_left 16384 10.682 2059 43.456 1316
+bf16 no_mask 16384 20.184 2179 86.498 1322
+fp8 top_left 16384 6.452 3409 23.497 2433
+fp8 no_mask 16384 12.371 3555 43.490 2629
+mxfp8 top_left 16384 7.270 3025 28.564 2002
+mxfp8 no_mask 16384 13.838 3178 55.016 2078
+bf16 top_left 8192 2.839 1937 11.220 1274
+bf16 no_mask 8192 5.122 2147 21.266 1344
+fp8 top_left 8192 1.702 3231 6.051 2363
+fp8 no_mask 8192 3.126 3517 10.845 2636
+mxfp8 top_left 8192 1.915 2871 7.712 1854
+mxfp8 no_mask 8192 3.499 3142 13.684 2089
+bf16 top_left 4096 0.812 1693 3.090 1157
+bf16 no_mask 4096 1.337 2056 5.553 1287
+fp8 top_left 4096 0.477 2883 1.770 2019
+fp8 no_mask 4096 0.805 3416 2.898 2466
+mxfp8 top_left 4096 0.540 2544 2.294 1558
+mxfp8 no_mask 4096 0.900 3054 3.640 1964
+bf16 top_left 2048 0.253 1359 0.969 923
+bf16 no_mask 2048 0.369 1863 1.587 1126
+fp8 top_left 2048 0.147 2341 0.584 1530
+fp8 no_mask 2048 0.219 3131 0.837 2135
+mxfp8 top_left 2048 0.164 2094 0.769 1162
+mxfp8 no_mask 2048 0.248 2772 1.059 1687
+"""),
+    "b300_kimi_k3": ("c044c5e", "kimi_k3/b300/kimi_k3_20260812_175226.csv", "NVIDIA B300 SXM6 AC", "9.24.0",
+                     2, 96, 96, 192, 128, """
+bf16 top_left 32768 38.795 1701 162.976 1052
+bf16 no_mask 32768 80.701 1635 325.734 1053
+fp8 top_left 32768 23.906 2760 83.333 2058
+fp8 no_mask 32768 47.477 2779 168.552 2035
+mxfp8 top_left 32768 24.417 2702 106.552 1610
+mxfp8 no_mask 32768 51.318 2571 206.118 1664
+bf16 top_left 16384 8.975 1838 37.853 1133
+bf16 no_mask 16384 17.097 1929 78.072 1099
+fp8 top_left 16384 5.395 3057 20.704 2071
+fp8 no_mask 16384 10.656 3095 41.492 2067
+mxfp8 top_left 16384 5.916 2788 25.190 1702
+mxfp8 no_mask 16384 11.246 2933 51.280 1672
+bf16 top_left 8192 2.379 1734 8.949 1198
+bf16 no_mask 8192 4.307 1914 18.493 1159
+fp8 top_left 8192 1.411 2922 4.981 2152
+fp8 no_mask 8192 2.623 3143 9.217 2326
+mxfp8 top_left 8192 1.556 2651 6.342 1691
+mxfp8 no_mask 8192 2.822 2922 11.314 1895
+bf16 top_left 4096 0.654 1576 2.505 1070
+bf16 no_mask 4096 1.099 1876 4.486 1195
+fp8 top_left 4096 0.389 2653 1.447 1853
+fp8 no_mask 4096 0.649 3177 2.404 2230
+mxfp8 top_left 4096 0.433 2381 1.877 1428
+mxfp8 no_mask 4096 0.709 2909 2.973 1803
+bf16 top_left 2048 0.207 1246 0.770 870
+bf16 no_mask 2048 0.297 1738 1.254 1068
+fp8 top_left 2048 0.123 2104 0.475 1411
+fp8 no_mask 2048 0.179 2872 0.682 1965
+mxfp8 top_left 2048 0.137 1885 0.631 1063
+mxfp8 no_mask 2048 0.198 2598 0.855 1568
+"""),
+}
+# Which files a GPU's table takes as its own measurements, and which GPU's
+# rows stand in for the shapes it has no measurement of (the same GPU: B200
+# and GB200 are Blackwell, B300 and GB300 Blackwell Ultra, the HGX parts at
+# lower power and clocks), scaled by the dense-peak ratio of the dtype. B200 has no file of this
+# benchmark; the tree's older B200 run (artifacts/sdpa_bf16_benchmark_results_
+# NVIDIA_B200.csv, cuDNN 9.13 through PyTorch SDPA, NGC 25.09) is not used:
+# it predates the cuDNN 9.26 of every other row by 13 releases, and on GB200
+# the release gap alone moves the 4096-token causal forward from 1297 (cuDNN
+# 9.18, results/gb200_918_only_cudnn) to 1407 TFLOPS, so the 9.13 figure (856
+# TFLOPS at the same b x h = 128) describes older software, not B200.
+CUDNN_SDPA_GPU = {
+    "gb200": (["gb200_llama", "gb200_dsv3"], None),
+    "gb300": (["gb300_llama", "gb300_dsv3"], None),
+    "b300": (["b300_kimi_k3"], "gb300"),
+    "b200": ([], "gb200"),
+}
+CUDNN_DTYPE = {"bf16": "bf16", "fp8": "fp8", "mxfp8": "mxfp8"}
+
+
+def cudnn_sdpa_rows(key):
+    """The transcribed rows of one CUDNN_SDPA file as table rows (without
+    source), each TFLOPS figure checked against its printed time. The
+    benchmark's backward FLOPs are 2 b h s^2 (3 d_qk + 2 d_v) (halved when
+    causal: the five backward GEMMs), the tables' 2.5 x forward = 2 b h s^2
+    2.5 (d_qk + d_v): equal when d_qk = d_v; otherwise (MLA, 192/128) the
+    row's TFLOPS is converted to the tables' count (x 2.5 (d_qk + d_v) /
+    (3 d_qk + 2 d_v), the same time)."""
+    commit, path, gpu, version, b, hq, hkv, dqk, dv, text = CUDNN_SDPA[key]
+    out = []
+    for line in text.strip().splitlines():
+        dt, mask, s, fms, ftf, bms, btf = line.split()
+        s = int(s)
+        causal = 1 if mask == "top_left" else 0
+        half = 2 if causal else 1
+        fwd = 2.0 * b * hq * s * s * (dqk + dv) / half
+        bwd = 2.0 * b * hq * s * s * (3 * dqk + 2 * dv) / half
+        for direction, ms, tf, work in (("fwd", fms, ftf, fwd), ("bwd", bms, btf, bwd)):
+            implied = work / (float(ms) * 1e-3) / 1e12
+            # The printed time has 3 decimals (ms): allow its rounding, and
+            # one TFLOPS for the printed figure's (it comes from the unrounded
+            # time).
+            slack = float(tf) * 0.0005 / float(ms) + 1.0
+            if abs(implied - float(tf)) > slack:
+                raise SystemExit("%s %s: %s TFLOPS does not match %s ms (%.1f)" % (key, line, tf, ms, implied))
+            note = "%s %s %s b=%d s=%d h_q=%d h_kv=%d d_qk=%d d_v=%d %s %s ms %s TFLOPS" % (
+                gpu, dt, mask, b, s, hq, hkv, dqk, dv, direction, ms, tf)
+            value = tf
+            if direction == "bwd" and dqk != dv:
+                value = "%.1f" % (float(tf) * 2.5 * (dqk + dv) / (3 * dqk + 2 * dv))
+                note += (" counted as 2 b h s^2 (3 d_qk + 2 d_v); x 2.5 (d_qk + d_v) / (3 d_qk + 2 d_v) = "
+                         "%d/%d for the tables' 2.5 x forward" % (2.5 * (dqk + dv), 3 * dqk + 2 * dv))
+            out.append(dict(impl="cudnn", direction=direction, batch=b, seq_q=s, seq_kv=s, heads_q=hq,
+                            heads_kv=hkv, head_dim_qk=dqk, head_dim_v=dv, causal=causal, window=0,
+                            dtype=CUDNN_DTYPE[dt], tflops=value, note=note))
+    return out
+
+
+def cudnn_sdpa_cite(key, note):
+    commit, path, gpu, version = CUDNN_SDPA[key][:4]
+    return ("published:%s (cuDNN %s SDPA training benchmark, cudnn backend, deterministic_bwd=False); %s" % (
+        CUDNN_FE % (commit, path), version, note))
+
+
+def blackwell_attention(T, spec):
+    """Blackwell cuDNN rows: each GPU's own published measurements, and for
+    the shapes (head dims, dtypes) it has none of, the rows of the GPU with
+    the same die scaled by the dense peak of the row's dtype."""
+    kinds = {}  # gpu -> set of (head_dim_qk, head_dim_v, dtype) it measured
+    for g in ("gb200", "gb300", "b300", "b200"):
+        files, _ = CUDNN_SDPA_GPU[g]
+        kinds[g] = set()
+        for key in files:
+            for r in cudnn_sdpa_rows(key):
+                note = r.pop("note")
+                kinds[g].add((r["head_dim_qk"], r["head_dim_v"], r["dtype"]))
+                T[g]["attention"].add(source=cudnn_sdpa_cite(key, note), **r)
+    for g in ("b300", "b200"):
+        sibling = CUDNN_SDPA_GPU[g][1]
+        for key in CUDNN_SDPA_GPU[sibling][0]:
+            for r in cudnn_sdpa_rows(key):
+                note = r.pop("note")
+                if (r["head_dim_qk"], r["head_dim_v"], r["dtype"]) in kinds[g]:
+                    continue  # measured on this GPU
+                cls = "bf16" if r["dtype"] == "bf16" else "fp8"
+                peak, sib = spec[g][cls], spec[sibling][cls]
+                tf = r["tflops"]
+                r["tflops"] = "%.1f" % (float(tf) * peak / sib)
+                T[g]["attention"].add(source=(
+                    "derived:%s row %s TFLOPS (%s) x %s/%s (%s / %s %s dense peak; %s)" % (
+                        sibling, tf, cudnn_sdpa_cite(key, note), num(peak), num(sib), g.upper(),
+                        sibling.upper(), cls.upper(), SAME_DIE[g])), **r)
+
+
+SAME_DIE = {
+    "b200": "B200 and GB200 are the same Blackwell GPU, B200 at HGX power and clocks; the benchmark has no B200 file",
+    "b300": "B300 and GB300 are the same Blackwell Ultra GPU, B300 at HGX power and clocks; B300's own file "
+            "measures head dims 192/128 only",
+}
+
+
+def derived_attention(T, spec):
+    """Rows no measurement covers: H200 copies H100's cuDNN rows (FP16 ones
+    in BF16, and the FP8 ones; same GH100 compute and clocks); each Blackwell
+    GPU gets the H100 cuDNN FP16 rows of the head dims it has no measurement
+    of (64 and 256) in BF16, scaled by the GPU's best BF16 cuDNN head-dim-128
+    row of the direction over H100's best FP16 cuDNN head-dim-128 row (FA3
+    paper figure): the H100 rows' shape dependence at the GPU's level."""
+    cud = [row for row in T["h100"]["attention"].rows.values() if row["impl"] == "cudnn"]
+    h100_best = {d: max(float(row["tflops"]) for row in cud
+                        if row["direction"] == d and row["head_dim_qk"] == "128" and row["dtype"] == "fp16")
                  for d in ("fwd", "bwd")}
-    b200_peak = spec["b200"]["bf16"]
-    for g in GPUS:
-        if g == "h100":
-            continue  # the FP16 rows are measured; BF16 is the same peak class
-        peak = spec[g]["bf16"]
-        for row in cud:
-            d = row["direction"]
-            head = ("derived:h100 cudnn fp16 row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper figure)" % (
-                d, row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"], row["tflops"]))
-            if g == "h200":
-                v = float(row["tflops"]) * (peak / 989.0)
-                rule = head + (" x (989/989) (H200 has the same GH100 compute and clocks; hardware_facts.md s1; "
-                               "BF16 = FP16 tensor-core rate)")
-                text = num(round(v, 1))
-            else:
-                rate, rate_src = sm100[d]
-                v = float(row["tflops"]) * rate / h100_best[d]
-                rule = head + (" x %s/%s (B200 over H100 attention %s: NVIDIA's SM100 dense MHA prefill %s %s "
-                               "TFLOPS, %s (measured_kernels.csv), over the H100 cuDNN hd128 best %s TFLOPS of the FA3 "
-                               "paper figure)" % (
-                                   num(rate), num(h100_best[d]), {"fwd": "forward", "bwd": "backward"}[d],
-                                   {"fwd": "forward", "bwd": "backward"}[d], num(rate), rate_src,
-                                   num(h100_best[d])))
-                if peak != b200_peak:
-                    v *= peak / b200_peak
-                    rule += " x %s/%s (%s / B200 BF16 dense peak)" % (num(peak), num(b200_peak), g.upper())
-                rule += "; BF16 = FP16 tensor-core rate"
-                text = "%.1f" % v
-            T[g]["attention"].add(
-                impl="cudnn", direction=row["direction"], batch=row["batch"], seq_q=row["seq_q"],
-                seq_kv=row["seq_kv"], heads_q=row["heads_q"], heads_kv=row["heads_kv"],
-                head_dim_qk=row["head_dim_qk"], head_dim_v=row["head_dim_v"], causal=row["causal"], window=0,
-                dtype="bf16", tflops=text, source=rule)
+    for row in cud:
+        if row["dtype"] not in ("fp16", "fp8"):
+            continue
+        peak = spec["h200"]["bf16" if row["dtype"] == "fp16" else "fp8"]
+        h100_peak = spec["h100"]["bf16" if row["dtype"] == "fp16" else "fp8"]
+        T["h200"]["attention"].add(**dict(row, dtype="bf16" if row["dtype"] == "fp16" else "fp8",
+                                          tflops=num(round(float(row["tflops"]) * peak / h100_peak, 1)),
+                                          source=(
+            "derived:h100 cudnn %s row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper figure) x "
+            "(%s/%s) (H200 has the same GH100 compute and clocks; hardware_facts.md s1%s)" % (
+                row["dtype"], row["direction"], row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"],
+                row["tflops"], num(peak), num(h100_peak),
+                "; BF16 = FP16 tensor-core rate" if row["dtype"] == "fp16" else ""))))
+    for g in ("b200", "b300", "gb200", "gb300"):
+        own = [r for r in T[g]["attention"].rows.values() if r["impl"] == "cudnn" and r["dtype"] == "bf16"]
+        measured_dims = {r["head_dim_qk"] for r in own}
+        for d in ("fwd", "bwd"):
+            best = max((r for r in own if r["direction"] == d and r["head_dim_qk"] == "128"),
+                       key=lambda r: float(r["tflops"]))
+            for row in cud:
+                if row["direction"] != d or row["dtype"] != "fp16" or row["head_dim_qk"] in measured_dims:
+                    continue
+                v = float(row["tflops"]) * float(best["tflops"]) / h100_best[d]
+                T[g]["attention"].add(**dict(row, dtype="bf16", tflops="%.1f" % v, source=(
+                    "derived:h100 cudnn fp16 row %s hd%s causal=%s seq %s batch %s (%s TFLOPS, FA3 paper figure) "
+                    "x %s/%s (%s's best BF16 cuDNN hd128 %s row%s, %s causal=%s seq %s, over H100's best FP16 "
+                    "cuDNN hd128 %s row of the FA3 paper figure: no %s measurement at hd%s); BF16 = FP16 "
+                    "tensor-core rate" % (
+                        d, row["head_dim_qk"], row["causal"], row["seq_q"], row["batch"], row["tflops"],
+                        best["tflops"], num(h100_best[d]), g.upper(), d,
+                        " (itself derived)" if best["source"].startswith("derived:") else "", "heads %s/%s" % (
+                            best["heads_q"], best["heads_kv"]), best["causal"], best["seq_q"], d, g.upper(),
+                        row["head_dim_qk"]))))
 
 
 # --------------------------------------------------------------------------

@@ -231,6 +231,88 @@ TEST(CostModel, CausalAttentionIsCheaperThanFull) {
   EXPECT_GT(m.Attention(s, true).seconds, m.Attention(s, false).seconds);
 }
 
+// GB200 / GB300 NVL72 spec peaks (topology/systems/gb{2,3}00-nvl72.textproto).
+const GpuPeaks kGb200{2500, 5000, 10000, 1250, 8.0, 148};
+const GpuPeaks kGb300{2500, 5000, 15000, 1250, 8.0, 152};
+
+CostModel Blackwell(const char* gpu, const GpuPeaks& peaks) {
+  auto t = LoadTables(gpu);
+  EXPECT_TRUE(t) << t.error().message;
+  return CostModel(*t, peaks);
+}
+
+// The Blackwell attention rows are cuDNN's SDPA training benchmark
+// (NVIDIA/cudnn-frontend@e99b0d0, cuDNN 9.26; generate.py CUDNN_SDPA): a
+// query at a row's grid point takes the benchmark's printed time. GB200
+// llama3.1 file, BF16 causal, b 2, s 4096, 64/8 heads of 128: forward
+// 0.391 ms, backward 1.173 ms. DeepSeek-V3's MLA (dsv3 file, 128 heads,
+// d_qk 192, d_v 128) backward 3.262 ms: the benchmark prints 1096 TFLOPS
+// under its own count, 2 b h s^2 (3 d_qk + 2 d_v) / 2; the table stores
+// the same time under the tables' 2.5 x forward (1053.8 TFLOPS). Times are
+// printed to 1 us, TFLOPS to 1: 0.3% at the shortest time here.
+TEST(CostModel, BlackwellAttentionRowsReproduceThePublishedTimes) {
+  const CostModel gb200 = Blackwell("gb200", kGb200);
+  AttentionShape gqa{.batch = 2,
+                     .seq_q = 4096,
+                     .seq_kv = 4096,
+                     .heads_q = 64,
+                     .heads_kv = 8,
+                     .head_dim_qk = 128,
+                     .head_dim_v = 128,
+                     .causal = true};
+  const Estimate fwd = gb200.Attention(gqa, false);
+  EXPECT_EQ(fwd.method, "table");
+  EXPECT_NEAR(fwd.seconds * 1e3, 0.391, 0.391 * 0.003);
+  EXPECT_NE(fwd.sources[0].find("NVIDIA/cudnn-frontend@e99b0d0"),
+            std::string::npos)
+      << fwd.sources[0];
+  EXPECT_NEAR(gb200.Attention(gqa, true).seconds * 1e3, 1.173, 1.173 * 0.003);
+  AttentionShape mla = gqa;
+  mla.heads_q = mla.heads_kv = 128;
+  mla.head_dim_qk = 192;
+  EXPECT_NEAR(gb200.Attention(mla, true).seconds * 1e3, 3.262, 3.262 * 0.003);
+}
+
+// FP8 attention (fp8_dot_product_attention) answers from its own format's
+// rows: GB300 dsv3 file, causal b 2 s 4096, forward BF16 0.812 ms, MXFP8
+// 0.540 ms, per-tensor FP8 0.477 ms. H100 has FP8 cuDNN rows forward only
+// (the FA3 paper's FP8 figure): its FP8 backward runs at the 16-bit rows'
+// rate and says so, where the FP8 forward takes the FP8 row (hd256, b 32,
+// s 512, non-causal: 686 TFLOPS).
+TEST(CostModel, Fp8AttentionUsesItsFormatsRowsElseThe16BitRate) {
+  const CostModel gb300 = Blackwell("gb300", kGb300);
+  AttentionShape mla{.batch = 2,
+                     .seq_q = 4096,
+                     .seq_kv = 4096,
+                     .heads_q = 128,
+                     .heads_kv = 128,
+                     .head_dim_qk = 192,
+                     .head_dim_v = 128,
+                     .causal = true};
+  for (auto [dtype, ms] :
+       {std::pair{Dtype::kBf16, 0.812}, std::pair{Dtype::kMxfp8, 0.540},
+        std::pair{Dtype::kFp8, 0.477}}) {
+    mla.dtype = dtype;
+    EXPECT_NEAR(gb300.Attention(mla, false).seconds * 1e3, ms, ms * 0.003)
+        << static_cast<int>(dtype);
+  }
+  const CostModel h100 = H100();
+  AttentionShape s{.batch = 32,
+                   .seq_q = 512,
+                   .seq_kv = 512,
+                   .heads_q = 8,
+                   .heads_kv = 8,
+                   .head_dim_qk = 256,
+                   .head_dim_v = 256,
+                   .dtype = Dtype::kFp8};
+  EXPECT_NEAR(Tflops(s.ForwardFlops(), h100.Attention(s, false)), 686, 1e-6);
+  const Estimate fp8_bwd = h100.Attention(s, true);
+  s.dtype = Dtype::kBf16;
+  EXPECT_DOUBLE_EQ(fp8_bwd.seconds, h100.Attention(s, true).seconds);
+  EXPECT_NE(fp8_bwd.sources[0].find("no low-precision attention rows"),
+            std::string::npos);
+}
+
 // Synthetic FP8 DeepGEMM rows at efficiency 0.75 of the 1979 TFLOPS peak
 // whose measured time is `law`(compute, HBM traffic); no copy rows, so the
 // traffic runs at the 3.35 TB/s spec. M, N in {1024, 4096, 16384}, K in

@@ -83,6 +83,8 @@ scenarios::Scenario ScenarioFromRow(const util::CsvTable& t, size_t r) {
   if (extra["precision_aware_optimizer"] == "True")
     s.set_use_precision_aware_optimizer(true);
   if (extra["fp8_param_gather"] == "True") s.set_fp8_param_gather(true);
+  if (extra["fp8_dot_product_attention"] == "True")
+    s.set_fp8_dot_product_attention(true);
   if (extra["moe_shared_expert_overlap"] == "True")
     s.set_moe_shared_expert_overlap(true);
   return s;
@@ -189,6 +191,52 @@ double GptOssMoeActBytes(bool recompute_moe_act) {
 TEST(EstimateMemory, GptOssKeepsTheClampedActivationCopy) {
   EXPECT_DOUBLE_EQ(GptOssMoeActBytes(false), 36 * 283115520.0);
   EXPECT_DOUBLE_EQ(GptOssMoeActBytes(true), 0);
+}
+
+// FP8 attention's saved tensors (TE FusedAttnFunc.forward, models/memory.cc):
+// Llama3-8B on 8 H100s, TP1 PP1, seq 4096, MBS 1 (one micro-batch in
+// flight), 32 layers of 32 query heads and 8 KV groups of 128: Q, K, V are
+// 4096 x (32 + 2 x 8) x 128 = 25,165,824 elements a layer, 2 bytes each in
+// 16 bits, 1 as FP8 under fp8-cs and fp8-delayed; delayed scaling also
+// saves O (4096 x 32 x 128 elements) as FP8. MXFP8 attention keeps the 16-bit
+// figures (what it saves is not in the TE code at hand).
+std::map<std::string, double> AttentionBytes(const char* system,
+                                             const char* precision,
+                                             bool fp8_attention) {
+  scenarios::Scenario s;
+  s.set_model("llama3-8b");
+  s.set_system(system);
+  s.set_num_gpus(8);
+  s.set_seq_length(4096);
+  s.set_precision(precision);
+  s.set_fp8_dot_product_attention(fp8_attention);
+  s.mutable_layout()->set_global_batch_size(8);
+  auto r = scenarios::Resolve(s, "test");
+  EXPECT_TRUE(r) << r.error().message;
+  std::map<std::string, double> out;
+  if (!r) return out;
+  const MemoryEstimate m = EstimateMemory(r->model, r->pipeline, r->parallel,
+                                          r->training, 80 * kGiB);
+  for (const NamedBytes& a : m.stages[0].activations) out[a.name] = a.bytes;
+  return out;
+}
+
+TEST(EstimateMemory, Fp8AttentionSavesQkvInFp8) {
+  const double qkv = 32 * 4096.0 * (32 + 2 * 8) * 128;  // elements, 32 layers
+  const double o = 32 * 4096.0 * 32 * 128;
+  for (const char* precision : {"fp8-cs", "fp8-delayed"}) {
+    SCOPED_TRACE(precision);
+    auto off = AttentionBytes("dgx-h100", precision, false);
+    auto on = AttentionBytes("dgx-h100", precision, true);
+    EXPECT_DOUBLE_EQ(off["qkv"], 2 * qkv);
+    EXPECT_DOUBLE_EQ(on["qkv"], qkv);
+    EXPECT_DOUBLE_EQ(off["attention"] - on["attention"],
+                     std::string(precision) == "fp8-delayed" ? o : 0.0);
+  }
+  auto off = AttentionBytes("dgx-b200", "mxfp8", false);
+  auto on = AttentionBytes("dgx-b200", "mxfp8", true);
+  EXPECT_DOUBLE_EQ(on["qkv"], off["qkv"]);
+  EXPECT_DOUBLE_EQ(on["attention"], off["attention"]);
 }
 
 // The card's "GB" are GiB: Table 3's static rows match moesim's busiest rank

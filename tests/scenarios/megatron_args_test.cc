@@ -178,6 +178,27 @@ TEST(MegatronArgsTest, OptimizerRoutingAndFlags) {
   EXPECT_EQ(spec.num_layers(), 8);
 }
 
+// --fp8-dot-product-attention sets the scenario field (whether the recipe
+// admits it is Resolve's rule) and FormatMegatronArgs writes it back.
+TEST(MegatronArgsTest, Fp8DotProductAttention) {
+  Scenario spec;
+  auto w = ApplyMegatronArgs(
+      "--fp8-format e4m3 --fp8-recipe mxfp8 --fp8-dot-product-attention", spec);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_TRUE(w->empty());
+  EXPECT_EQ(spec.precision(), "mxfp8");
+  EXPECT_TRUE(spec.fp8_dot_product_attention());
+  EXPECT_NE(FormatMegatronArgs(spec).find("--fp8-recipe mxfp8 "
+                                          "--fp8-dot-product-attention"),
+            std::string::npos)
+      << FormatMegatronArgs(spec);
+  Scenario off;
+  ASSERT_TRUE(ApplyMegatronArgs("--fp8-format e4m3", off));
+  EXPECT_FALSE(off.fp8_dot_product_attention());
+  EXPECT_EQ(FormatMegatronArgs(off).find("--fp8-dot-product-attention"),
+            std::string::npos);
+}
+
 // Megatron-FSDP and CPU activation offloading map onto the scenario and
 // FormatMegatronArgs writes them back.
 TEST(MegatronArgsTest, MegatronFsdpAndActivationOffload) {

@@ -493,6 +493,40 @@ const RuleCase kRuleCases[] = {
      "nvfp4 needs a Blackwell GPU"},
     {"Fp8ParamGatherFail", Q("num_gpus: 8 fp8_param_gather: true"),
      "fp8_param_gather: needs an FP8 or FP4 precision"},
+    // FP8 attention: the per-tensor and MXFP8 recipes only (Megatron's
+    // get_fp8_recipe passes fp8_dpa to no other; TE's DotProductAttention
+    // refuses blockwise and NVFP4), and cuDNN's FP8 head dims.
+    {"Fp8AttentionPerTensorPass",
+     Q("num_gpus: 8 precision: \"fp8-cs\" fp8_dot_product_attention: true"),
+     ""},
+    {"Fp8AttentionDelayedPass",
+     Q("num_gpus: 8 precision: \"fp8-delayed\" fp8_dot_product_attention: "
+       "true"),
+     ""},
+    {"Fp8AttentionMxfp8MlaPass",  // DeepSeek-V3's d_qk 192, d_v 128
+     "model: \"deepseek-v3\" system: \"gb300-nvl72\" num_gpus: 256 "
+     "precision: \"mxfp8\" fp8_dot_product_attention: true layout { "
+     "pipeline_model_parallel_size: 4 expert_model_parallel_size: 64 }",
+     ""},
+    {"Fp8AttentionBf16Fail", Q("num_gpus: 8 fp8_dot_product_attention: true"),
+     "fp8_dot_product_attention: needs an FP8 recipe TE runs attention under "
+     "(fp8-cs, fp8-delayed or mxfp8), not bf16"},
+    {"Fp8AttentionBlockwiseFail",
+     Q("num_gpus: 8 precision: \"fp8-block\" fp8_dot_product_attention: "
+       "true"),
+     "fp8_dot_product_attention: needs an FP8 recipe TE runs attention under "
+     "(fp8-cs, fp8-delayed or mxfp8), not fp8-block"},
+    {"Fp8AttentionNvfp4Fail",
+     "model: \"qwen3-30b-a3b\" system: \"dgx-b200\" num_gpus: 8 "
+     "precision: \"nvfp4\" fp8_dot_product_attention: true",
+     "not nvfp4"},
+    {"Fp8AttentionHeadDim256Fail",  // Qwen3-Next: kv_channels 256
+     "model: \"qwen3-next-80b-a3b\" system: \"gb200-nvl72\" num_gpus: 64 "
+     "precision: \"mxfp8\" fp8_dot_product_attention: true layout { "
+     "expert_model_parallel_size: 64 }",
+     "fp8_dot_product_attention: cuDNN's FP8 attention needs head dims d_qk "
+     "<= 128 (a multiple of 16) or d_qk 192 with d_v 128; qwen3-next-80b-a3b "
+     "has d_qk 256, d_v 256"},
     // Dispatcher.
     {"DispatcherPass",
      Q("num_gpus: 8 dispatcher: \"hybridep\" layout { "

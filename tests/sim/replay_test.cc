@@ -169,6 +169,50 @@ models::LayerOp MlaAttention() {
   return op;
 }
 
+// fp8_dot_product_attention prices core attention in the recipe's FP8
+// format (AttentionDtype: MXFP8 under mxfp8, per-tensor FP8 under fp8-cs and
+// fp8-delayed, 16 bits without the option): the op takes the cost model's
+// time for that dtype, here H100's per-tensor FP8 rows (forward; its FP8
+// backward falls back to the 16-bit rate, calibration/cost_model.h).
+TEST(OpPricing, Fp8AttentionPricesCoreAttentionInTheRecipesFormat) {
+  models::TrainingOptions t;
+  t.precision = models::Precision::kMxfp8;
+  EXPECT_EQ(AttentionDtype(t), calibration::Dtype::kBf16);
+  t.fp8_dot_product_attention = true;
+  EXPECT_EQ(AttentionDtype(t), calibration::Dtype::kMxfp8);
+  t.precision = models::Precision::kFp8CurrentScaling;
+  EXPECT_EQ(AttentionDtype(t), calibration::Dtype::kFp8);
+  t.precision = models::Precision::kFp8Delayed;
+  EXPECT_EQ(AttentionDtype(t), calibration::Dtype::kFp8);
+
+  const Fixture f = test_support::H100Platform(8);
+  models::LayerOp op = MlaAttention();
+  op.attention.seq_kv = op.attention.seq_q;  // cp = 1: the whole sequence
+  RankContext rank = Context(f, models::Group::kTp, {0});
+  calibration::AttentionShape shape{.batch = 1,
+                                    .seq_q = 4096,
+                                    .seq_kv = 4096,
+                                    .heads_q = 128,
+                                    .heads_kv = 128,
+                                    .head_dim_qk = 192,
+                                    .head_dim_v = 128,
+                                    .causal = true};
+  for (auto dtype : {calibration::Dtype::kBf16, calibration::Dtype::kFp8}) {
+    rank.attention_dtype = dtype;
+    shape.dtype = dtype;
+    auto priced = PriceOps({op}, rank);
+    ASSERT_TRUE(priced) << priced.error().message;
+    ASSERT_EQ(priced->ops.size(), 1u);
+    EXPECT_EQ(priced->ops[0].duration,
+              Time::FromSecondsCeil(
+                  f.platform.costs->Attention(shape, false).seconds));
+  }
+  shape.dtype = calibration::Dtype::kBf16;
+  const double bf16 = f.platform.costs->Attention(shape, false).seconds;
+  shape.dtype = calibration::Dtype::kFp8;
+  EXPECT_LT(f.platform.costs->Attention(shape, false).seconds, bf16);
+}
+
 TEST(OpPricing, CpRingHiddenWhenHopShorterThanBlock) {
   const Fixture f = test_support::H100Platform(16);
   // GPUs 0 and 1 share an NVLink domain: the hop takes less than the block.

@@ -200,6 +200,10 @@ const BadInput kBadInputs[] = {
     {"MegatronArgBadNumber",
      Base("llama3-8b", "8", {"--megatron-args", "--micro-batch-size x"}),
      "flags: --megatron-args: --micro-batch-size: 'x' is not an integer"},
+    {"Fp8AttentionWithoutFp8Recipe",
+     Base("llama3-8b", "8", {"--megatron-args", "--fp8-dot-product-attention"}),
+     "flags: --fp8-dot-product-attention: needs an FP8 recipe TE runs "
+     "attention under (fp8-cs, fp8-delayed or mxfp8), not bf16"},
     // Bad files.
     {"MissingScenarioFile",
      {"{tmp}/absent.textproto"},

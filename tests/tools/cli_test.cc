@@ -261,6 +261,47 @@ TEST(ValidateCommand, RowsWithTokensPerSecondAreComparedInTheirOwnFlopsCount) {
               32.63 / (524.0 * 1e3 / 19275.0), 0.01);
 }
 
+// A row's fp8_dot_product_attention=True (the runs' `extra`) travels as
+// --fp8-dot-product-attention and prices core attention from the MXFP8
+// attention rows: the shipped Qwen3-30B GB300 card row predicts more
+// TFLOPS/GPU than the same row with the key set False (GB300's MXFP8 cuDNN
+// attention runs 1.2-1.5x its BF16, calibration/tables/gb300/attention.csv).
+TEST(ValidateCommand, Fp8DotProductAttentionReachesTheReplay) {
+  const std::string shipped =
+      std::string(MOESIM_SOURCE_DIR) + "/calibration/runs/runs.csv";
+  std::ifstream in(shipped);
+  ASSERT_TRUE(in);
+  std::string header, line, row;
+  std::getline(in, header);
+  while (std::getline(in, line)) {
+    if (line.starts_with("card-qwen3-30b-a3b-gb300-8g-mxfp8,")) row = line;
+  }
+  ASSERT_FALSE(row.empty());
+  const std::string key = "fp8_dot_product_attention=True";
+  ASSERT_NE(row.find(key), std::string::npos);
+  std::string off = row;
+  off.replace(off.find(key), key.size(), "fp8_dot_product_attention=False");
+  auto predict = [&](const std::string& r, const std::string& name) {
+    const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
+    std::ofstream(csv) << header << "\n" << r << "\n";
+    const Output listed = RunMoesim("validate " + csv + " --commands");
+    EXPECT_EQ(listed.status, 0) << listed.out;
+    const bool flag =
+        listed.out.find("--fp8-dot-product-attention") != std::string::npos;
+    const Output validated = RunMoesim("validate " + csv + " --json");
+    EXPECT_EQ(validated.status, 0) << validated.out;
+    const std::string tflops =
+        JsonField(validated.out, "predicted_tflops_per_gpu");
+    EXPECT_FALSE(tflops.empty()) << validated.out;
+    return std::pair{flag, tflops.empty() ? 0.0 : std::stod(tflops)};
+  };
+  const auto [on_flag, on_tflops] = predict(row, "fp8_attention_on");
+  const auto [off_flag, off_tflops] = predict(off, "fp8_attention_off");
+  EXPECT_TRUE(on_flag);
+  EXPECT_FALSE(off_flag);
+  EXPECT_GT(on_tflops, off_tflops * 1.01);
+}
+
 // --routing-histogram reaches the replay: equal counts for Moonlight's 64
 // experts replay exactly as uniform dropless routing; two hot experts on
 // EP rank 0 (800 and 400 tokens against 100 for the others, 7,500 in all:
