@@ -519,7 +519,7 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
       return std::unexpected(at.Error(
           kHistogram, "and moe_routing_skew both set; give one of them"));
     }
-    if (histogram.size() != static_cast<size_t>(r.model.num_moe_experts())) {
+    if (static_cast<int64_t>(histogram.size()) != r.model.num_moe_experts()) {
       return std::unexpected(at.Error(
           kHistogram,
           "has " + std::to_string(histogram.size()) + " values; the model has " +
