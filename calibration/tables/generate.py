@@ -679,15 +679,12 @@ def attention_tables(K, T, spec, left_out, dups):
 # halved when causal) and backward FLOPs as 2.5 x forward only when d_qk =
 # d_v (cudnn_sdpa_rows converts the others and checks every TFLOPS figure
 # against its time). The flash_attention_4 rows of the same files
-# are not transcribed (Megatron's TE layers run cuDNN). Sliding-window files
-# (gpt_oss) count s W - W^2/2 key positions where the tables count s W:
-# cudnn_sdpa_rows converts them at the same time.
+# are not transcribed (Megatron's TE layers run cuDNN).
 CUDNN_FE = "NVIDIA/cudnn-frontend@%s benchmark/sdpa_benchmark_training/results/%s"
 CUDNN_SDPA = {
-    # file key: (commit, path, GPU as printed, cuDNN backend version, batch, heads_q, heads_kv, d_qk, d_v,
-    # sliding_window_size (0: none))
+    # file key: (commit, path, GPU as printed, cuDNN backend version, batch, heads_q, heads_kv, d_qk, d_v)
     "gb200_llama": ("e99b0d0", "llama3.1/gb200/llama3.1_20260724_040930.csv", "NVIDIA GB200", "9.26.0",
-                    2, 64, 8, 128, 128, 0, """
+                    2, 64, 8, 128, 128, """
 bf16 top_left 32768 22.428 1569 73.209 1202
 bf16 no_mask 32768 45.075 1561 140.760 1250
 fp8 top_left 32768 16.482 2135 52.660 1670
@@ -720,7 +717,7 @@ mxfp8 top_left 2048 0.101 1355 0.467 737
 mxfp8 no_mask 2048 0.155 1778 0.644 1067
 """),
     "gb300_llama": ("e99b0d0", "llama3.1/gb300/llama3.1_20260724_040919.csv", "NVIDIA GB300", "9.26.0",
-                    2, 64, 8, 128, 128, 0, """
+                    2, 64, 8, 128, 128, """
 bf16 top_left 32768 16.716 2105 62.100 1416
 bf16 no_mask 32768 36.196 1944 121.673 1446
 fp8 top_left 32768 11.228 3134 41.482 2121
@@ -753,7 +750,7 @@ mxfp8 top_left 2048 0.077 1780 0.424 811
 mxfp8 no_mask 2048 0.110 2491 0.593 1158
 """),
     "gb200_dsv3": ("e99b0d0", "dsv3/gb200/dsv3_20260724_041401.csv", "NVIDIA GB200", "9.26.0",
-                   2, 128, 128, 192, 128, 0, """
+                   2, 128, 128, 192, 128, """
 bf16 top_left 32768 51.593 1705 205.631 1112
 bf16 no_mask 32768 110.545 1591 412.852 1108
 fp8 top_left 32768 34.300 2565 118.667 1927
@@ -786,7 +783,7 @@ mxfp8 top_left 2048 0.213 1613 0.837 1068
 mxfp8 no_mask 2048 0.322 2133 1.159 1541
 """),
     "gb300_dsv3": ("e99b0d0", "dsv3/gb300/dsv3_20260724_041345.csv", "NVIDIA GB300", "9.26.0",
-                   2, 128, 128, 192, 128, 0, """
+                   2, 128, 128, 192, 128, """
 bf16 top_left 32768 43.478 2023 175.452 1304
 bf16 no_mask 32768 87.907 2001 357.996 1278
 fp8 top_left 32768 25.693 3424 92.440 2474
@@ -819,7 +816,7 @@ mxfp8 top_left 2048 0.164 2094 0.769 1162
 mxfp8 no_mask 2048 0.248 2772 1.059 1687
 """),
     "b300_kimi_k3": ("c044c5e", "kimi_k3/b300/kimi_k3_20260812_175226.csv", "NVIDIA B300 SXM6 AC", "9.24.0",
-                     2, 96, 96, 192, 128, 0, """
+                     2, 96, 96, 192, 128, """
 bf16 top_left 32768 38.795 1701 162.976 1052
 bf16 no_mask 32768 80.701 1635 325.734 1053
 fp8 top_left 32768 23.906 2760 83.333 2058
@@ -859,7 +856,7 @@ mxfp8 no_mask 2048 0.198 2598 0.855 1568
     # rows ran out of memory and its FP8 rows failed (cuDNN: "hidden_dim
     # shoud be equal to 128"), as did GPT-OSS's FP8 rows.
     "h200_llama": ("df73764", "h200_919_only_cudnn/llama3.1_20260227_034703.csv", "NVIDIA H200", "9.19.1",
-                   1, 64, 8, 128, 128, 0, """
+                   1, 64, 8, 128, 128, """
 bf16 top_left 32768 25.566 688 75.688 581
 bf16 no_mask 32768 50.769 693 153.841 572
 fp8 top_left 32768 16.884 1042 118.729 370
@@ -882,40 +879,10 @@ fp8 top_left 2048 0.098 698 0.437 393
 fp8 no_mask 2048 0.158 870 0.647 531
 """),
     "h200_dsv3": ("afa9f7c", "h200_919_only_cudnn/dsv3_20260227_034744.csv", "NVIDIA H200", "9.19.1",
-                  1, 128, 128, 192, 128, 0, """
+                  1, 128, 128, 192, 128, """
 bf16 top_left 8192 4.278 643 - -
 bf16 top_left 4096 1.148 599 - -
 bf16 top_left 2048 0.330 522 - -
-"""),
-    "h200_gpt_oss": ("afa9f7c", "h200_919_only_cudnn/gpt_oss_20260227_034819.csv", "NVIDIA H200", "9.19.1",
-                     2, 64, 8, 64, 64, 1024, """
-bf16 top_left 32768 3.021 358 9.045 299
-bf16 top_left 16384 1.499 355 4.392 303
-bf16 top_left 8192 0.738 349 2.149 300
-bf16 top_left 4096 0.358 336 1.042 289
-bf16 top_left 2048 0.166 310 0.488 264
-"""),
-    # GPT-OSS on GB200 / GB300 (cuDNN 9.26, one row per pass in these files):
-    # 128 query and 128 KV heads (not the model's 64/8), head dim 64, causal
-    # with sliding_window_size 128 (GPT-OSS's window). BF16 only: the FP8 and
-    # MXFP8 backward rows run at 6-89 TFLOPS, 2-30x below BF16's, a path no
-    # other FP8 row resembles, and one family curve serves every shape of a
-    # dtype class (cost_model.h).
-    "gb200_gpt_oss": ("e99b0d0", "gpt_oss/gb200/gpt_oss_20260724_040709.csv", "NVIDIA GB200", "9.26.0",
-                      2, 128, 128, 64, 64, 128, """
-bf16 top_left 32768 1.630 168 3.663 187
-bf16 top_left 16384 0.818 167 1.820 188
-bf16 top_left 8192 0.412 166 0.903 189
-bf16 top_left 4096 0.209 162 0.461 184
-bf16 top_left 2048 0.108 154 0.234 178
-"""),
-    "gb300_gpt_oss": ("e99b0d0", "gpt_oss/gb300/gpt_oss_20260724_040706.csv", "NVIDIA GB300", "9.26.0",
-                      2, 128, 128, 64, 64, 128, """
-bf16 top_left 32768 1.509 182 3.450 199
-bf16 top_left 16384 0.758 181 1.719 199
-bf16 top_left 8192 0.382 179 0.862 198
-bf16 top_left 4096 0.194 174 0.441 192
-bf16 top_left 2048 0.100 166 0.228 183
 """),
 }
 # Which files a GPU's table takes as its own measurements, and which GPU's
@@ -928,8 +895,12 @@ bf16 top_left 2048 0.100 166 0.228 183
 # the release gap alone moves the 4096-token causal forward from 1297 (cuDNN
 # 9.18, results/gb200_918_only_cudnn) to 1407 TFLOPS, so the 9.13 figure (856
 # TFLOPS at the same b x h = 128) describes older software, not B200.
-# The windowed (gpt_oss) files are transcribed but not used: the attention
-# curve is one saturating function of FLOPs per dtype class, and a windowed
+# The sliding-window (gpt_oss) files are not transcribed
+# (results/gpt_oss/{gb200,gb300}/gpt_oss_20260724_*.csv @e99b0d0, window 128,
+# 128/128 heads, hd 64; results/h200_919_only_cudnn/gpt_oss_20260227_034819.csv
+# @afa9f7c, window 1024, 64/8 heads): they count s W - W^2/2 key positions,
+# and the attention curve is one saturating function of FLOPs per dtype
+# class, while a windowed
 # kernel's efficiency is flat in sequence length (GB200: 154-168 TFLOPS
 # forward from 2K to 32K tokens) where the curve rises, so leave-one-out
 # missed them by -50% to +173% and moved the full-attention rows' fit
@@ -951,24 +922,15 @@ def cudnn_sdpa_rows(key):
     causal: the five backward GEMMs), the tables' 2.5 x forward = 2 b h s^2
     2.5 (d_qk + d_v): equal when d_qk = d_v; otherwise (MLA, 192/128) the
     row's TFLOPS is converted to the tables' count (x 2.5 (d_qk + d_v) /
-    (3 d_qk + 2 d_v), the same time). With a sliding window W (causal) the
-    benchmark counts s W - W^2/2 key positions per head (every printed
-    figure checks against its time so), the tables s W (seq_kv_eff = W, not
-    halved): converted x s W / (s W - W^2/2), the same time. A "-" backward
+    (3 d_qk + 2 d_v), the same time). A "-" backward
     was not measured (or not kept)."""
-    commit, path, gpu, version, b, hq, hkv, dqk, dv, window, text = CUDNN_SDPA[key]
+    commit, path, gpu, version, b, hq, hkv, dqk, dv, text = CUDNN_SDPA[key]
     out = []
     for line in text.strip().splitlines():
         dt, mask, s, fms, ftf, bms, btf = line.split()
         s = int(s)
         causal = 1 if mask == "top_left" else 0
-        if window:
-            assert causal and window < s, key
-            keys = s * window - window * window / 2.0
-            to_tables = s * window / keys
-        else:
-            keys = s * s / (2.0 if causal else 1.0)
-            to_tables = 1.0
+        keys = s * s / (2.0 if causal else 1.0)
         fwd = 2.0 * b * hq * keys * (dqk + dv)
         bwd = 2.0 * b * hq * keys * (3 * dqk + 2 * dv)
         for direction, ms, tf, work in (("fwd", fms, ftf, fwd), ("bwd", bms, btf, bwd)):
@@ -981,20 +943,16 @@ def cudnn_sdpa_rows(key):
             slack = float(tf) * 0.0005 / float(ms) + 1.0
             if abs(implied - float(tf)) > slack:
                 raise SystemExit("%s %s: %s TFLOPS does not match %s ms (%.1f)" % (key, line, tf, ms, implied))
-            note = "%s %s %s b=%d s=%d h_q=%d h_kv=%d d_qk=%d d_v=%d%s %s %s ms %s TFLOPS" % (
-                gpu, dt, mask, b, s, hq, hkv, dqk, dv, " sliding_window_size=%d" % window if window else "",
-                direction, ms, tf)
-            factor = to_tables
+            note = "%s %s %s b=%d s=%d h_q=%d h_kv=%d d_qk=%d d_v=%d %s %s ms %s TFLOPS" % (
+                gpu, dt, mask, b, s, hq, hkv, dqk, dv, direction, ms, tf)
+            factor = 1.0
             if direction == "bwd" and dqk != dv:
                 factor *= 2.5 * (dqk + dv) / (3 * dqk + 2 * dv)
                 note += (" counted as 2 b h s^2 (3 d_qk + 2 d_v); x 2.5 (d_qk + d_v) / (3 d_qk + 2 d_v) = "
                          "%d/%d for the tables' 2.5 x forward" % (2.5 * (dqk + dv), 3 * dqk + 2 * dv))
-            if window:
-                note += (" counted over s W - W^2/2 = %d key positions per head; x s W / that = %.4f for the "
-                         "tables' s W (seq_kv_eff = window)" % (keys, to_tables))
             value = tf if factor == 1.0 else "%.1f" % (float(tf) * factor)
             out.append(dict(impl="cudnn", direction=direction, batch=b, seq_q=s, seq_kv=s, heads_q=hq,
-                            heads_kv=hkv, head_dim_qk=dqk, head_dim_v=dv, causal=causal, window=window,
+                            heads_kv=hkv, head_dim_qk=dqk, head_dim_v=dv, causal=causal, window=0,
                             dtype=CUDNN_DTYPE[dt], tflops=value, note=note))
     return out
 
