@@ -481,6 +481,11 @@ DispatchCalls DispatchHostCalls(models::Dispatcher dispatcher, bool combine,
         d.comm.torch = combine ? 1 : 1 + 1;  // dispatch-side: + BDA bwd
         if (!combine) d.comm.nodes = 1;      // the view
       }
+      // Inside the call: the permute (combine: unpermute) kernel after
+      // (before) the dispatch (combine) kernel; across NVLink domains the
+      // dispatch's staging cudaMemcpyAsync (DeepEP executor.cu).
+      (combine ? d.unpermute : d.permute).kernels = 1;
+      if (!combine) d.stage.kernels = 1;
       break;
     case models::Dispatcher::kDeepEp:
       // §3 DeepEP: compiled preprocess (2) + topk, FusedDispatch,

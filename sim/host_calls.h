@@ -115,10 +115,12 @@ HostCalls LayerOpHostCalls(const models::LayerOp& op,
 // dispatch direction is the combine's backward and vice versa).
 struct DispatchCalls {
   HostCalls permute;  // alltoall: preprocess + D2H + fused permute; DeepEP:
-                      // multihot + permute after the dispatch
+                      // multihot + permute after the dispatch; HybridEP:
+                      // its permute kernel's launch inside the dispatch call
   HostCalls comm;     // the all-to-all(s) or the fused EP kernel
   HostCalls sort;     // alltoall: the chunk sort
   HostCalls unpermute;
+  HostCalls stage;  // HybridEP across NVLink domains: the input's D2D copy
 };
 DispatchCalls DispatchHostCalls(models::Dispatcher dispatcher, bool combine,
                                 bool forward);

@@ -269,8 +269,18 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
 // permute the tokens into rows per expert, NCCL all-to-all of every routed
 // row, sort the received chunks by local expert; combine runs it backwards.
 // DeepEP / HybridEP send each token once per destination rank at their
-// table's bottleneck bandwidth (as sim/moe_layer.cc); DeepEP's rows are
-// permuted by Megatron afterwards, HybridEP permutes inside its kernels.
+// table's bottleneck bandwidth (as sim/moe_layer.cc), then the received
+// rows are permuted into rows per local expert (combine: unpermuted back
+// first). DeepEP's permute is Megatron's; HybridEP's is its own kernel
+// inside dispatch_with_permute / combine_with_unpermute, run after the
+// dispatch kernel from the receive buffer into the output tensor and, for
+// combine, from the expert output into the send buffer (deepseek-ai/DeepEP
+// csrc/hybrid_ep/executor/executor.cu dispatch_postprocess permute_launcher,
+// combine_preprocess unpermute_launcher). The dispatch table's HybridEP rows
+// are its kernel-only figures, so the permute is priced apart. An EP group
+// spanning NVLink domains also stages the input tokens into the RDMA buffer
+// with a device-to-device copy before each dispatch (dispatch_preprocess,
+// num_of_nodes > 1).
 util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
                                Builder& b) {
   const models::DispatchWork& d = op.dispatch;
@@ -348,11 +358,20 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
                        static_cast<double>(d.tokens) * row_bytes *
                        rank.moe_imbalance;
   const double received = d.tokens * ranks_per_token;
+  // Received rows are read and the permuted rows written (combine: the
+  // reverse), in the dispatched dtype for HybridEP's own dispatch permute
+  // (it copies the buffer's FP8 rows where Megatron dispatches FP8).
+  const double permute_row_bytes =
+      deepep || d.combine ? token_row_bytes : row_bytes;
   const Estimate permute =
-      costs.MemoryBound(kernel, (received + rows) * token_row_bytes);
-  if (deepep && d.combine) {
+      costs.MemoryBound(kernel, (received + rows) * permute_row_bytes);
+  if (d.combine) {
     add(ComputeOp(op.name + " unpermute", "memory_bound", permute),
         calls.unpermute, false);
+  } else if (!deepep && shape.domains > 1) {
+    add(ComputeOp(op.name + " stage", "memory_bound",
+                  costs.MemoryBound("copy", 2.0 * d.tokens * row_bytes)),
+        calls.stage, false);
   }
   TimedOp comm;
   comm.stream = StreamKind::kEp;
@@ -361,7 +380,7 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   comm.category = "ep";
   comm.group = models::Group::kEp;
   add(std::move(comm), calls.comm, true);
-  if (deepep && !d.combine) {
+  if (!d.combine) {
     add(ComputeOp(op.name + " permute", "memory_bound", permute),
         calls.permute, false);
   }

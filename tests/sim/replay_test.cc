@@ -363,6 +363,74 @@ TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
   EXPECT_EQ(t->ops[1].duration, Time::FromSecondsCeil(seconds));
 }
 
+// HybridEP's dispatch_with_permute runs its dispatch kernel into the
+// receive buffer and then its own permute kernel from the buffer into the
+// output tensor; combine_with_unpermute unpermutes into the send buffer
+// before the combine kernel; across NVLink domains each dispatch first
+// stages its input into the RDMA buffer with a device-to-device copy
+// (deepseek-ai/DeepEP csrc/hybrid_ep/executor/executor.cu). The dispatch
+// table's HybridEP rows are kernel-only figures, so these copies are ops of
+// their own: the permute reads each received token once (tokens x the
+// distinct ranks a token reaches, here 8 x (1 - C(112,8)/C(128,8)) for
+// top-8 of 128 experts over EP8) and writes every routed row (tokens x 8),
+// at the memory-bound table's permute rate.
+TEST(OpPricing, HybridEpPermutesBesideItsKernelOnlyExchange) {
+  const Fixture f = test_support::H100Platform(16);
+  models::LayerOp op;
+  op.name = "dispatch";
+  op.kind = models::OpKind::kDispatch;
+  op.dispatch = {.tokens = 4096, .topk = 8, .hidden = 2048, .experts = 128};
+  RankContext node = Context(f, models::Group::kEp, {0, 1, 2, 3, 4, 5, 6, 7});
+  node.dispatcher = models::Dispatcher::kHybridEp;
+  auto dispatch = PriceOps({op}, node);
+  ASSERT_TRUE(dispatch) << dispatch.error().message;
+  ASSERT_EQ(dispatch->ops.size(), 2u);
+  EXPECT_EQ(dispatch->ops[0].stream, StreamKind::kEp);
+  double no_rank = 1;  // C(112,8)/C(128,8)
+  for (int i = 0; i < 8; ++i) no_rank *= (112.0 - i) / (128.0 - i);
+  const double received = 4096 * 8 * (1 - no_rank);
+  const double routed = 4096.0 * 8;
+  const double row_bytes = 2048.0 * 2;
+  const calibration::CostModel& costs = *f.platform.costs;
+  EXPECT_EQ(dispatch->ops[1].name, "dispatch permute");
+  EXPECT_EQ(dispatch->ops[1].duration,
+            Time::FromSecondsCeil(
+                costs.MemoryBound("permute", (received + routed) * row_bytes)
+                    .seconds));
+
+  op.name = "combine";
+  op.dispatch.combine = true;
+  auto combine = PriceOps({op}, node);
+  ASSERT_TRUE(combine) << combine.error().message;
+  ASSERT_EQ(combine->ops.size(), 2u);
+  EXPECT_EQ(combine->ops[0].name, "combine unpermute");
+  EXPECT_EQ(combine->ops[0].duration,
+            Time::FromSecondsCeil(
+                costs.MemoryBound("unpermute", (received + routed) * row_bytes)
+                    .seconds));
+  EXPECT_EQ(combine->ops[1].stream, StreamKind::kEp);
+
+  // EP16 over two 8-GPU nodes: the dispatch stages its 4096 input rows
+  // (read and written once) before the exchange; the combine does not.
+  std::vector<int> two_nodes(16);
+  for (int g = 0; g < 16; ++g) two_nodes[g] = g;
+  RankContext wide = Context(f, models::Group::kEp, two_nodes);
+  wide.dispatcher = models::Dispatcher::kHybridEp;
+  op.name = "dispatch";
+  op.dispatch.combine = false;
+  auto staged = PriceOps({op}, wide);
+  ASSERT_TRUE(staged) << staged.error().message;
+  ASSERT_EQ(staged->ops.size(), 3u);
+  EXPECT_EQ(staged->ops[0].name, "dispatch stage");
+  EXPECT_EQ(staged->ops[0].duration,
+            Time::FromSecondsCeil(
+                costs.MemoryBound("copy", 2 * 4096 * row_bytes).seconds));
+  op.dispatch.combine = true;
+  auto wide_combine = PriceOps({op}, wide);
+  ASSERT_TRUE(wide_combine) << wide_combine.error().message;
+  EXPECT_EQ(wide_combine->ops.size(), 2u);
+}
+
 // ---- Host launches and CUDA graphs ------------------------------------------
 
 // One stage's streams ("s/compute", "s/tp", ..., "s/host") on `engine`.
