@@ -341,12 +341,19 @@ TEST(OpPricing, PerExpertQuantizeIsOneKernelPerLocalExpert) {
             15 * 1.27e-6 * 0.99);
 }
 
-TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
-  const Fixture f = test_support::H100Platform(16);
+// A Qwen3-30B-A3B forward dispatch: 4096 tokens, top-8 of 128 experts,
+// hidden 2048, BF16.
+models::LayerOp Qwen30bDispatch() {
   models::LayerOp op;
   op.name = "dispatch";
   op.kind = models::OpKind::kDispatch;
   op.dispatch = {.tokens = 4096, .topk = 8, .hidden = 2048, .experts = 128};
+  return op;
+}
+
+TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
+  const Fixture f = test_support::H100Platform(16);
+  models::LayerOp op = Qwen30bDispatch();
   const std::vector<int> ep = {0, 1, 2,  3,  4,  5,  6,  7,
                                8, 9, 10, 11, 12, 13, 14, 15};
   auto t = PriceOps({op}, Context(f, models::Group::kEp, ep));
@@ -376,10 +383,7 @@ TEST(OpPricing, AllToAllAloneTakesWhatTheNetworkModelSays) {
 // at the memory-bound table's permute rate.
 TEST(OpPricing, HybridEpPermutesBesideItsKernelOnlyExchange) {
   const Fixture f = test_support::H100Platform(16);
-  models::LayerOp op;
-  op.name = "dispatch";
-  op.kind = models::OpKind::kDispatch;
-  op.dispatch = {.tokens = 4096, .topk = 8, .hidden = 2048, .experts = 128};
+  models::LayerOp op = Qwen30bDispatch();
   RankContext node = Context(f, models::Group::kEp, {0, 1, 2, 3, 4, 5, 6, 7});
   node.dispatcher = models::Dispatcher::kHybridEp;
   auto dispatch = PriceOps({op}, node);
@@ -392,22 +396,24 @@ TEST(OpPricing, HybridEpPermutesBesideItsKernelOnlyExchange) {
   const double routed = 4096.0 * 8;
   const double row_bytes = 2048.0 * 2;
   const calibration::CostModel& costs = *f.platform.costs;
-  EXPECT_EQ(dispatch->ops[1].name, "dispatch permute");
-  EXPECT_EQ(dispatch->ops[1].duration,
-            Time::FromSecondsCeil(
-                costs.MemoryBound("permute", (received + routed) * row_bytes)
-                    .seconds));
+  // `t`'s op `i` is `name`, one memory-bound `kernel` over `bytes`.
+  auto expect_copy = [&](const OpTemplate& t, size_t i, const char* name,
+                         const char* kernel, double bytes) {
+    ASSERT_LT(i, t.ops.size());
+    EXPECT_EQ(t.ops[i].name, name);
+    EXPECT_EQ(t.ops[i].duration,
+              Time::FromSecondsCeil(costs.MemoryBound(kernel, bytes).seconds));
+  };
+  expect_copy(*dispatch, 1, "dispatch permute", "permute",
+              (received + routed) * row_bytes);
 
   op.name = "combine";
   op.dispatch.combine = true;
   auto combine = PriceOps({op}, node);
   ASSERT_TRUE(combine) << combine.error().message;
   ASSERT_EQ(combine->ops.size(), 2u);
-  EXPECT_EQ(combine->ops[0].name, "combine unpermute");
-  EXPECT_EQ(combine->ops[0].duration,
-            Time::FromSecondsCeil(
-                costs.MemoryBound("unpermute", (received + routed) * row_bytes)
-                    .seconds));
+  expect_copy(*combine, 0, "combine unpermute", "unpermute",
+              (received + routed) * row_bytes);
   EXPECT_EQ(combine->ops[1].stream, StreamKind::kEp);
 
   // EP16 over two 8-GPU nodes: the dispatch stages its 4096 input rows
@@ -421,10 +427,7 @@ TEST(OpPricing, HybridEpPermutesBesideItsKernelOnlyExchange) {
   auto staged = PriceOps({op}, wide);
   ASSERT_TRUE(staged) << staged.error().message;
   ASSERT_EQ(staged->ops.size(), 3u);
-  EXPECT_EQ(staged->ops[0].name, "dispatch stage");
-  EXPECT_EQ(staged->ops[0].duration,
-            Time::FromSecondsCeil(
-                costs.MemoryBound("copy", 2 * 4096 * row_bytes).seconds));
+  expect_copy(*staged, 0, "dispatch stage", "copy", 2 * 4096 * row_bytes);
   op.dispatch.combine = true;
   auto wide_combine = PriceOps({op}, wide);
   ASSERT_TRUE(wide_combine) << wide_combine.error().message;
