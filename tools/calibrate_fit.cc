@@ -8,6 +8,7 @@
 #include <map>
 
 #include "calibration/fit.h"
+#include "calibration/tables.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
 
@@ -135,6 +136,9 @@ void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--per-gpu", f.per_gpu,
+               "Fit each GPU type's rows on their own and write one gpu "
+               "entry per type");
   app.add_flag("--json", f.json, "Print the report as JSON");
 }
 
@@ -272,6 +276,30 @@ util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
   return result;
 }
 
+util::Result<PerGpuFit> FitCalibrationPerGpu(
+    const std::vector<MeasuredRun>& runs, const FitOptions& options) {
+  PerGpuFit out;
+  for (const std::string& gpu : calibration::TableGpus()) {
+    std::vector<MeasuredRun> rows;
+    for (const MeasuredRun& run : runs) {
+      if (run.gpu == gpu) rows.push_back(run);
+    }
+    if (rows.empty()) continue;
+    auto fitted = FitCalibration(rows, options);
+    if (fitted) {
+      out.fits.push_back({gpu, std::move(*fitted)});
+    } else {
+      out.skipped.push_back(gpu + ": " + fitted.error().message);
+    }
+  }
+  if (out.fits.empty()) {
+    return util::Fail(
+        "calibrate fit --per-gpu: no row of a calibration table GPU can be "
+        "simulated");
+  }
+  return out;
+}
+
 util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
   FitOptions options;
   options.folds = f.folds;
@@ -303,32 +331,77 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
       chosen.push_back(run);
     }
   }
-  auto fitted = FitCalibration(chosen, options);
-  if (!fitted) return std::unexpected(fitted.error());
-  const FitResult& r = *fitted;
+  // One fit of every chosen row, or one per GPU type.
+  std::vector<GpuFit> groups;  // gpu empty: every GPU
+  std::vector<std::string> skipped;
+  if (f.per_gpu) {
+    auto fitted = FitCalibrationPerGpu(chosen, options);
+    if (!fitted) return std::unexpected(fitted.error());
+    groups = std::move(fitted->fits);
+    skipped = std::move(fitted->skipped);
+  } else {
+    auto fitted = FitCalibration(chosen, options);
+    if (!fitted) return std::unexpected(fitted.error());
+    groups.push_back({"", std::move(*fitted)});
+  }
 
   calibration::Profile profile;
   profile.name = f.name.empty() ? "fit to " + runs->name : f.name;
-  profile.all = r.factors;
+  int rows = 0, tflops_rows = 0, evaluations = 0;
+  double baseline = 0, training = 0, cv = 0;  // rows-weighted sums
+  for (const GpuFit& g : groups) {
+    const FitResult& r = g.result;
+    if (g.gpu.empty()) {
+      profile.all = r.factors;
+    } else {
+      profile.by_gpu.emplace_back(g.gpu, r.factors);
+    }
+    rows += r.rows;
+    tflops_rows += r.tflops_rows;
+    evaluations += r.evaluations;
+    baseline += r.baseline_mape_pct * r.rows;
+    training += r.training_mape_pct * r.rows;
+    cv += r.cv_mape_pct * r.rows;
+  }
+  baseline /= rows;
+  training /= rows;
+  cv /= rows;
   const std::string data =
       Format("%s, confidence %s: %d rows (%d on TFLOPS/GPU, %d on step time)",
-             runs->name.c_str(), f.confidence.c_str(), r.rows, r.tflops_rows,
-             r.rows - r.tflops_rows);
-  const std::string errors = Format(
-      "MAPE: no profile %.1f%%, training %.1f%%, %d-fold cross-validated "
-      "%.1f%%",
-      r.baseline_mape_pct, r.training_mape_pct, f.folds, r.cv_mape_pct);
-  const std::vector<std::string> header = {
+             runs->name.c_str(), f.confidence.c_str(), rows, tflops_rows,
+             rows - tflops_rows);
+  auto errors_of = [&](double base, double train, double cross) {
+    return Format(
+        "MAPE: no profile %.1f%%, training %.1f%%, %d-fold cross-validated "
+        "%.1f%%",
+        base, train, f.folds, cross);
+  };
+  const std::string errors = errors_of(baseline, training, cv);
+  std::vector<std::string> header = {
       "Calibration profile written by `moesim calibrate fit`.",
-      "data: " + data,
-      "fitted: " + FactorList(r.fitted) + " (loss " + f.loss + ")",
-      "not fitted (no row's prediction moves with them): " +
-          FactorList(r.not_fitted),
-      errors + " (of TFLOPS/GPU, or step time where TFLOPS is not measured)",
+      "data: " + data};
+  for (const GpuFit& g : groups) {
+    const FitResult& r = g.result;
+    const std::string who = g.gpu.empty() ? "" : g.gpu + " (" +
+                                                     std::to_string(r.rows) +
+                                                     " rows): ";
+    header.push_back(who + "fitted: " + FactorList(r.fitted) + " (loss " +
+                     f.loss + ")");
+    header.push_back(who + "not fitted (no row's prediction moves with "
+                           "them): " +
+                     FactorList(r.not_fitted));
+    if (!g.gpu.empty()) {
+      header.push_back(who + errors_of(r.baseline_mape_pct,
+                                       r.training_mape_pct, r.cv_mape_pct));
+    }
+  }
+  header.push_back(
+      errors + " (of TFLOPS/GPU, or step time where TFLOPS is not measured)");
+  header.push_back(
       Format("folds: FNV-1a hash of the row id mod %d; each fold predicted by "
-             "factors fitted on the others",
-             f.folds),
-      ""};
+             "factors fitted on the others%s",
+             f.folds, f.per_gpu ? " of its GPU type" : ""));
+  header.push_back("");
   std::ofstream out(f.out, std::ios::binary);
   if (!(out << calibration::FormatProfile(profile, header))) {
     return std::unexpected(FlagError("--out", "cannot write '" + f.out + "'"));
@@ -345,55 +418,85 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
       }
       return s + "}";
     };
-    std::vector<std::string> fitted_names, not_fitted_names;
-    for (Factor fa : r.fitted)
-      fitted_names.push_back(calibration::FactorName(fa));
-    for (Factor fa : r.not_fitted)
-      not_fitted_names.push_back(calibration::FactorName(fa));
-    std::string s =
-        "{\n  \"runs\": " + JsonString(runs->name) +
-        ",\n  \"confidence\": " + JsonString(f.confidence) +
-        ",\n  \"loss\": " + JsonString(f.loss) +
-        ",\n  \"rows\": " + JsonNumber(r.rows) +
-        ",\n  \"tflops_rows\": " + JsonNumber(r.tflops_rows) +
-        ",\n  \"fitted\": " + JsonList(fitted_names) +
-        ",\n  \"not_fitted\": " + JsonList(not_fitted_names) +
-        ",\n  \"factors\": " + factors_json(r.factors, r.fitted) +
-        ",\n  \"baseline_mape_pct\": " + JsonNumber(r.baseline_mape_pct) +
-        ",\n  \"training_mape_pct\": " + JsonNumber(r.training_mape_pct) +
-        ",\n  \"cv_mape_pct\": " + JsonNumber(r.cv_mape_pct) +
-        ",\n  \"folds\": [";
-    for (size_t i = 0; i < r.folds.size(); ++i) {
-      const FoldResult& fr = r.folds[i];
-      s += std::string(i ? ",\n" : "\n") +
-           "    {\"rows\": " + JsonNumber(fr.rows) +
-           ", \"mape_pct\": " + JsonNumber(fr.mape_pct) +
-           ", \"factors\": " + factors_json(fr.factors, r.fitted) + "}";
+    // One fit's fields, each line indented by `pad`.
+    auto fit_json = [&](const FitResult& r, const std::string& pad) {
+      std::vector<std::string> fitted_names, not_fitted_names;
+      for (Factor fa : r.fitted)
+        fitted_names.push_back(calibration::FactorName(fa));
+      for (Factor fa : r.not_fitted)
+        not_fitted_names.push_back(calibration::FactorName(fa));
+      std::string s =
+          pad + "\"rows\": " + JsonNumber(r.rows) + ",\n" + pad +
+          "\"tflops_rows\": " + JsonNumber(r.tflops_rows) + ",\n" + pad +
+          "\"fitted\": " + JsonList(fitted_names) + ",\n" + pad +
+          "\"not_fitted\": " + JsonList(not_fitted_names) + ",\n" + pad +
+          "\"factors\": " + factors_json(r.factors, r.fitted) + ",\n" + pad +
+          "\"baseline_mape_pct\": " + JsonNumber(r.baseline_mape_pct) +
+          ",\n" + pad + "\"training_mape_pct\": " +
+          JsonNumber(r.training_mape_pct) + ",\n" + pad +
+          "\"cv_mape_pct\": " + JsonNumber(r.cv_mape_pct) + ",\n" + pad +
+          "\"folds\": [";
+      for (size_t i = 0; i < r.folds.size(); ++i) {
+        const FoldResult& fr = r.folds[i];
+        s += std::string(i ? ",\n" : "\n") + pad +
+             "  {\"rows\": " + JsonNumber(fr.rows) +
+             ", \"mape_pct\": " + JsonNumber(fr.mape_pct) +
+             ", \"factors\": " + factors_json(fr.factors, r.fitted) + "}";
+      }
+      return s + "\n" + pad + "],\n" + pad +
+             "\"evaluations\": " + JsonNumber(r.evaluations);
+    };
+    std::string s = "{\n  \"runs\": " + JsonString(runs->name) +
+                    ",\n  \"confidence\": " + JsonString(f.confidence) +
+                    ",\n  \"loss\": " + JsonString(f.loss) + ",\n";
+    if (f.per_gpu) {
+      s += "  \"rows\": " + JsonNumber(rows) +
+           ",\n  \"baseline_mape_pct\": " + JsonNumber(baseline) +
+           ",\n  \"training_mape_pct\": " + JsonNumber(training) +
+           ",\n  \"cv_mape_pct\": " + JsonNumber(cv) + ",\n  \"per_gpu\": [";
+      for (size_t i = 0; i < groups.size(); ++i) {
+        s += std::string(i ? ",\n" : "\n") + "    {\n      \"gpu\": " +
+             JsonString(groups[i].gpu) + ",\n" +
+             fit_json(groups[i].result, "      ") + "\n    }";
+      }
+      s += "\n  ],\n  \"skipped\": " + JsonList(skipped);
+    } else {
+      s += fit_json(groups[0].result, "  ");
     }
-    s += "\n  ],\n  \"evaluations\": " + JsonNumber(r.evaluations) +
-         ",\n  \"out\": " + JsonString(f.out) + "\n}\n";
+    s += ",\n  \"out\": " + JsonString(f.out) + "\n}\n";
     return s;
   }
   std::string s = "calibrate fit: " + data + "\n";
-  s += Format("%d replays of every row\n\n", r.evaluations);
-  s += "factor                        fitted\n";
-  for (Factor fa : r.fitted) {
-    s += Format("  %-27s %7.4f\n", calibration::FactorName(fa),
-                r.factors.at(fa));
+  s += Format("%d replays of every row\n", evaluations);
+  for (const GpuFit& g : groups) {
+    const FitResult& r = g.result;
+    if (!g.gpu.empty()) {
+      s += Format("\n%s: %d rows, ", g.gpu.c_str(), r.rows) +
+           errors_of(r.baseline_mape_pct, r.training_mape_pct,
+                     r.cv_mape_pct) +
+           "\n";
+    }
+    s += "\nfactor                        fitted\n";
+    for (Factor fa : r.fitted) {
+      s += Format("  %-27s %7.4f\n", calibration::FactorName(fa),
+                  r.factors.at(fa));
+    }
+    for (Factor fa : r.not_fitted) {
+      s += Format("  %-27s       - (no row moves with it)\n",
+                  calibration::FactorName(fa));
+    }
+    if (g.gpu.empty()) s += "\n" + errors + "\n";
+    s += "\nfold  held-out rows  MAPE     factors fitted on the other folds\n";
+    for (size_t i = 0; i < r.folds.size(); ++i) {
+      const FoldResult& fr = r.folds[i];
+      std::string factors;
+      for (Factor fa : r.fitted) factors += Format(" %.3f", fr.factors.at(fa));
+      s += Format("  %-3zu %13d %6.1f%%   %s\n", i, fr.rows, fr.mape_pct,
+                  factors.c_str());
+    }
   }
-  for (Factor fa : r.not_fitted) {
-    s += Format("  %-27s       - (no row moves with it)\n",
-                calibration::FactorName(fa));
-  }
-  s += "\n" + errors + "\n";
-  s += "\nfold  held-out rows  MAPE     factors fitted on the other folds\n";
-  for (size_t i = 0; i < r.folds.size(); ++i) {
-    const FoldResult& fr = r.folds[i];
-    std::string factors;
-    for (Factor fa : r.fitted) factors += Format(" %.3f", fr.factors.at(fa));
-    s += Format("  %-3zu %13d %6.1f%%   %s\n", i, fr.rows, fr.mape_pct,
-                factors.c_str());
-  }
+  if (f.per_gpu) s += "\nall GPU types: " + errors + "\n";
+  for (const std::string& why : skipped) s += "not fitted: " + why + "\n";
   s += "\nwrote " + f.out + "\n";
   return s;
 }

@@ -49,6 +49,7 @@ struct CalibrateFitFlags {
   int folds = 5;
   int jobs = 0;
   int max_evaluations = 14;  // per fit, the Jacobian's included
+  bool per_gpu = false;
   bool json = false;
 };
 void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& flags);
@@ -91,6 +92,20 @@ struct FitResult {
 // Fits `runs` (every row with measurements that the replay can simulate;
 // filter by confidence before). Error when no row can be simulated.
 [[nodiscard]] util::Result<FitResult> FitCalibration(
+    const std::vector<MeasuredRun>& runs, const FitOptions& options);
+
+// One GPU type's fit (--per-gpu).
+struct GpuFit {
+  std::string gpu;  // a calibration table folder
+  FitResult result;
+};
+struct PerGpuFit {
+  std::vector<GpuFit> fits;           // in calibration::TableGpus() order
+  std::vector<std::string> skipped;   // "gpu: why no row of it simulates"
+};
+// Fits each table GPU type's rows of `runs` on their own. Error when no
+// type has a row that simulates.
+[[nodiscard]] util::Result<PerGpuFit> FitCalibrationPerGpu(
     const std::vector<MeasuredRun>& runs, const FitOptions& options);
 
 // The whole command: load, fit, write --out, report (text or JSON).

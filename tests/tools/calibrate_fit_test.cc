@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moesim::tools {
@@ -46,6 +47,28 @@ std::vector<MeasuredRun> SyntheticRuns() {
       Run("moe-b200-512-tp2", "qwen3-30b-a3b", "dgx-b200", 8, 8, 512, 2, 16)};
 }
 
+// Fit options over `factors` with `folds` folds on `jobs` threads.
+FitOptions Options(std::vector<Factor> factors, int folds, int jobs) {
+  FitOptions options;
+  options.factors = std::move(factors);
+  options.folds = folds;
+  options.jobs = jobs;
+  return options;
+}
+
+// Sets each run's "measured" TFLOPS to its replay under `truth`.
+void MeasureUnder(const calibration::Profile& truth,
+                  std::vector<MeasuredRun>& runs) {
+  for (MeasuredRun& run : runs) run.tflops = 1;  // replayed: measured
+  const RunReplayer replayer(runs);
+  const std::vector<RunPrediction> measured = replayer.Simulate(truth, 2);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    ASSERT_TRUE(measured[i].simulated)
+        << runs[i].id << ": " << measured[i].reason;
+    runs[i].tflops = measured[i].tflops;
+  }
+}
+
 // The truth: GEMMs at 0.8 of the tables' throughput, launches 1.5x slower.
 // Each run's "measured" TFLOPS is its replay under that profile, so the
 // identity is off and the truth fits exactly. The fit of gemm_efficiency and
@@ -55,23 +78,12 @@ std::vector<MeasuredRun> SyntheticRuns() {
 // not move the step), with a training MAPE near 0 and under the baseline.
 TEST(CalibrateFit, RecoversAKnownProfileFromSyntheticRuns) {
   std::vector<MeasuredRun> runs = SyntheticRuns();
-  for (MeasuredRun& run : runs) run.tflops = 1;  // replayed: measured
   calibration::Profile truth;
   truth.all.at(Factor::kGemm) = 0.8;
   truth.all.at(Factor::kHostOverhead) = 1.5;
-  {
-    const RunReplayer replayer(runs);
-    const std::vector<RunPrediction> measured = replayer.Simulate(truth, 2);
-    for (size_t i = 0; i < runs.size(); ++i) {
-      ASSERT_TRUE(measured[i].simulated)
-          << runs[i].id << ": " << measured[i].reason;
-      runs[i].tflops = measured[i].tflops;
-    }
-  }
-  FitOptions options;
-  options.factors = {Factor::kGemm, Factor::kHostOverhead};
-  options.folds = 2;
-  options.jobs = 2;
+  MeasureUnder(truth, runs);
+  if (HasFatalFailure()) return;
+  const FitOptions options = Options({Factor::kGemm, Factor::kHostOverhead}, 2, 2);
   auto fit = FitCalibration(runs, options);
   ASSERT_TRUE(fit) << fit.error().message;
   ASSERT_EQ(fit->fitted.size(), 2u);  // both move some row
@@ -86,16 +98,50 @@ TEST(CalibrateFit, RecoversAKnownProfileFromSyntheticRuns) {
   EXPECT_LT(fit->cv_mape_pct, fit->baseline_mape_pct);
 }
 
+// --per-gpu: a cluster whose H100s run GEMMs at 0.8 of the tables and whose
+// B200s at 1.25 (one truth profile with a gpu entry each; a GEMM-bound
+// dense B200 run joins the host-bound ones, which the GEMM factor does not
+// move). One all-GPU factor cannot fit both; a fit per GPU type recovers
+// each within 3% with a training MAPE near 0, and its types are in the
+// tables' order.
+TEST(CalibrateFit, PerGpuFitRecoversEachTypesFactor) {
+  std::vector<MeasuredRun> runs = SyntheticRuns();
+  runs.push_back(
+      tools::Run("dense-b200", "llama3-8b", "dgx-b200", 8, 1, 4096, 1, 16));
+  calibration::Profile truth;
+  calibration::Corrections h100, b200;
+  h100.at(Factor::kGemm) = 0.8;
+  b200.at(Factor::kGemm) = 1.25;
+  truth.by_gpu = {{"h100", h100}, {"b200", b200}};
+  MeasureUnder(truth, runs);
+  if (HasFatalFailure()) return;
+  const FitOptions options = Options({Factor::kGemm}, 0, 2);
+  auto per_gpu = FitCalibrationPerGpu(runs, options);
+  ASSERT_TRUE(per_gpu) << per_gpu.error().message;
+  ASSERT_EQ(per_gpu->fits.size(), 2u);
+  EXPECT_TRUE(per_gpu->skipped.empty());
+  EXPECT_EQ(per_gpu->fits[0].gpu, "h100");
+  EXPECT_EQ(per_gpu->fits[1].gpu, "b200");
+  EXPECT_NEAR(per_gpu->fits[0].result.factors.at(Factor::kGemm) / 0.8, 1.0,
+              0.03);
+  EXPECT_NEAR(per_gpu->fits[1].result.factors.at(Factor::kGemm) / 1.25, 1.0,
+              0.03);
+  EXPECT_EQ(per_gpu->fits[0].result.rows + per_gpu->fits[1].result.rows, 7);
+  auto all = FitCalibration(runs, options);
+  ASSERT_TRUE(all) << all.error().message;
+  for (const GpuFit& g : per_gpu->fits) {
+    EXPECT_LT(g.result.training_mape_pct, 0.5) << g.gpu;
+    EXPECT_LT(g.result.training_mape_pct, all->training_mape_pct) << g.gpu;
+  }
+}
+
 // A factor no run's prediction moves with is left at 1 and listed: these
 // steps have no DeepEP or HybridEP and fit within one NVLink node, so the
 // network factor cannot be fitted from them.
 TEST(CalibrateFit, FactorsWithoutEffectAreNotFitted) {
   std::vector<MeasuredRun> runs = {SyntheticRuns()[0]};
   runs[0].tflops = 400;
-  FitOptions options;
-  options.factors = {Factor::kNetworkComm};
-  options.folds = 0;
-  options.jobs = 1;
+  const FitOptions options = Options({Factor::kNetworkComm}, 0, 1);
   auto fit = FitCalibration(runs, options);
   ASSERT_TRUE(fit) << fit.error().message;
   EXPECT_TRUE(fit->fitted.empty());
