@@ -12,6 +12,7 @@
 #include "models/memory.h"
 #include "models/zoo.h"
 #include "sim/replay.h"
+#include "sim/step_stats.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
 #include "util/textproto.h"
@@ -145,6 +146,7 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
   r.gpu = t.Get(i, "gpu");
   r.precision = t.Get(i, "precision");
   r.confidence = t.Get(i, "confidence");
+  r.container = t.Get(i, "container");
   if (r.id.empty())
     return std::unexpected(RowError(file, r.line, "id", "is empty"));
   const std::vector<std::string> zoo = models::ZooNames();
@@ -340,6 +342,9 @@ std::vector<RunPrediction> RunReplayer::Simulate(
                                  s.system.gpu().memory_gib() * models::kGiB);
       r.mem_gib = m.peak_bytes / models::kGiB;
       r.defaults_used = s.defaults_used;
+      r.wall = sim::DiagnoseWall(*step, m.peak_bytes, m.capacity_bytes).name;
+      r.host_cpu = s.system.host_link().cpu();
+      r.local_experts = s.model.num_moe_experts() / s.parallel.ep;
     }
   };
   const int threads =

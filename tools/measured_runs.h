@@ -12,6 +12,7 @@
 #ifndef MOESIM_TOOLS_MEASURED_RUNS_H_
 #define MOESIM_TOOLS_MEASURED_RUNS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@ namespace moesim::tools {
 
 struct MeasuredRun {
   std::string id, model, gpu, precision, confidence;
+  std::string container;  // the optional `container` column ("" if absent)
   std::string unexpressible;  // why the row cannot be simulated, if so
   int line = 0;
   ScenarioFlags flags;
@@ -74,6 +76,12 @@ struct RunPrediction {
   double model_tflops = 0;          // in moesim's own FLOPs count
   bool row_flops_count = false;     // tflops is in the row's count
   std::vector<std::string> defaults_used;
+  // What the replay says of the run, for grouping errors: the binding wall
+  // (sim::DiagnoseWall, as `moesim run` names it), the host CPU of the
+  // system (topology HostLink.cpu) and the routed experts per EP rank
+  // (num_moe_experts / EP; 0 for a dense model).
+  std::string wall, host_cpu;
+  int64_t local_experts = 0;
   // REQUIRES: simulated and row->tflops.
   double error_pct() const {
     return (tflops - *row->tflops) / *row->tflops * 100;

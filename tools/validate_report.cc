@@ -41,17 +41,56 @@ Stats StatsOf(const std::vector<double>& errors) {
   return s;
 }
 
-std::string GroupKey(const MeasuredRun& row,
-                     const std::vector<std::string>& by) {
-  std::string key;
+// --group-by keys: the row's own columns, then what the replay says of it.
+constexpr std::string_view kGroupKeys[] = {
+    "model",     "gpu",  "precision", "confidence",    "container",
+    "cuda_graph", "wall", "host",      "local_experts"};
+
+// One cell per key; a key's value may hold spaces (a CPU name).
+std::vector<std::string> GroupKey(const RunPrediction& r,
+                                  const std::vector<std::string>& by) {
+  const MeasuredRun& row = *r.row;
+  std::vector<std::string> key;
   for (const std::string& b : by) {
-    const std::string& v = b == "model"       ? row.model
-                           : b == "gpu"       ? row.gpu
-                           : b == "precision" ? row.precision
-                                              : row.confidence;
-    key += (key.empty() ? "" : " ") + v;
+    std::string v = b == "model"        ? row.model
+                    : b == "gpu"        ? row.gpu
+                    : b == "precision"  ? row.precision
+                    : b == "confidence" ? row.confidence
+                    : b == "container"  ? row.container
+                    : b == "cuda_graph" ? row.flags.cuda_graph.value_or("")
+                    : b == "wall"       ? r.wall
+                    : b == "host"       ? r.host_cpu
+                                        : std::to_string(r.local_experts);
+    if (v.empty()) v = b == "cuda_graph" ? "none" : "-";
+    key.push_back(std::move(v));
   }
   return key;
+}
+
+// Keys in order, numbers by value ("2" before "16").
+struct KeyLess {
+  bool operator()(const std::vector<std::string>& a,
+                  const std::vector<std::string>& b) const {
+    auto number = [](const std::string& s) {
+      return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return c >= '0' && c <= '9';
+      });
+    };
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      if (a[i] == b[i]) continue;
+      if (number(a[i]) && number(b[i]) && a[i].size() != b[i].size()) {
+        return a[i].size() < b[i].size();
+      }
+      return a[i] < b[i];
+    }
+    return a.size() < b.size();
+  }
+};
+
+std::string Joined(const std::vector<std::string>& key) {
+  std::string out;
+  for (const std::string& part : key) out += (out.empty() ? "" : " ") + part;
+  return out;
 }
 
 bool Low(const MeasuredRun& row) { return row.confidence == "low"; }
@@ -66,7 +105,10 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
                  "One-knob A/B pairs CSV (ab_pairs.csv schema) to predict; "
                  "'shipped' for calibration/runs/ab_pairs.csv");
   app.add_option("--group-by", f.group_by,
-                 "Comma-separated: model, gpu, precision, confidence");
+                 "Comma-separated: model, gpu, precision, confidence, "
+                 "container, cuda_graph (the row's columns); wall, host, "
+                 "local_experts (the replay's binding wall, the system's "
+                 "host CPU, routed experts per EP rank)");
   CLI::Option* json = app.add_flag("--json", f.json, "Print JSON");
   app.add_flag("--markdown", f.markdown,
                "Print only the accuracy table by group, in Markdown (the "
@@ -97,10 +139,14 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   const std::string& runs_name = runs->name;
   std::vector<std::string> by = util::SplitList(f.group_by, ",");
   for (const std::string& b : by) {
-    if (b != "model" && b != "gpu" && b != "precision" && b != "confidence") {
-      return std::unexpected(FlagError(
-          "--group-by",
-          "unknown key '" + b + "' (model, gpu, precision, confidence)"));
+    if (std::find(std::begin(kGroupKeys), std::end(kGroupKeys), b) ==
+        std::end(kGroupKeys)) {
+      std::string keys;
+      for (std::string_view k : kGroupKeys) {
+        keys += (keys.empty() ? "" : ", ") + std::string(k);
+      }
+      return std::unexpected(
+          FlagError("--group-by", "unknown key '" + b + "' (" + keys + ")"));
     }
   }
   if (f.commands) {
@@ -119,14 +165,14 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
 
   // Statistics: TFLOPS over high/medium rows, low rows apart; memory.
   std::vector<double> main_errors, low_errors, mem_errors;
-  std::map<std::string, std::vector<double>> groups;
+  std::map<std::vector<std::string>, std::vector<double>, KeyLess> groups;
   std::vector<const RunPrediction*> ranked;
   for (const RunPrediction& r : results) {
     if (!r.simulated) continue;
     if (r.row->tflops) {
       (Low(*r.row) ? low_errors : main_errors).push_back(r.error_pct());
       if (!Low(*r.row)) {
-        groups[GroupKey(*r.row, by)].push_back(r.error_pct());
+        groups[GroupKey(r, by)].push_back(r.error_pct());
         ranked.push_back(&r);
       }
     }
@@ -233,9 +279,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     for (const auto& [key, errors] : groups) {
       const Stats st = StatsOf(errors);
       out += "|";
-      for (const std::string& part : util::SplitList(key, " ")) {
-        out += " " + part + " |";
-      }
+      for (const std::string& part : key) out += " " + part + " |";
       out += Format(" %d | %.1f%% | %+.1f%% |\n", st.rows, st.mape,
                     st.median_signed);
     }
@@ -273,6 +317,9 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
              ", \"measured_step_time_s\": " + opt(r.row->step_s) +
              ", \"predicted_peak_mem_gib\": " + JsonNumber(r.mem_gib) +
              ", \"measured_peak_mem_gib\": " + opt(r.row->mem_gib) +
+             ", \"wall\": " + JsonString(r.wall) +
+             ", \"wall\": " + JsonString(r.wall) +
+             ", \"host\": " + JsonString(r.host_cpu) +
              ", \"defaults_used\": " + JsonList(r.defaults_used) + "}";
     }
     out += "\n  ],\n  \"mape_pct\": " + JsonNumber(main.mape) +
@@ -332,12 +379,16 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   out += Format("low confidence (apart): %d rows, MAPE %.1f%%\n", low.rows,
                 low.mape);
   out += Format("peak memory: %d rows, MAPE %.1f%%\n\n", mem.rows, mem.mape);
-  out += Format("%-36s %5s %8s %8s\n", ("by " + f.group_by).c_str(), "rows",
-                "MAPE", "median");
+  int width = 36;  // the key column, wide enough for the longest key
+  for (const auto& [key, errors] : groups) {
+    width = std::max(width, static_cast<int>(Joined(key).size()) + 1);
+  }
+  out += Format("%-*s %5s %8s %8s\n", width, ("by " + f.group_by).c_str(),
+                "rows", "MAPE", "median");
   for (const auto& [key, errors] : groups) {
     const Stats s = StatsOf(errors);
-    out += Format("%-36s %5d %7.1f%% %+7.1f%%\n", key.c_str(), s.rows, s.mape,
-                  s.median_signed);
+    out += Format("%-*s %5d %7.1f%% %+7.1f%%\n", width, Joined(key).c_str(),
+                  s.rows, s.mape, s.median_signed);
   }
   out +=
       "\nten worst rows                                            measured "

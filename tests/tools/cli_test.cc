@@ -261,6 +261,76 @@ TEST(ValidateCommand, RowsWithTokensPerSecondAreComparedInTheirOwnFlopsCount) {
               32.63 / (524.0 * 1e3 / 19275.0), 0.01);
 }
 
+// --group-by also takes what the replay says of a row. Three shipped rows:
+// Llama3-70B on DGX H100 (dense: 0 local experts), Qwen3-30B-A3B on GB200
+// EP8 (128 experts / 8 = 16) and DeepSeek-V3 on GB200 EP64 (256 / 64 = 4).
+// The hosts are the systems' HostLink.cpu (topology/systems/dgx-h100 and
+// gb200-nvl72.textproto); the local-expert groups list in numeric order (4
+// before 16); each row's JSON wall is the one `moesim run` reports for its
+// command.
+TEST(ValidateCommand, GroupsByHostWallAndLocalExperts) {
+  std::string header, rows;
+  for (const char* id :
+       {"ps2604-llama3-70b-h100-64g-fp8-cs", "ps2606-qwen3-30b-a3b-gb200-8g-mxfp8",
+        "ps2606-deepseek-v3-gb200-256g-mxfp8"}) {
+    const std::string row = ShippedRunsRow(id, header);
+    ASSERT_FALSE(row.empty()) << id;
+    rows += row + "\n";
+  }
+  const std::string csv = ::testing::TempDir() + "/group_rows.csv";
+  std::ofstream(csv) << header << "\n" << rows;
+
+  const Output by_host = RunMoesim("validate " + csv + " --group-by host");
+  ASSERT_EQ(by_host.status, 0) << by_host.out;
+  auto group_rows = [](const std::string& out, const std::string& key) {
+    const size_t at = out.find("\n" + key + " ");
+    if (at == std::string::npos) return -1;
+    std::istringstream rest(out.substr(at + key.size() + 2));
+    int n = -1;
+    rest >> n;
+    return n;
+  };
+  EXPECT_EQ(group_rows(by_host.out, "Intel Xeon Platinum 8480C"), 1)
+      << by_host.out;
+  EXPECT_EQ(group_rows(by_host.out, "NVIDIA Grace"), 2) << by_host.out;
+
+  const Output by_experts =
+      RunMoesim("validate " + csv + " --group-by local_experts");
+  ASSERT_EQ(by_experts.status, 0) << by_experts.out;
+  EXPECT_EQ(group_rows(by_experts.out, "0"), 1) << by_experts.out;
+  EXPECT_EQ(group_rows(by_experts.out, "4"), 1) << by_experts.out;
+  EXPECT_EQ(group_rows(by_experts.out, "16"), 1) << by_experts.out;
+  EXPECT_LT(by_experts.out.find("\n4 "), by_experts.out.find("\n16 "));
+
+  const Output json = RunMoesim("validate " + csv + " --json");
+  ASSERT_EQ(json.status, 0);
+  const Output commands = RunMoesim("validate " + csv + " --commands");
+  ASSERT_EQ(commands.status, 0);
+  std::istringstream lines(commands.out);
+  std::string line;
+  int checked = 0;
+  while (std::getline(lines, line)) {
+    const std::string id = line.substr(0, line.find('\t'));
+    const std::string args = line.substr(line.find("moesim run ") + 11);
+    const Output run = RunMoesim("run " + args + " --json");
+    ASSERT_EQ(run.status, 0) << args;
+    const std::string wall = JsonField(run.out, "wall");
+    ASSERT_FALSE(wall.empty());
+    const std::string row = json.out.substr(json.out.find("\"" + id + "\""));
+    EXPECT_EQ(JsonField(row, "wall"), wall) << id;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+
+  const Output bad = moesim::testing::RunMoesimStderr("validate " + csv + " --group-by gpus");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("unknown key 'gpus' (model, gpu, precision, "
+                         "confidence, container, cuda_graph, wall, host, "
+                         "local_experts)"),
+            std::string::npos)
+      << bad.out;
+}
+
 // A row's fp8_dot_product_attention=True (the runs' `extra`) travels as
 // --fp8-dot-product-attention and prices core attention from the MXFP8
 // attention rows: the shipped Qwen3-30B GB300 card row predicts more
