@@ -94,6 +94,7 @@ int FlowNetwork::Start(double now_s, const CollectiveRequest& r) {
   now_s_ = now_s;
   const int id = static_cast<int>(transfers_.size());
   transfers_.emplace_back();
+  pending_.push_back(id);
   const CollectiveEstimate estimate = Estimate(cluster_, params_, r);
   transfers_[id].latency_s = estimate.latency_us * kUs;
   const int n = static_cast<int>(r.gpus.size());
@@ -164,26 +165,29 @@ int FlowNetwork::Start(double now_s, const CollectiveRequest& r) {
       }
       break;
   }
-  solver_.Solve();
+  // Rates are solved when next needed (NextEventTime, AdvanceTo, Rates):
+  // the transfers that start at one time share one solve.
   if (transfers_[id].flows_left == 0) transfers_[id].done_s = now_s;
   return id;
 }
 
 std::optional<double> FlowNetwork::NextEventTime() const {
+  solver_.Solve();  // a no-op unless flows started since the last solve
   double next = std::numeric_limits<double>::infinity();
   for (const ActiveFlow& f : flows_) {
     const double rate = solver_.Rate(f.id);
     if (rate > 0) next = std::min(next, now_s_ + f.remaining_bytes / rate);
   }
-  for (const Transfer& t : transfers_) {
-    if (!t.reported && t.done_s >= 0)
-      next = std::min(next, t.done_s + t.latency_s);
+  for (const int id : pending_) {
+    const Transfer& t = transfers_[id];
+    if (t.done_s >= 0) next = std::min(next, t.done_s + t.latency_s);
   }
   if (!std::isfinite(next)) return std::nullopt;
   return next;
 }
 
 std::vector<int> FlowNetwork::AdvanceTo(double now_s) {
+  solver_.Solve();  // the rates the flows ran at since now_s_
   const double dt = now_s - now_s_;
   bool changed = false;
   std::vector<ActiveFlow> running;
@@ -209,20 +213,23 @@ std::vector<int> FlowNetwork::AdvanceTo(double now_s) {
   now_s_ = now_s;
   if (changed) solver_.Solve();
   std::vector<int> done;
-  for (size_t i = 0; i < transfers_.size(); ++i) {
-    Transfer& t = transfers_[i];
+  size_t kept = 0;
+  for (const int id : pending_) {
+    const Transfer& t = transfers_[id];
     // Relative slack: done_s + latency_s may round differently from the
     // NextEventTime the caller passed back.
-    if (!t.reported && t.done_s >= 0 &&
-        t.done_s + t.latency_s <= now_s * (1 + 1e-12)) {
-      t.reported = true;
-      done.push_back(static_cast<int>(i));
+    if (t.done_s >= 0 && t.done_s + t.latency_s <= now_s * (1 + 1e-12)) {
+      done.push_back(id);
+    } else {
+      pending_[kept++] = id;
     }
   }
+  pending_.resize(kept);
   return done;
 }
 
 std::vector<double> FlowNetwork::Rates(int id) const {
+  solver_.Solve();
   std::vector<double> rates;
   for (const ActiveFlow& f : flows_) {
     if (f.transfer == id) rates.push_back(solver_.Rate(f.id));

@@ -86,7 +86,6 @@ class FlowNetwork final : public NetworkModel {
     int flows_left = 0;
     double latency_s = 0;
     double done_s = -1;  // when the last flow ended; < 0 while flows run
-    bool reported = false;
   };
   void AddFlow(int transfer, const std::vector<EdgeId>& path, double bytes);
   flow::LinkId SolverLink(EdgeId edge);
@@ -94,10 +93,15 @@ class FlowNetwork final : public NetworkModel {
 
   const Cluster& cluster_;
   NetworkParams params_;
-  flow::MaxMinSolver solver_;
+  // Mutable: the const queries solve what Start left unsolved (Solve()
+  // changes no observable state but the rates, which it brings up to date).
+  mutable flow::MaxMinSolver solver_;
   std::vector<flow::LinkId> link_of_edge_;  // -1 until a flow uses the edge
   std::vector<ActiveFlow> flows_;           // in start order
   std::vector<Transfer> transfers_;
+  // Ids of the transfers not yet reported, ascending: each event looks at
+  // these only (full mode starts millions of transfers over a step).
+  std::vector<int> pending_;
   double now_s_ = 0;
 };
 
