@@ -164,6 +164,12 @@ OpId Engine::AddTransfer(StreamId stream, topology::CollectiveRequest request,
   return id;
 }
 
+void Engine::RetargetTransfer(OpId op, std::vector<int> gpus) {
+  CheckOrDie(!ran_, "Engine::RetargetTransfer after Run");
+  CheckOrDie(is_transfer(op), "Engine::RetargetTransfer: not a transfer");
+  transfers_[ops_[op].transfer].gpus = std::move(gpus);
+}
+
 OpId Engine::Append(StreamId stream, Time duration, int32_t transfer,
                     std::span<const OpId> deps, NameId name) {
   CheckOrDie(!ran_, "Engine::Add after Run");

@@ -117,6 +117,12 @@ class Engine {
   OpId AddTransfer(std::string_view stream, topology::CollectiveRequest request,
                    std::vector<OpId> deps, std::string_view name);
 
+  // Replaces the GPUs of transfer `op`'s request, keeping its collective
+  // and bytes: full mode prices one template for a stage and issues it on
+  // every rank, each on its own group's GPUs.
+  // REQUIRES: Run() not called yet; `op` a transfer.
+  void RetargetTransfer(OpId op, std::vector<int> gpus);
+
   // Ties `ops` into one joint op. Each member still waits for its deps and
   // its stream predecessor; let t be the time the last of them is done
   // waiting. Every member starts at t, and every member finishes at

@@ -115,10 +115,6 @@ util::Result<void> CheckFullMode(const scenarios::ResolvedScenario& s,
     }
     return {};
   }
-  if (options.network != NetworkKind::kAnalytical) {
-    return util::Fail(
-        "full mode prices collectives on the analytical network only");
-  }
   if (gpus > kMaxFullRanks) {
     return util::Fail("full mode: " + std::to_string(gpus) +
                       " GPUs is beyond its limit of " +

@@ -23,9 +23,12 @@
 //    busiest rank's, as in symmetric mode. A straggler's compute-stream
 //    kernels take `factor` times longer. PP transfers stay the sender's op
 //    that the receiver's step waits for (Megatron posts the receive ahead).
-//    Full mode runs on the analytical network only, up to kMaxFullRanks
-//    GPUs and kMaxFullOps engine ops (both checked before anything is
-//    built; see CheckFullMode). On a layout with no imbalance and no
+//    On the flow network every rank's transfers run on its own groups'
+//    GPUs (a CP ring hop from the rank to its own neighbour), so traffic
+//    that different groups put on one link shares it; the symmetric mode
+//    plays the representative's transfers only. Full mode runs up to
+//    kMaxFullRanks GPUs and kMaxFullOps engine ops (both checked before
+//    anything is built; see CheckFullMode). On a layout with no imbalance and no
 //    straggler every member of a group arrives at a join at the time its
 //    representative would, so both modes give the same step.
 // In both modes each replayed rank has a compute stream and one stream per
@@ -122,8 +125,8 @@ inline constexpr size_t kMaxFullOps = 100'000'000;
 inline constexpr int kMaxTracedRanks = 64;
 
 // The options' full-mode rules, checked before anything is built: no
-// stragglers without full mode; full mode on the analytical network and at
-// most kMaxFullRanks GPUs; straggler ranks within the GPUs and factors
+// stragglers without full mode; full mode at most kMaxFullRanks GPUs;
+// straggler ranks within the GPUs and factors
 // finite and >= 1. Errors say the rule ("full mode: ...", "straggler ...").
 [[nodiscard]] util::Result<void> CheckFullMode(
     const scenarios::ResolvedScenario& scenario, const ReplayOptions& options);

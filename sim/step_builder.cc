@@ -94,6 +94,12 @@ StepBuilder::StepBuilder(const scenarios::ResolvedScenario& s,
         ln.streams[k] =
             engine_.Stream(prefix + StreamKindName(static_cast<StreamKind>(k)));
       }
+      if (full_ && options.network == NetworkKind::kFlow) {
+        for (int g = 0; g < kNumGroups; ++g) {
+          if (static_cast<Group>(g) == Group::kPp) continue;
+          ln.groups[g] = placement_.Group(KindOf(static_cast<Group>(g)), rank);
+        }
+      }
       lanes_.push_back(std::move(ln));
     }
   }
@@ -521,8 +527,46 @@ StepBuilder::LaneDeps StepBuilder::DepsOf(std::span<const OpId> entry) const {
   return deps;
 }
 
+void StepBuilder::RetargetTransfers(
+    int r, const OpTemplate& t, int first, int last,
+    const std::vector<std::vector<OpId>>& ids) {
+  if (!full_ || options_.network != NetworkKind::kFlow) return;
+  const RankContext& base = stages_[r].variants[0].rank;
+  for (int i = first; i <= last; ++i) {
+    const TimedOp& op = t.ops[i];
+    if (!op.transfer) continue;
+    CheckOrDie(op.group || op.stream == StreamKind::kCp,
+               "StepBuilder: a template transfer outside any group");
+    const int g = static_cast<int>(op.group ? *op.group : Group::kCp);
+    const std::vector<int>& from = base.groups[g];
+    const auto size = static_cast<std::ptrdiff_t>(from.size());
+    auto position = [](const std::vector<int>& group, int gpu) {
+      const auto at = std::find(group.begin(), group.end(), gpu);
+      CheckOrDie(at != group.end(),
+                 "StepBuilder: a transfer's GPU outside its group");
+      return at - group.begin();
+    };
+    const std::ptrdiff_t base_at = position(from, lane(r, 0).gpu);
+    for (int l = 0; l < lanes_per_stage_; ++l) {
+      const std::vector<int>& to = lane(r, l).groups[g];
+      CheckOrDie(static_cast<std::ptrdiff_t>(to.size()) == size,
+                 "StepBuilder: groups of one kind differ in size");
+      // The same places relative to this lane as to the first: a ring hop
+      // becomes this member's hop, a group collective its own group's.
+      const std::ptrdiff_t shift = position(to, lane(r, l).gpu) - base_at;
+      std::vector<int> gpus;
+      gpus.reserve(op.transfer->gpus.size());
+      for (const int gpu : op.transfer->gpus) {
+        gpus.push_back(to[((position(from, gpu) + shift) % size + size) % size]);
+      }
+      engine_.RetargetTransfer(ids[l][i], std::move(gpus));
+    }
+  }
+}
+
 void StepBuilder::JoinGroupOps(int r, const OpTemplate& t, int first, int last,
                                const std::vector<std::vector<OpId>>& ids) {
+  RetargetTransfers(r, t, first, last, ids);
   const Stage& st = stages_[r];
   for (int i = first; i <= last; ++i) {
     if (!t.ops[i].group) continue;
@@ -548,14 +592,17 @@ StepBuilder::Bundle StepBuilder::AddOnLanes(int r, const TimedOp& op,
       class_s_[LaneIndex(r, l)][ClassId(op.category)] += op.duration.seconds();
     }
   }
-  if (full_ && op.group &&
-      stages_[r].group_size[static_cast<int>(*op.group)] > 1) {
-    // A single-op template: the joins of its op 0.
+  if (full_) {
+    // A single-op template: the joins (transfers: the retargets) of its op 0.
     OpTemplate one;
     one.ops.push_back(op);
     ids_.assign(lanes_per_stage_, {});
     for (int l = 0; l < lanes_per_stage_; ++l) ids_[l] = {ids[l]};
-    JoinGroupOps(r, one, 0, 0, ids_);
+    if (op.group && stages_[r].group_size[static_cast<int>(*op.group)] > 1) {
+      JoinGroupOps(r, one, 0, 0, ids_);
+    } else {
+      RetargetTransfers(r, one, 0, 0, ids_);
+    }
   }
   return NewBundle(ids);
 }

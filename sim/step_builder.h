@@ -53,6 +53,9 @@ struct Lane {
   int stage = 0;    // pipeline-parallel rank
   int variant = 0;  // index into its stage's variants
   StageStreams streams{};
+  // Its own group of each models::Group kind (GPU ids, group order): full
+  // mode on the flow network issues each rank's transfers on them.
+  std::array<std::vector<int>, kNumGroups> groups;
   std::vector<OpId> reduce_scatters;
   // The host's work after the previous step's sync (the step's first host
   // op): the first param all-gather is dispatched at its end.
@@ -173,8 +176,16 @@ class StepBuilder {
 
   // Ties the instances of `t`'s group ops [first, last] on stage r's lanes
   // (ids[l]: lane l's engine ids) into joins, one per group (full mode).
+  // On the flow network it first moves every lane's transfers onto its own
+  // groups (RetargetTransfers).
   void JoinGroupOps(int r, const OpTemplate& t, int first, int last,
                     const std::vector<std::vector<OpId>>& ids);
+  // Full mode on the flow network: `t` was priced for stage r's first lane,
+  // so its transfers name that rank's groups. Lane l's instances of ops
+  // [first, last] get the GPUs at the same places of lane l's groups (the
+  // op's group; a CP ring hop's, CP), so each group's traffic is its own.
+  void RetargetTransfers(int r, const OpTemplate& t, int first, int last,
+                         const std::vector<std::vector<OpId>>& ids);
   // `op` on every lane of stage r (with `duration` when not negative),
   // lane l waiting for deps[l]; joined by its group in full mode.
   Bundle AddOnLanes(int r, const TimedOp& op, const LaneDeps& deps);

@@ -289,12 +289,6 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
     return std::unexpected(FlagError(
         "--straggler", "needs --full (only the full mode replays each rank)"));
   }
-  if (f.full && f.network == "flow") {
-    return std::unexpected(
-        FlagError("--full",
-                  "runs on the analytical network only, not with "
-                  "--network flow"));
-  }
   calibration::Profile profile;
   if (!f.calibration_file.empty()) {
     auto loaded = calibration::LoadProfile(f.calibration_file);

@@ -8,6 +8,11 @@
 // Full-rank mode (ReplayOptions::full, every rank replayed): DeepSeek-V3 on
 // 1,024 H100s (the recipe above with GBS 4096: 64 micro-batches) within 30 s
 // on two cores, and a 4,096-GPU layout (TP2 PP8 EP64, 8 micro-batches).
+// Full-rank mode on the flow network (every rank's transfers as flows on
+// shared links): the same 1,024-GPU recipe, for the record (no goal stated;
+// its DeepEP dispatch is a table price, so TP, DP and PP carry the flows),
+// and Qwen3-30B-A3B on 128 H100s at EP16 with the alltoall dispatcher,
+// whose all-to-alls cross IB as flows.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -58,6 +63,14 @@ layout { tensor_model_parallel_size: 2 pipeline_model_parallel_size: 8
 precision: "fp8-block" dispatcher: "deepep"
 recompute { granularity: "selective" modules: ["mla_up_proj"] })";
 
+// Qwen3-30B-A3B on 128 H100s: TP2 EP16 PP2, alltoall dispatcher (its
+// all-to-alls are transfers: 240 flows per EP group, 8 groups at a time).
+constexpr const char* kQwen30b128Flow = R"(
+model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 128 seq_length: 4096
+layout { tensor_model_parallel_size: 2 pipeline_model_parallel_size: 2
+  expert_model_parallel_size: 16 micro_batch_size: 1 global_batch_size: 256 }
+precision: "bf16" dispatcher: "alltoall")";
+
 // 4,096 H100s: TP2 PP8 VPP4 EP64, DP 256, 8 micro-batches per pipeline.
 constexpr const char* kDeepSeek4096Full = R"(
 model: "deepseek-v3" system: "dgx-h100" num_gpus: 4096 seq_length: 4096
@@ -73,7 +86,8 @@ double PeakRssMib() {
   return usage.ru_maxrss / 1024.0;  // Linux reports KiB
 }
 
-void BM_Replay(benchmark::State& state, const char* text, bool full) {
+void BM_Replay(benchmark::State& state, const char* text, bool full,
+               bool flow = false) {
   auto spec = moesim::scenarios::ParseScenario(text, "bench");
   if (!spec) {
     state.SkipWithError(spec.error().message.c_str());
@@ -93,6 +107,7 @@ void BM_Replay(benchmark::State& state, const char* text, bool full) {
     }
     moesim::sim::ReplayOptions options;
     options.full = full;
+    if (flow) options.network = moesim::sim::NetworkKind::kFlow;
     auto step = moesim::sim::Replay(*s, *platform, options);
     if (!step) {
       state.SkipWithError(step.error().message.c_str());
@@ -119,6 +134,14 @@ BENCHMARK_CAPTURE(BM_Replay, full_deepseek_v3_1024_h100, kDeepSeek1024Full,
     ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Replay, full_deepseek_v3_4096_h100, kDeepSeek4096Full,
                   true)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Replay, full_flow_deepseek_v3_1024_h100,
+                  kDeepSeek1024Full, true, true)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(BM_Replay, full_flow_qwen3_30b_128_h100, kQwen30b128Flow,
+                  true, true)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

@@ -22,11 +22,13 @@ using test_support::Resolve;
 
 StepResult Simulate(const scenarios::ResolvedScenario& s, bool full,
                     std::vector<Straggler> stragglers = {},
-                    bool trace = false) {
+                    bool trace = false,
+                    NetworkKind network = NetworkKind::kAnalytical) {
   ReplayOptions options;
   options.full = full;
   options.stragglers = std::move(stragglers);
   options.trace = trace;
+  options.network = network;
   return test_support::Simulate(s, options);
 }
 
@@ -91,6 +93,40 @@ TEST(FullReplay, AgreesWithSymmetricOnSymmetricLayouts) {
   }
 }
 
+// The same on the flow network, where every transfer's flows share links
+// with whatever else runs. The symmetric mode plays only the
+// representative's transfers; the full mode plays every rank's, each on its
+// own group's GPUs and, for a CP ring hop, from the rank to its own ring
+// neighbour (StepBuilder::RetargetTransfers). On these DGX H100 layouts no
+// two ranks' transfers share a directed link (NVSwitch ports are per GPU
+// and direction, a node's GPUs sit on different IB rails), so the full step
+// is the symmetric one, to the picosecond. The 8-GPU CP ring is the case
+// that tells: priced as the representative's hop on every rank, its eight
+// K/V hops would all cross the same NVLink ports and the step would grow
+// by about a tenth.
+TEST(FullReplay, AgreesWithSymmetricOnTheFlowNetwork) {
+  constexpr const char* kCpRingOneNode = R"(
+    model: "llama3-8b" system: "dgx-h100" num_gpus: 8 seq_length: 16384
+    precision: "bf16"
+    layout { context_parallel_size: 8 micro_batch_size: 1
+             global_batch_size: 2 })";
+  for (const char* text : {kDenseTpPp, kDeepSeekEpVpp, kDeepSeekEpOverlap,
+                           kDenseCp, kCpRingOneNode}) {
+    const scenarios::ResolvedScenario s = Resolve(text);
+    const StepResult sym =
+        Simulate(s, false, {}, false, NetworkKind::kFlow);
+    const StepResult full = Simulate(s, true, {}, false, NetworkKind::kFlow);
+    ASSERT_GT(sym.step_time_s, 0) << text;
+    EXPECT_EQ(full.step_time_s, sym.step_time_s) << text;
+    EXPECT_EQ(full.ranks.size(), static_cast<size_t>(s.parallel.num_gpus()));
+    for (const char* kind : {"tp", "cp", "ep", "dp"}) {
+      EXPECT_NEAR(full.comm_s.at(kind).total_s, sym.comm_s.at(kind).total_s,
+                  1e-9 * sym.comm_s.at(kind).total_s + 1e-12)
+          << text << " " << kind;
+    }
+  }
+}
+
 // A straggler on a pure data-parallel layout (llama3-8b, DP8, no PP, four
 // micro-batches per rank). Ranks meet only at the DP collectives: the
 // parameter all-gathers before the first forward and the gradient
@@ -108,23 +144,29 @@ TEST(FullReplay, StragglerSlowsEveryRankOfAPureDpLayout) {
     layout { micro_batch_size: 1 global_batch_size: 32 })");
   ASSERT_EQ(s.parallel.dp, 8);
   const double factor = 1.5;
-  const StepResult base = Simulate(s, true);
-  const StepResult slow = Simulate(s, true, {{3, factor}});
-  const double compute_s = base.ranks[3].compute_s;
-  const double expected = base.step_time_s + (factor - 1) * compute_s;
-  EXPECT_NEAR(slow.step_time_s / expected, 1.0, 0.05)
-      << "base " << base.step_time_s << " s, compute " << compute_s << " s";
-  // The straggler is the slowest rank, with F times the compute.
-  EXPECT_EQ(slow.slowest_rank, 3);
-  EXPECT_NEAR(slow.ranks[3].compute_s / compute_s, factor, 0.01);
-  // Everyone waited for it at the last reduce-scatter.
-  for (const RankTime& rank : slow.ranks) {
-    EXPECT_GT(rank.finish_s, base.step_time_s + 0.9 * (factor - 1) * compute_s)
-        << "rank " << rank.rank;
-  }
-  // Without the straggler every rank ends together.
-  for (const RankTime& rank : base.ranks) {
-    EXPECT_NEAR(rank.finish_s, base.step_time_s, 1e-9);
+  // The same on both networks: the DP collectives are where ranks meet.
+  for (const NetworkKind network :
+       {NetworkKind::kAnalytical, NetworkKind::kFlow}) {
+    SCOPED_TRACE(network == NetworkKind::kFlow ? "flow" : "analytical");
+    const StepResult base = Simulate(s, true, {}, false, network);
+    const StepResult slow = Simulate(s, true, {{3, factor}}, false, network);
+    const double compute_s = base.ranks[3].compute_s;
+    const double expected = base.step_time_s + (factor - 1) * compute_s;
+    EXPECT_NEAR(slow.step_time_s / expected, 1.0, 0.05)
+        << "base " << base.step_time_s << " s, compute " << compute_s << " s";
+    // The straggler is the slowest rank, with F times the compute.
+    EXPECT_EQ(slow.slowest_rank, 3);
+    EXPECT_NEAR(slow.ranks[3].compute_s / compute_s, factor, 0.01);
+    // Everyone waited for it at the last reduce-scatter.
+    for (const RankTime& rank : slow.ranks) {
+      EXPECT_GT(rank.finish_s,
+                base.step_time_s + 0.9 * (factor - 1) * compute_s)
+          << "rank " << rank.rank;
+    }
+    // Without the straggler every rank ends together.
+    for (const RankTime& rank : base.ranks) {
+      EXPECT_NEAR(rank.finish_s, base.step_time_s, 1e-9);
+    }
   }
 }
 
@@ -201,8 +243,8 @@ TEST(FullReplay, RefusesWhatItCannotDo) {
   options.stragglers = {{1, std::nan("")}};
   EXPECT_FALSE(CheckFullMode(s, options));
   options.stragglers.clear();
-  options.network = NetworkKind::kFlow;
-  EXPECT_FALSE(CheckFullMode(s, options));
+  options.network = NetworkKind::kFlow;  // every rank's flows, since 2026-12
+  EXPECT_TRUE(CheckFullMode(s, options));
 }
 
 }  // namespace
