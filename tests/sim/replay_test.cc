@@ -434,6 +434,44 @@ TEST(OpPricing, HybridEpPermutesBesideItsKernelOnlyExchange) {
   EXPECT_EQ(wide_combine->ops.size(), 2u);
 }
 
+// The exchange itself, inside one NVLink domain: the dispatch table's
+// figures are the bytes a rank receives over the kernel's time, its own
+// rows included (DeepEP tests/test_hybrid_ep.py and test_intranode.py:
+// dispatched_hidden.numel() * 2 / t, the combine's send bytes the same),
+// so the replay divides that count by the rate: tokens x the distinct ranks
+// a token reaches x the row, here 4096 x 8 (1 - C(112,8)/C(128,8)) x 2048 x
+// 2 bytes. Before, the rank's own share (1/8) was left out, which made
+// every one-domain HybridEP and DeepEP exchange 12.5% too short.
+TEST(OpPricing, NvlinkDispatchCountsEveryReceivedRowAsItsBenchmarkDoes) {
+  const Fixture f = test_support::H100Platform(8);
+  models::LayerOp op = Qwen30bDispatch();
+  for (const models::Dispatcher dispatcher :
+       {models::Dispatcher::kHybridEp, models::Dispatcher::kDeepEp}) {
+    RankContext node =
+        Context(f, models::Group::kEp, {0, 1, 2, 3, 4, 5, 6, 7});
+    node.dispatcher = dispatcher;
+    for (const bool combine : {false, true}) {
+      op.dispatch.combine = combine;
+      auto t = PriceOps({op}, node);
+      ASSERT_TRUE(t) << t.error().message;
+      const auto comm = std::find_if(
+          t->ops.begin(), t->ops.end(),
+          [](const TimedOp& o) { return o.stream == StreamKind::kEp; });
+      ASSERT_NE(comm, t->ops.end());
+      const auto rate = f.platform.costs->Dispatch(
+          dispatcher == models::Dispatcher::kDeepEp ? "deepep" : "hybridep",
+          combine ? "combine" : "dispatch", "nvlink", 8, 4096,
+          calibration::Dtype::kBf16, DispatcherSms(dispatcher));
+      ASSERT_TRUE(rate);
+      double no_rank = 1;  // C(112,8)/C(128,8)
+      for (int i = 0; i < 8; ++i) no_rank *= (112.0 - i) / (128.0 - i);
+      const double bytes = 4096 * 8 * (1 - no_rank) * 2048.0 * 2;
+      EXPECT_EQ(comm->duration, Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9)))
+          << (combine ? "combine" : "dispatch");
+    }
+  }
+}
+
 // ---- Host launches and CUDA graphs ------------------------------------------
 
 // One stage's streams ("s/compute", "s/tp", ..., "s/host") on `engine`.
