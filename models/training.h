@@ -100,6 +100,10 @@ struct TrainingOptions {
   // --moe-shared-expert-overlap: the shared experts run beside the
   // dispatcher's token exchange.
   bool shared_expert_overlap = false;
+  // --delay-wgrad-compute (EP overlap only): TE linears' weight gradients
+  // run after the exchange that follows them (sim/op_pricing.h
+  // DeferWeightGradients).
+  bool delay_wgrad_compute = false;
   CpCommType cp_comm_type = CpCommType::kP2p;
   // --hierarchical-context-parallel-sizes, inner first (a2a+p2p only).
   std::vector<int> hierarchical_cp_sizes;

@@ -72,6 +72,7 @@ constexpr FlagInfo kFlags[] = {
     {"--moe-expert-capacity-factor", Kind::kDouble},
     {"--moe-router-force-load-balancing", Kind::kBool},
     {"--moe-shared-expert-overlap", Kind::kBool},
+    {"--delay-wgrad-compute", Kind::kBool},
     {"--cpu-offloading", Kind::kBool},
     {"--cpu-offloading-num-layers", Kind::kInt},
     {"--use-megatron-fsdp", Kind::kBool},
@@ -541,6 +542,7 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   }
   if (auto v = g.Bool("--moe-shared-expert-overlap"))
     spec.set_moe_shared_expert_overlap(*v);
+  if (auto v = g.Bool("--delay-wgrad-compute")) spec.set_delay_wgrad_compute(*v);
   if (auto v = g.Bool("--cpu-offloading")) spec.set_cpu_offloading(*v);
   auto offloaded = g.Int("--cpu-offloading-num-layers", 0);
   if (!offloaded) return std::unexpected(offloaded.error());
@@ -727,6 +729,7 @@ std::string FormatMegatronArgs(const Scenario& spec) {
   }
   if (spec.overlap_moe_expert_parallel_comm())
     add("--overlap-moe-expert-parallel-comm");
+  if (spec.delay_wgrad_compute()) add("--delay-wgrad-compute");
   if (spec.routing() == "force_balanced") {
     add("--moe-router-force-load-balancing");
   } else if (spec.routing() == "tokendrop") {

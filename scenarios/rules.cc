@@ -661,6 +661,15 @@ Result<void> CheckCudaGraphAndOffload(const ResolvedScenario& r,
 // --overlap-moe-expert-parallel-comm (seeds_notes.md §6, "EP overlap
 // constraints").
 Result<void> CheckEpOverlap(const ResolvedScenario& r, const FieldNamer& at) {
+  // Megatron's TransformerConfig: "overlap_moe_expert_parallel_comm must be
+  // enabled when enabling delay_wgrad_compute".
+  if (r.training.delay_wgrad_compute && !r.training.ep_overlap) {
+    return std::unexpected(
+        at.Error("delay_wgrad_compute",
+                 "needs EP overlap (overlap_moe_expert_parallel_comm, "
+                 "--ep-overlap 1): Megatron delays weight gradients only in "
+                 "the EP-overlap schedule"));
+  }
   if (!r.training.ep_overlap) return {};
   constexpr std::string_view kField = "overlap_moe_expert_parallel_comm";
   auto fail = [&](std::string rule) {

@@ -605,6 +605,7 @@ OpTemplate Coalesce(const OpTemplate& t) {
     }
   }
   if (t.exit != kEntry) ++dependents[t.exit];
+  if (t.handoff != kEntry) ++dependents[t.handoff];  // the next pass's too
   OpTemplate out;
   std::vector<int> index(n, kEntry);  // old op -> new op
   int last_compute = kEntry;          // new index of the latest compute op
@@ -617,7 +618,8 @@ OpTemplate Coalesce(const OpTemplate& t) {
         op.deps[0] != kEntry &&
         dependents[op.deps[0]] == 1 && index[op.deps[0]] == last_compute &&
         last_compute != kEntry && !t.ops[op.deps[0]].host_sync &&
-        out.ops[last_compute].graphed == op.graphed) {
+        out.ops[last_compute].graphed == op.graphed &&
+        out.ops[last_compute].deferred == op.deferred) {
       TimedOp& merged = out.ops[last_compute];
       merged.duration += op.duration;
       merged.category = "compute";
@@ -640,6 +642,7 @@ OpTemplate Coalesce(const OpTemplate& t) {
     if (!tail[i].empty()) out.ops[i].name += " .. " + tail[i];
   }
   out.exit = t.exit == kEntry ? kEntry : index[t.exit];
+  out.handoff = t.handoff == kEntry ? kEntry : index[t.handoff];
   return out;
 }
 
@@ -649,12 +652,68 @@ std::vector<TemplatePart> SplitAtEpComm(const OpTemplate& t,
   const int n = static_cast<int>(t.ops.size());
   int first = 0;
   for (int i = 0; i < n; ++i) {
-    if (t.ops[i].stream == StreamKind::kEp || i == n - 1) {
-      parts.push_back({first, i, HostSegments(t, rank, first, i)});
-      first = i + 1;
-    }
+    const bool ep = t.ops[i].stream == StreamKind::kEp;
+    if (!ep && i != n - 1) continue;
+    const int at = ep ? i : -1;
+    while (ep && i + 1 < n && t.ops[i + 1].deferred) ++i;
+    parts.push_back({first, i, at, HostSegments(t, rank, first, i)});
+    first = i + 1;
   }
   return parts;
+}
+
+OpTemplate DeferWeightGradients(const OpTemplate& t) {
+  const int n = static_cast<int>(t.ops.size());
+  std::vector<int> order;  // new position -> old index
+  order.reserve(n);
+  std::vector<int> pending;  // wgrads waiting for the next EP op
+  std::vector<char> moved(n, 0);
+  for (int i = 0; i < n; ++i) {
+    if (t.ops[i].wgrad) {
+      pending.push_back(i);
+      moved[i] = 1;
+      continue;
+    }
+    order.push_back(i);
+    if (t.ops[i].stream == StreamKind::kEp) {
+      order.insert(order.end(), pending.begin(), pending.end());
+      pending.clear();
+    }
+  }
+  if (pending.size() == static_cast<size_t>(n)) return t;  // nothing else
+  const int handoff_old = pending.empty() ? kEntry : order.back();
+  order.insert(order.end(), pending.begin(), pending.end());
+  std::vector<int> where(n);
+  for (int k = 0; k < n; ++k) where[order[k]] = k;
+  // What an op waits for once the moved ops are out of its way: a moved
+  // dep stands for its own deps (earlier ops, so this ends).
+  auto resolve = [&](auto&& self, int d, std::vector<int>& out) -> void {
+    if (d == kEntry || !moved[d]) {
+      const int mapped = d == kEntry ? kEntry : where[d];
+      if (std::find(out.begin(), out.end(), mapped) == out.end())
+        out.push_back(mapped);
+      return;
+    }
+    for (const int e : t.ops[d].deps) self(self, e, out);
+  };
+  OpTemplate out;
+  out.ops.reserve(n);
+  for (int k = 0; k < n; ++k) {
+    const int i = order[k];
+    TimedOp op = t.ops[i];
+    std::vector<int> deps;
+    if (moved[i]) {
+      for (const int d : op.deps) deps.push_back(d == kEntry ? kEntry : where[d]);
+      op.deferred = true;
+    } else {
+      for (const int d : op.deps) resolve(resolve, d, deps);
+    }
+    op.deps = std::move(deps);
+    out.ops.push_back(std::move(op));
+  }
+  out.exit = n - 1;
+  out.handoff = handoff_old == kEntry ? kEntry : where[handoff_old];
+  return out;
 }
 
 util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
@@ -731,6 +790,14 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
         if (auto r = AddDispatch(op, rank, b); !r)
           return std::unexpected(r.error());
         break;
+    }
+    // TE linears' weight gradients (not the router's gating GEMM nor the
+    // output layer, which are Megatron's own).
+    if (op.pass == models::Pass::kWgrad &&
+        (op.kind == OpKind::kGemm || op.kind == OpKind::kGroupedGemm) &&
+        op.name.rfind("router", 0) != 0 &&
+        op.name.find("output") == std::string::npos) {
+      for (size_t i = before; i < b.size(); ++i) b.at(i).wgrad = true;
     }
     // The op's host calls go with its first priced op; a CP ring's further
     // steps are one call each (TE's Python loop over the ring).

@@ -70,6 +70,12 @@ struct TimedOp {
   // (a device-to-host sync, e.g. the tokens per expert TE's grouped GEMM
   // takes as a host list).
   bool host_sync = false;
+  // A Transformer Engine linear's weight gradient (a GEMM or grouped GEMM
+  // of Pass::kWgrad; not the router's or the output layer's, which are not
+  // TE modules): --delay-wgrad-compute holds it back (DeferWeightGradients),
+  // which marks the ops it moved `deferred`.
+  bool wgrad = false;
+  bool deferred = false;
   // The group whose members run this op jointly (a collective, a CP ring
   // step, a dispatch): the full-rank replay joins the members' instances
   // (Engine::Join). Empty: the rank's own op (compute, a PP send).
@@ -82,6 +88,11 @@ struct TimedOp {
 struct OpTemplate {
   std::vector<TimedOp> ops;
   int exit = kEntry;  // the op whose finish ends it (kEntry: empty)
+  // The op the next layer's pass waits for, where that is not the exit:
+  // the last op before the weight gradients DeferWeightGradients moved to
+  // the end (kEntry: the exit). The exit still ends the template.
+  int handoff = kEntry;
+  int HandoffOrExit() const { return handoff == kEntry ? exit : handoff; }
 };
 
 inline constexpr int kNumGroups = 7;  // models::Group values
@@ -162,12 +173,30 @@ std::vector<HostSegment> HostSegments(const OpTemplate& t,
 // op on the EP stream (or at the end). With EP overlap the replay interleaves
 // the parts of a forward with those of a backward, so one's all-to-all runs
 // beside the other's compute.
+// A part's EP op may be followed by the weight gradients deferred past it
+// (DeferWeightGradients): they close the part, on the compute stream beside
+// its all-to-all.
 struct TemplatePart {
   int first = 0, last = 0;  // inclusive
+  int ep = -1;              // the part's EP op (-1: none, the template's end)
   std::vector<HostSegment> host;
 };
 std::vector<TemplatePart> SplitAtEpComm(const OpTemplate& t,
                                         const RankContext& rank);
+
+// Megatron's --delay-wgrad-compute in the EP-overlap schedule
+// (megatron/core/models/common/model_chunk_schedule_plan.py,
+// TransformerLayerSchedulePlan.run): a layer's backward runs the MLP's
+// dgrad (mlp.backward), then its delayed weight gradients
+// (mlp.backward_dw), then issues the dispatch backward, which waits only
+// for the dgrad; the attention's weight gradients (attn.backward_dw) run
+// after the attention backward, beside the next layer's combine backward.
+// So: each wgrad op of `t` (a backward template) moves to just after the
+// first EP op that follows it, or to the end when none does; an op that
+// waited for a moved op waits for what that op waited for; the ops moved
+// to the end leave `handoff` at the op before them. Compute-stream order
+// keeps every moved op before the compute that follows it.
+OpTemplate DeferWeightGradients(const OpTemplate& t);
 
 // `t` with each run of compute ops that follow one another (an op whose only
 // dependency is the previous compute op, which nothing else waits for) merged

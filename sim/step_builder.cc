@@ -181,12 +181,45 @@ util::Result<StepBuilder::Item> StepBuilder::PriceItem(
   auto priced = PriceOps(backward, rank);
   if (!priced) return std::unexpected(priced.error());
   item.forward = std::move(*forward);
+  std::optional<OpTemplate> priced_backward;
+  if (s_.training.ep_overlap && s_.training.delay_wgrad_compute)
+    priced_backward = *priced;
   item.backward = std::move(*priced);
   Prepare(item.forward, item.forward_classes, item.forward_host, rank);
   Prepare(item.backward, item.backward_classes, item.backward_host, rank);
   if (s_.training.ep_overlap) {
     item.forward_parts = SplitAtEpComm(item.forward, rank);
-    item.backward_parts = SplitAtEpComm(item.backward, rank);
+    if (s_.training.delay_wgrad_compute) {
+      // Only the merged schedule defers: Megatron's warm-up and cool-down
+      // passes (and this replay's) run each layer's backward whole.
+      auto deferred = DeferWeightGradients(*priced_backward);
+      // The weight gradients moved after an exchange run beside it: on the
+      // SMs DeepEP / HybridEP leave (as EmitPair stretches the other half's
+      // compute; a flow-network transfer's length is not known here).
+      const double stretch = DispatcherStretch();
+      double window = 0;
+      for (TimedOp& op : deferred.ops) {
+        if (op.stream == StreamKind::kEp) {
+          window = op.transfer || stretch <= 1 ? 0 : op.duration.seconds();
+        } else if (op.deferred && window > 0) {
+          const double work = op.duration.seconds();
+          const double wall = work * stretch <= window
+                                  ? work * stretch
+                                  : window + (work - window / stretch);
+          window -= std::min(window, wall);
+          op.duration = Time::FromSecondsCeil(wall);
+        } else if (!op.deferred) {
+          window = 0;
+        }
+      }
+      ClassTimes unused;
+      std::vector<HostSegment> host;
+      Prepare(deferred, unused, host, rank);
+      item.backward_parts = SplitAtEpComm(deferred, rank);
+      item.paired_backward = std::move(deferred);
+    } else {
+      item.backward_parts = SplitAtEpComm(item.backward, rank);
+    }
   }
   item.dense_params = ops.dense_params;
   item.expert_params = ops.expert_params;
@@ -660,15 +693,7 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
     end.both = end.backward;
     return end;
   }
-  // DeepEP / HybridEP hold their SMs while they run: compute beside them
-  // runs on the rest (calibration::CostModel's SM-sharing rule).
-  double stretch = 1;
-  const auto& dispatcher = s_.training.dispatcher;
-  const int sm_count = platform_.costs->peaks().sm_count;
-  const int held = DispatcherSms(dispatcher);
-  if (held > 0 && sm_count > held) {
-    stretch = static_cast<double>(sm_count) / (sm_count - held);
-  }
+  const double stretch = DispatcherStretch();
   const int lanes = lanes_per_stage_;
   struct Cursor {
     int chunk = 0;
@@ -696,11 +721,11 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
   auto emit_part = [&](Cursor& c, double stretch_s) {
     const int index = c.forward ? c.item : c.items - 1 - c.item;
     const Item& item0 = items0[c.chunk][index];
-    const OpTemplate& t0 = c.forward ? item0.forward : item0.backward;
+    const OpTemplate& t0 = c.forward ? item0.forward : item0.PairedBackward();
     const auto& parts0 = c.forward ? item0.forward_parts : item0.backward_parts;
     for (int l = 0; l < lanes; ++l) {
       const Item& item = VariantOf(r, l).items[c.chunk][index];
-      const OpTemplate& t = c.forward ? item.forward : item.backward;
+      const OpTemplate& t = c.forward ? item.forward : item.PairedBackward();
       const auto& parts = c.forward ? item.forward_parts : item.backward_parts;
       const StageStreams& streams = lane(r, l).streams;
       if (c.part == 0) {
@@ -721,12 +746,11 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
     if (!t0.ops.empty()) {
       const TemplatePart& p0 = parts0[c.part];
       if (full_) JoinGroupOps(r, t0, p0.first, p0.last, c.ids);
-      const TimedOp& last = t0.ops[p0.last];
-      c.ep_s = last.stream == StreamKind::kEp && !last.transfer
-                   ? last.duration.seconds()
-                   : 0;
+      const TimedOp* ep = p0.ep >= 0 ? &t0.ops[p0.ep] : nullptr;
+      c.ep_s = ep && !ep->transfer ? ep->duration.seconds() : 0;
       if (++c.part < parts0.size()) return;
-      for (int l = 0; l < lanes; ++l) c.exit[l] = c.ids[l][t0.exit];
+      for (int l = 0; l < lanes; ++l)
+        c.exit[l] = c.ids[l][t0.HandoffOrExit()];
     }
     for (int l = 0; l < lanes; ++l) c.entry[l] = {c.exit[l]};
     c.part = 0;
@@ -754,6 +778,16 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
   }
   end.both = NewBundle(marks);
   return end;
+}
+
+// DeepEP / HybridEP hold their SMs while they run: compute beside them
+// runs on the rest (calibration::CostModel's SM-sharing rule).
+double StepBuilder::DispatcherStretch() const {
+  const int sm_count = platform_.costs->peaks().sm_count;
+  const int held = DispatcherSms(s_.training.dispatcher);
+  return held > 0 && sm_count > held
+             ? static_cast<double>(sm_count) / (sm_count - held)
+             : 1.0;
 }
 
 StepBuilder::Bundle StepBuilder::Send(int from, bool forward, Bundle done) {

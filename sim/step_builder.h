@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <optional>
 #include <vector>
 
 #include "models/layer_ops.h"
@@ -103,8 +104,14 @@ class StepBuilder {
     OpTemplate forward, backward;
     ClassTimes forward_classes, backward_classes;
     std::vector<HostSegment> forward_host, backward_host;
-    // With EP overlap: the parts between EP communication ops.
+    // With EP overlap: the parts between EP communication ops, and the
+    // backward the merged schedule runs (with --delay-wgrad-compute its
+    // weight gradients deferred, DeferWeightGradients; else `backward`).
     std::vector<TemplatePart> forward_parts, backward_parts;
+    std::optional<OpTemplate> paired_backward;
+    const OpTemplate& PairedBackward() const {
+      return paired_backward ? *paired_backward : backward;
+    }
     int64_t dense_params = 0, expert_params = 0;
     int64_t dense_tensors = 0, expert_tensors = 0, replicated_tensors = 0;
   };
@@ -208,6 +215,8 @@ class StepBuilder {
   // The activation (forward) to the next stage or the gradient to the
   // previous one, from every lane of stage `from` to its lane there.
   Bundle Send(int from, bool forward, Bundle done);
+  // 1 / the share of SMs the dispatcher leaves compute (1: alltoall).
+  double DispatcherStretch() const;
 
   const scenarios::ResolvedScenario& s_;
   const Platform& platform_;

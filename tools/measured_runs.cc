@@ -120,6 +120,8 @@ std::string ExtraArgs(const std::string& extra) {
       args += std::string(" --manual-gc=") + (on ? "true" : "false");
     } else if (key == "moe_shared_expert_overlap" && on) {
       args += " --moe-shared-expert-overlap";
+    } else if (key == "delay_wgrad_compute" && on) {
+      args += " --delay-wgrad-compute";
     } else if (key == "use_megatron_fsdp" && on) {
       // Megatron-Bridge's performance scripts turn Megatron-FSDP on with
       // optim_grads_params (set_mcore_fsdp_configs) unless a row says else.

@@ -659,6 +659,16 @@ const RuleCase kRuleCases[] = {
        "moe_shared_expert_overlap: true "
        "layout { expert_model_parallel_size: 8 }"),
      "EP overlap needs moe_shared_expert_overlap off"},
+    // Megatron's TransformerConfig asserts EP overlap for
+    // delay_wgrad_compute.
+    {"DelayWgradWithEpOverlapPass",
+     Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true "
+       "delay_wgrad_compute: true layout { expert_model_parallel_size: 8 }"),
+     ""},
+    {"DelayWgradWithoutEpOverlapFail",
+     Q("num_gpus: 8 delay_wgrad_compute: true "
+       "layout { expert_model_parallel_size: 8 }"),
+     "delay_wgrad_compute: needs EP overlap"},
     {"EpOverlapMtpFail",
      D("num_gpus: 8 mtp_num_layers: 2 overlap_moe_expert_parallel_comm: true "
        "layout { expert_model_parallel_size: 8 }"),
