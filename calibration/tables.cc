@@ -136,7 +136,8 @@ const Choice kDirection{"direction", {"fwd", "bwd"}};
 const Choice kKernel{"kernel",
                      {"rmsnorm_fwd", "rmsnorm_bwd", "layernorm_fwd",
                       "layernorm_bwd", "swiglu_fwd", "swiglu_bwd", "permute",
-                      "unpermute", "fp8_quantize", "adam", "copy"}};
+                      "unpermute", "fp8_quantize", "fp4_quantize", "adam",
+                      "copy"}};
 const Choice kCollective{"collective",
                          {"all_reduce", "all_gather", "reduce_scatter",
                           "alltoall", "sendrecv", "broadcast"}};

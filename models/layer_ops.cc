@@ -11,7 +11,8 @@
 //  - Linear layers of the recipe (QKV, projections, MLA down/up, Gated
 //    DeltaNet in/out, MLP, experts, shared experts, MTP eh_proj) run at the
 //    training precision; the router, the Gated DeltaNet scan and the output
-//    layer stay 16-bit. Low precision adds one fp8_quantize per GEMM input
+//    layer stay 16-bit. Low precision adds one quantize (fp8_quantize, or
+//    fp4_quantize for NVFP4) per GEMM input
 //    activation (forward) and one per output gradient (backward), 3 bytes per
 //    element (read 16-bit, write 8-bit) as sim/moe_layer.cc.
 //  - Norms fused into the following TE linear (LayerNormColumnParallelLinear:
@@ -57,6 +58,13 @@ double QuantizeBytes(Precision p) {
       return 0;
   }
   return 0;
+}
+// The memory-bound kernel that quantizes a GEMM operand for the recipe:
+// NVFP4's (two 4-bit copies, E4M3 scales per 16, the random Hadamard
+// transform of the wgrad operands) has its own rate in the Blackwell tables;
+// every 8-bit recipe's is fp8_quantize.
+const char* QuantizeKernel(Precision p) {
+  return p == Precision::kNvfp4 ? "fp4_quantize" : "fp8_quantize";
 }
 // Chunk length of FLA's chunked gated delta rule (chunk_gated_delta_rule,
 // BT = 64), the kernel Megatron's GatedDeltaNet calls.
@@ -165,7 +173,7 @@ class Builder {
     const double rows = s.rows > 0 ? s.rows : double(s.m) * s.groups;
     const bool quantize = x_.low && s.precision == GemmPrecision::kTraining;
     if (quantize && s.quantize_input) {
-      Add(MemoryOp(s.name + ".quantize", "fp8_quantize",
+      Add(MemoryOp(s.name + ".quantize", QuantizeKernel(x_.tr.precision),
                    QuantizeBytes(x_.tr.precision) * rows * s.k, s.module),
           {});
     }
@@ -178,7 +186,8 @@ class Builder {
     op.flops = 2 * rows * s.n * s.k;
     std::vector<LayerOp> bwd;
     if (quantize) {
-      bwd.push_back(MemoryOp(s.name + ".grad_quantize", "fp8_quantize",
+      bwd.push_back(MemoryOp(s.name + ".grad_quantize",
+                             QuantizeKernel(x_.tr.precision),
                              QuantizeBytes(x_.tr.precision) * rows * s.n,
                              s.module, Pass::kDgrad));
     }

@@ -124,6 +124,7 @@ def textproto_specs():
             "file": "topology/systems/" + fn,
             "bf16": float(field("gpu", "bf16_dense_tflops")),
             "fp8": float(field("gpu", "fp8_dense_tflops")),
+            "fp4": float(field("gpu", "fp4_dense_tflops")),
             "hbm_tbps": float(field("gpu", "hbm_tbps")),
             "host_link": field("host_link", "kind"),
             "host_gb_s": float(field("host_link", "gb_s")),
@@ -337,7 +338,7 @@ def gemm_tables(K, T, spec):
                                         "efficiency of M=N=K=%d (TFLOPS / the 8192^3 TFLOPS %s; ratios %s)" % (
                                             g.upper(), dt.upper(), num(v, 2), mm, nn, kk, ratio[n], n,
                                             num(base, 2), rtxt))
-    te_gemm_rows(T, mamf, mamf_src)
+    te_gemm_rows(T, mamf, mamf_src, spec)
     return mamf, ratio
 
 
@@ -364,11 +365,12 @@ TE_B300_FPROP = [  # name, M, K, N, BF16 ms
 # nvte_multi_stream_cublas_gemm), so the MXFP8 figures include the swizzle
 # kernels; the quantization itself is not timed.
 TE_B300_PASS_SUM_MS = {
-    "fprop": {"bf16": "4.25", "mxfp8": "2.365", "fp8": "2.158"},
-    "dgrad": {"bf16": "4.434", "mxfp8": "2.397", "fp8": "2.329"},
-    "wgrad": {"bf16": "4.418", "mxfp8": "2.4", "fp8": "2.325"},
+    "fprop": {"bf16": "4.25", "mxfp8": "2.365", "fp8": "2.158", "nvfp4": "1.254"},
+    "dgrad": {"bf16": "4.434", "mxfp8": "2.397", "fp8": "2.329", "nvfp4": "1.305"},
+    "wgrad": {"bf16": "4.418", "mxfp8": "2.4", "fp8": "2.325", "nvfp4": "1.205"},
 }
-TE_PRECISION = {"bf16": "BF16", "mxfp8": "MXFP8", "fp8": "FP8 current scaling"}
+TE_PRECISION = {"bf16": "BF16", "mxfp8": "MXFP8", "fp8": "FP8 current scaling", "nvfp4": "NVFP4"}
+TE_DTYPES = ("bf16", "mxfp8", "fp8", "nvfp4")
 TE_WHAT = {"bf16": "BF16 GEMM measured"}
 
 
@@ -401,7 +403,7 @@ def te_b300_rows():
     for name, mm, kk, nn, ms in TE_B300_FPROP:
         shape = "%s %dx%dx%d (M x K x N)" % (name, mm, kk, nn)
         mnk = (mm, nn, kk)
-        for dt in ("bf16", "mxfp8", "fp8"):
+        for dt in TE_DTYPES:
             if dt == "bf16":
                 t = float(ms)
                 text = "%s %s; %s BF16 %s ms (BF16 has no quantization step, so this is the GEMM kernel alone)" % (
@@ -418,7 +420,7 @@ def te_b300_rows():
     qkv = (15872, 12288, 4096)
     qkv_dgrad = (15872, 4096, 12288)  # dX = dY [15872 x 12288] W^T [12288 x 4096]
     others = [mnk for mnk in flops if mnk != qkv]  # the Fprop shapes the other three dgrads run
-    for dt in ("bf16", "mxfp8", "fp8"):
+    for dt in TE_DTYPES:
         fsum = sum(fprop_ms[(dt, mnk)] for mnk in flops)
         dsum = fsum * float(sums["dgrad"][dt]) / float(sums["fprop"][dt])
         rest = sum(fprop_ms[(dt, mnk)] for mnk in others)
@@ -433,7 +435,7 @@ def te_b300_rows():
                      "%s QKV dgrad (derived there from the published Dgrad sum)" % TE_PRECISION[dt]))
     for name, mm, kk, nn, _ in TE_B300_FPROP:
         wgrad = (nn, kk, mm)  # dW [N x K] = dY^T [N x tokens] X [tokens x K]
-        for dt in ("bf16", "mxfp8", "fp8"):
+        for dt in TE_DTYPES:
             w = sums["wgrad"][dt]
             v = total_flops / (float(w) * 1e-3) / 1e12
             text = ("%s %s: %s Wgrad (dW of %dx%dx%d, M x K x N) at the published pre-quantized %s Wgrad-sum rate: "
@@ -445,7 +447,7 @@ def te_b300_rows():
     return rows
 
 
-def te_gemm_rows(T, mamf, mamf_src):
+def te_gemm_rows(T, mamf, mamf_src, spec):
     """B300 rows from the TE benchmark (te_b300_rows), and the same shapes on
     B200, GB200 and GB300 as the B300 row x that GPU's MAMF over B300's, of
     the same precision class (GB300's MAMF is its derived row: GB200's
@@ -455,7 +457,7 @@ def te_gemm_rows(T, mamf, mamf_src):
 
     def add(g, mnk, dt, v, source):
         cap = mamf[g]["fp8"][3]
-        if dt != "bf16" and round(v, 1) > cap:
+        if dt in ("fp8", "mxfp8") and round(v, 1) > cap:
             source += ("; capped at this GPU's FP8 MAMF %.1f (the derivation gave %.1f, above the best-shape "
                        "maximum)" % (cap, v))
             v = cap
@@ -471,6 +473,19 @@ def te_gemm_rows(T, mamf, mamf_src):
     # taken as the same GPU.
     for g in ("b200", "gb200", "gb300"):
         for mnk, dt, v, published, text, what in b300:
+            if dt == "nvfp4":
+                # No FP4 MAMF is published: the B300 row's share of B300's
+                # FP4 dense peak, on this GPU's (Blackwell Ultra's FP4 is 1.5x
+                # B200's at the same FP8 rate, so the FP8 MAMF ratio would not
+                # carry it).
+                v = round(v, 1)
+                add(g, mnk, dt, v * spec[g]["fp4"] / spec["b300"]["fp4"],
+                    "derived:the B300 row of this shape and dtype (%.1f TFLOPS; %s by Transformer Engine's GEMM "
+                    "benchmark, %s, NVIDIA B300 SXM6 AC, M = 15872) x the %s / B300 FP4 dense peak ratio %s/%s "
+                    "(%s, %s fp4_dense_tflops): the same share of the FP4 peak, no FP4 MAMF being published" % (
+                        v, what, TE_GEMM_DOC, g.upper(), num(spec[g]["fp4"], 1), num(spec["b300"]["fp4"], 1),
+                        spec[g]["file"], spec["b300"]["file"]))
+                continue
             cls = "bf16" if dt == "bf16" else "fp8"
             ratio_txt = "%.1f/%.1f" % (mamf[g][cls][3], mamf["b300"][cls][3])
             v = round(v, 1)  # the B300 row's figure as written (before its FP8 MAMF cap)
@@ -1078,6 +1093,7 @@ MEM_KERNELS = [  # kernel, dtype, efficiency, why
     ("swiglu_fwd", "bf16", 0.80, None),
     ("swiglu_bwd", "bf16", 0.80, None),
     ("fp8_quantize", "fp8", 0.80, None),
+    ("fp4_quantize", "nvfp4", None, None),  # Blackwell only (NVFP4 needs SM 10.x)
     ("adam", "fp32", 0.80, None),
     ("permute", "bf16", 0.70, None),
     ("unpermute", "bf16", 0.70, None),
@@ -1102,29 +1118,38 @@ MEGATRON_6453 = "github.com/NVIDIA/Megatron-LM/pull/6453 (GB200 per-kernel break
 # the 8 quantize kernels. Their bytes by models/layer_ops.cc QuantizeBytes
 # (MXFP8: read 2 + write 2 x 1 + 2/32 scale bytes per element) over the
 # fixed time of 8 kernels give the streaming rate.
-TE_B300_MXFP8_AUTOCAST_FPROP_MS = "2.847"
-MXFP8_QUANTIZE_BYTES_PER_ELEMENT = 4 + 2.0 / 32
+TE_B300_AUTOCAST_FPROP_MS = {"mxfp8": "2.847", "nvfp4": "1.932"}
+# models/layer_ops.cc QuantizeBytes: MXFP8 reads 2 and writes 2 x 1 + 2/32
+# scale bytes per element; NVFP4 reads 2 and writes 2 x 0.5 + 2/16.
+QUANTIZE_BYTES_PER_ELEMENT = {"mxfp8": 4 + 2.0 / 32, "nvfp4": 3 + 2.0 / 16}
+QUANTIZE_NOTES = {
+    "mxfp8": ("below the 80%% assumed before. torchao's B200 MXFP8 cast kernels, one direction each, reach 4.9 "
+              "(rowwise) and 4.2 TB/s (columnwise) by their published times and shapes (pytorch/ao@0b1bb11 "
+              "torchao/prototype/moe_training/README.md: (131072, 7168) in 580.6 and 670.7 us), and TE's own B200 "
+              "MXFP8 cast of both directions 5.2 TB/s (github.com/ROCm/TransformerEngine/pull/598 CAST_ONLY table, "
+              "B200 column: BF16 'both' 8192x8192 in 52.34 us)"),
+    "nvfp4": ("the doc names what NVFP4's quantization adds over MXFP8's: random Hadamard transforms on the wgrad "
+              "inputs, 2D block scaling of weights and an extra pass for the per-tensor amax, so its kernels move "
+              "fewer bytes at a lower rate"),
+}
 
 
-def blackwell_quantize_efficiency(hbm_tbps):
+def blackwell_quantize_efficiency(hbm_tbps, dt="mxfp8"):
     elements = sum(mm * kk + kk * nn for _, mm, kk, nn, _ in TE_B300_FPROP)
-    byts = elements * MXFP8_QUANTIZE_BYTES_PER_ELEMENT
-    seconds = (float(TE_B300_MXFP8_AUTOCAST_FPROP_MS) - float(TE_B300_PASS_SUM_MS["fprop"]["mxfp8"])) * 1e-3
+    per = QUANTIZE_BYTES_PER_ELEMENT[dt]
+    byts = elements * per
+    seconds = (float(TE_B300_AUTOCAST_FPROP_MS[dt]) - float(TE_B300_PASS_SUM_MS["fprop"][dt])) * 1e-3
     seconds -= len(TE_B300_FPROP) * 2 * (EMPTY_KERNEL_US + KERNEL_GAP_US) * 1e-6
     rate = byts / seconds  # bytes/s
     eff = rate / (hbm_tbps * 1e12)
-    why = ("%.1f%% of HBM spec, derived from Transformer Engine's B300 GEMM benchmark (%s): MXFP8 Fprop sum with "
+    why = ("%.1f%% of HBM spec, derived from Transformer Engine's B300 GEMM benchmark (%s): %s Fprop sum with "
            "quantization (autocast) %s ms less kernel only (pre-quantized) %s ms = the 8 quantize kernels of the "
            "four Fprop GEMMs' inputs and weights (rowwise and columnwise); %.4g elements x %.4g bytes "
-           "(models/layer_ops.cc QuantizeBytes, MXFP8) = %.4g bytes over %.4g us (less 8 x %s us kernel fixed "
-           "time) = %.0f GB/s on B300's 8 TB/s; below the 80%% assumed before. torchao's B200 MXFP8 cast kernels, "
-           "one direction each, reach 4.9 (rowwise) and 4.2 TB/s (columnwise) by their published times and shapes "
-           "(pytorch/ao@0b1bb11 torchao/prototype/moe_training/README.md: (131072, 7168) in 580.6 and 670.7 us), "
-           "and TE's own B200 MXFP8 cast of both directions 5.2 TB/s (github.com/ROCm/TransformerEngine/pull/598 "
-           "CAST_ONLY table, B200 column: BF16 'both' 8192x8192 in 52.34 us)" % (
-               eff * 100, TE_GEMM_DOC, TE_B300_MXFP8_AUTOCAST_FPROP_MS, TE_B300_PASS_SUM_MS["fprop"]["mxfp8"],
-               elements, MXFP8_QUANTIZE_BYTES_PER_ELEMENT, byts, seconds * 1e6,
-               num(EMPTY_KERNEL_US + KERNEL_GAP_US, 2), rate / 1e9))
+           "(models/layer_ops.cc QuantizeBytes, %s) = %.4g bytes over %.4g us (less 8 x %s us kernel fixed "
+           "time) = %.0f GB/s on B300's 8 TB/s; %s" % (
+               eff * 100, TE_GEMM_DOC, TE_PRECISION[dt], TE_B300_AUTOCAST_FPROP_MS[dt],
+               TE_B300_PASS_SUM_MS["fprop"][dt], elements, per, TE_PRECISION[dt], byts, seconds * 1e6,
+               num(EMPTY_KERNEL_US + KERNEL_GAP_US, 2), rate / 1e9, QUANTIZE_NOTES[dt]))
     return eff, why
 
 
@@ -1132,8 +1157,11 @@ def memory_tables(T, spec):
     for g in GPUS:
         tb = spec[g]["hbm_tbps"]
         for kern, dt, eff, why in MEM_KERNELS:
-            if kern == "fp8_quantize" and g not in ("h100", "h200"):
-                eff, why = blackwell_quantize_efficiency(spec["b300"]["hbm_tbps"])
+            if kern == "fp4_quantize" and g in ("h100", "h200"):
+                continue
+            if kern in ("fp8_quantize", "fp4_quantize") and g not in ("h100", "h200"):
+                eff, why = blackwell_quantize_efficiency(spec["b300"]["hbm_tbps"],
+                                                         "nvfp4" if kern == "fp4_quantize" else "mxfp8")
             if why is None:
                 why = ("%d%% of HBM spec (no measured figure for this kernel class in the references; below the "
                        "~90%% speed-of-light of QuACK's H100 RMSNorm/softmax, Dao-AILab/quack "

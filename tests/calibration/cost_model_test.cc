@@ -187,6 +187,47 @@ TEST(CostModel, BlackwellQuantizeStreamsAtTheTeDerivedRate) {
   EXPECT_NEAR(h100 / 1e9, 0.8 * 3350, 0.01 * 2680);
 }
 
+// NVFP4's fp4_quantize rows by the same rule from the same benchmark:
+// NVFP4 Fprop sum with quantization 1.932 ms less kernel only 1.254 ms =
+// 678 us for the same 656.4e6 elements at 3 + 2/16 bytes (two 4-bit copies,
+// E4M3 scales per 16) = 2.051e9 bytes in 678 - 8 x 1.27 = 667.8 us: 3072
+// GB/s, 38.4% of 8 TB/s, so NVFP4's quantization costs more per element
+// than MXFP8's at fewer bytes. Hopper has no fp4_quantize rows (NVFP4 needs
+// Blackwell; scenarios/rules.cc refuses it there). The NVFP4 GEMM rows run
+// the published pre-quantized pass sums: B300 Fprop 6.391e12 FLOP in 1.254
+// ms = 5096 TFLOPS at the TE shapes (38.8% of the 13125 FP4 dense peak),
+// GB300 at the same share of its 15000.
+TEST(CostModel, Nvfp4QuantizeAndGemmFollowTeBenchmark) {
+  const double elements = 15872.0 * (3 * 4096 + 16384) +
+                          4096.0 * (12288 + 4096 + 16384) + 16384.0 * 4096;
+  const double rate = elements * (3 + 2.0 / 16) / ((678 - 8 * 1.27) * 1e-6);
+  EXPECT_NEAR(rate / 1e9, 3072, 1);
+  for (const char* gpu : {"b200", "b300", "gb200", "gb300"}) {
+    auto tables = LoadTables(gpu);
+    ASSERT_TRUE(tables) << tables.error().message;
+    const CostModel m(*tables, {2500, 5000, 10000, 1250, 8.0, 148});
+    const double bytes = 1073741824;
+    EXPECT_NEAR(m.MemoryBound("fp4_quantize", bytes).seconds,
+                1.27e-6 + bytes / rate, 1e-7)
+        << gpu;
+  }
+  auto h100 = LoadTables("h100");
+  ASSERT_TRUE(h100);
+  for (const auto& row : h100->memory_bound) EXPECT_NE(row.kernel, "fp4_quantize");
+  const double fprop_flops = 2.0 * 15872 * 4096 * (12288 + 4096 + 16384 + 16384);
+  for (const auto& [gpu, fp4_peak] :
+       {std::pair{"b300", 13125.0}, std::pair{"gb300", 15000.0}}) {
+    auto tables = LoadTables(gpu);
+    ASSERT_TRUE(tables);
+    const CostModel m(*tables, {2500, 5000, fp4_peak, 1250, 8.0, 148});
+    const Estimate e = m.Gemm(15872, 12288, 4096, Dtype::kNvfp4);
+    const double tflops = 2.0 * 15872 * 12288 * 4096 / e.seconds / 1e12;
+    EXPECT_NEAR(tflops, fprop_flops / 1.254e-3 / 1e12 * fp4_peak / 13125,
+                0.02 * tflops)
+        << gpu;
+  }
+}
+
 // A memory-bound kernel pays one kernel's fixed GPU time beside its bytes:
 // h100/memory_bound.csv rmsnorm_fwd streams at 80% x 3.35 TB/s = 2680 GB/s
 // and every row is b / (t0 + b / 2680 GB/s) with t0 = 0.72 us (empty

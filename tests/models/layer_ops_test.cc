@@ -761,10 +761,22 @@ TEST(LayerOps, LowPrecisionQuantizesEachGemmInput) {
       BuildLayerOps(m, 3, false, Layout(2, true, 1, 8), tr, false);
   EXPECT_DOUBLE_EQ(Find(cs.forward, "experts_fc1.quantize").bytes,
                    6.0 * 16384 * 7168);
+  // NVFP4 quantizes with its own kernel: two 4-bit copies and an E4M3
+  // scale per 16 (read 2 + 2 x 0.5 + 2/16 bytes per element).
+  tr.precision = Precision::kNvfp4;
+  const LayerOps fp4 =
+      BuildLayerOps(m, 3, false, Layout(2, true, 1, 8), tr, false);
+  const LayerOp& q = Find(fp4.forward, "experts_fc1.quantize");
+  EXPECT_EQ(q.kernel, "fp4_quantize");
+  EXPECT_DOUBLE_EQ(q.bytes, (3 + 2.0 / 16) * 16384 * 7168);
+  for (const LayerOp& op : fp4.forward) EXPECT_NE(op.kernel, "fp8_quantize");
   // BF16: no quantize at all.
   const LayerOps bf16 =
       BuildLayerOps(m, 3, false, Layout(2, true, 1, 8), Training(), false);
-  for (const LayerOp& op : bf16.forward) EXPECT_NE(op.kernel, "fp8_quantize");
+  for (const LayerOp& op : bf16.forward) {
+    EXPECT_NE(op.kernel, "fp8_quantize");
+    EXPECT_NE(op.kernel, "fp4_quantize");
+  }
 }
 
 }  // namespace
