@@ -57,6 +57,17 @@ layout { expert_model_parallel_size: 8 pipeline_model_parallel_size: 4
          virtual_pipeline_model_parallel_size: 2
          micro_batch_size: 1 global_batch_size: 32 })";
 
+// The same with --delay-wgrad-compute: the merged schedule's own backward
+// template (weight gradients deferred past the exchanges) is joined and
+// retargeted like the plain one.
+constexpr const char* kDeepSeekDelayWgrad = R"(
+model: "deepseek-v3" system: "dgx-h100" num_gpus: 32 seq_length: 4096
+num_layers: 8 mtp_num_layers: 0 precision: "fp8-block" dispatcher: "deepep"
+overlap_moe_expert_parallel_comm: true delay_wgrad_compute: true
+layout { expert_model_parallel_size: 8 pipeline_model_parallel_size: 4
+         virtual_pipeline_model_parallel_size: 2
+         micro_batch_size: 1 global_batch_size: 32 })";
+
 // Long context: CP4 (the p2p ring) x TP2 x DP2 at 32K.
 constexpr const char* kDenseCp = R"(
 model: "llama3-8b" system: "dgx-h100" num_gpus: 16 seq_length: 32768
@@ -74,7 +85,8 @@ layout { tensor_model_parallel_size: 2 context_parallel_size: 4
 // 1% allows only for rounding, and in fact they agree to the picosecond.
 TEST(FullReplay, AgreesWithSymmetricOnSymmetricLayouts) {
   for (const char* text :
-       {kDenseTpPp, kDeepSeekEpVpp, kDeepSeekEpOverlap, kDenseCp}) {
+       {kDenseTpPp, kDeepSeekEpVpp, kDeepSeekEpOverlap, kDeepSeekDelayWgrad,
+        kDenseCp}) {
     const scenarios::ResolvedScenario s = Resolve(text);
     const StepResult sym = Simulate(s, false);
     const StepResult full = Simulate(s, true);
@@ -111,7 +123,7 @@ TEST(FullReplay, AgreesWithSymmetricOnTheFlowNetwork) {
     layout { context_parallel_size: 8 micro_batch_size: 1
              global_batch_size: 2 })";
   for (const char* text : {kDenseTpPp, kDeepSeekEpVpp, kDeepSeekEpOverlap,
-                           kDenseCp, kCpRingOneNode}) {
+                           kDeepSeekDelayWgrad, kDenseCp, kCpRingOneNode}) {
     const scenarios::ResolvedScenario s = Resolve(text);
     const StepResult sym =
         Simulate(s, false, {}, false, NetworkKind::kFlow);
