@@ -703,7 +703,8 @@ OpTemplate DeferWeightGradients(const OpTemplate& t) {
     TimedOp op = t.ops[i];
     std::vector<int> deps;
     if (moved[i]) {
-      for (const int d : op.deps) deps.push_back(d == kEntry ? kEntry : where[d]);
+      for (const int d : op.deps)
+        deps.push_back(d == kEntry ? kEntry : where[d]);
       op.deferred = true;
     } else {
       for (const int d : op.deps) resolve(resolve, d, deps);

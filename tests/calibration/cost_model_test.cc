@@ -168,20 +168,34 @@ TEST(CostModel, MemoryBoundInterpolatesAndClamps) {
 // scales) = 2.667e9 bytes in 482 - 8 x 1.27 = 471.8 us: 5652 GB/s, 70.6% of
 // 8 TB/s, where Hopper keeps the assumed 80% (h100: 2680 GB/s of 3.35). A
 // 1 GiB call takes t0 + b / 5652 GB/s.
-TEST(CostModel, BlackwellQuantizeStreamsAtTheTeDerivedRate) {
+// The quantize rate TE's B300 benchmark implies for `bytes_per_element`
+// over `microseconds` of 8 quantize kernels (the four Fprop GEMMs' inputs
+// and weights), after checking that every Blackwell table's `kernel` rows
+// take t0 + b / that rate for 1 GiB.
+double ExpectBlackwellQuantizeRate(const char* kernel,
+                                   double bytes_per_element,
+                                   double microseconds) {
   const double elements = 15872.0 * (3 * 4096 + 16384) +
                           4096.0 * (12288 + 4096 + 16384) + 16384.0 * 4096;
-  const double rate = elements * (4 + 2.0 / 32) / ((482 - 8 * 1.27) * 1e-6);
-  EXPECT_NEAR(rate / 1e9, 5652, 1);
+  const double rate =
+      elements * bytes_per_element / ((microseconds - 8 * 1.27) * 1e-6);
   for (const char* gpu : {"b200", "b300", "gb200", "gb300"}) {
     auto tables = LoadTables(gpu);
-    ASSERT_TRUE(tables) << tables.error().message;
+    EXPECT_TRUE(tables) << tables.error().message;
+    if (!tables) continue;
     const CostModel m(*tables, {2500, 5000, 10000, 1250, 8.0, 148});
     const double bytes = 1073741824;
-    EXPECT_NEAR(m.MemoryBound("fp8_quantize", bytes).seconds,
-                1.27e-6 + bytes / rate, 1e-7)
-        << gpu;
+    EXPECT_NEAR(m.MemoryBound(kernel, bytes).seconds, 1.27e-6 + bytes / rate,
+                1e-7)
+        << gpu << " " << kernel;
   }
+  return rate;
+}
+
+TEST(CostModel, BlackwellQuantizeStreamsAtTheTeDerivedRate) {
+  const double rate =
+      ExpectBlackwellQuantizeRate("fp8_quantize", 4 + 2.0 / 32, 482);
+  EXPECT_NEAR(rate / 1e9, 5652, 1);
   const double h100 = 1073741824 / H100().MemoryBound("fp8_quantize",
                                                       1073741824).seconds;
   EXPECT_NEAR(h100 / 1e9, 0.8 * 3350, 0.01 * 2680);
@@ -198,23 +212,15 @@ TEST(CostModel, BlackwellQuantizeStreamsAtTheTeDerivedRate) {
 // ms = 5096 TFLOPS at the TE shapes (38.8% of the 13125 FP4 dense peak),
 // GB300 at the same share of its 15000.
 TEST(CostModel, Nvfp4QuantizeAndGemmFollowTeBenchmark) {
-  const double elements = 15872.0 * (3 * 4096 + 16384) +
-                          4096.0 * (12288 + 4096 + 16384) + 16384.0 * 4096;
-  const double rate = elements * (3 + 2.0 / 16) / ((678 - 8 * 1.27) * 1e-6);
+  const double rate =
+      ExpectBlackwellQuantizeRate("fp4_quantize", 3 + 2.0 / 16, 678);
   EXPECT_NEAR(rate / 1e9, 3072, 1);
-  for (const char* gpu : {"b200", "b300", "gb200", "gb300"}) {
-    auto tables = LoadTables(gpu);
-    ASSERT_TRUE(tables) << tables.error().message;
-    const CostModel m(*tables, {2500, 5000, 10000, 1250, 8.0, 148});
-    const double bytes = 1073741824;
-    EXPECT_NEAR(m.MemoryBound("fp4_quantize", bytes).seconds,
-                1.27e-6 + bytes / rate, 1e-7)
-        << gpu;
-  }
   auto h100 = LoadTables("h100");
   ASSERT_TRUE(h100);
-  for (const auto& row : h100->memory_bound) EXPECT_NE(row.kernel, "fp4_quantize");
-  const double fprop_flops = 2.0 * 15872 * 4096 * (12288 + 4096 + 16384 + 16384);
+  for (const auto& row : h100->memory_bound)
+    EXPECT_NE(row.kernel, "fp4_quantize");
+  const double fprop_flops =
+      2.0 * 15872 * 4096 * (12288 + 4096 + 16384 + 16384);
   for (const auto& [gpu, fp4_peak] :
        {std::pair{"b300", 13125.0}, std::pair{"gb300", 15000.0}}) {
     auto tables = LoadTables(gpu);
