@@ -522,6 +522,17 @@ const char* StreamKindName(StreamKind kind) {
   return kNames[static_cast<int>(kind)];
 }
 
+double StretchedSeconds(double work, double stretch, double& window) {
+  double wall = work * stretch;
+  if (wall > window) {
+    // The window closes inside this op: `window` of wall time does
+    // window / stretch of its work, the rest runs at full speed.
+    wall = window + (work - window / stretch);
+  }
+  window -= wall;
+  return wall;
+}
+
 int DispatcherSms(models::Dispatcher dispatcher) {
   switch (dispatcher) {
     case models::Dispatcher::kDeepEp:

@@ -238,6 +238,14 @@ double RoutingImbalance(int64_t experts, int ep, double skew,
 // NCCL all-to-all (not modelled).
 int DispatcherSms(models::Dispatcher dispatcher);
 
+// Wall time of `work` seconds of compute that starts inside a window of
+// `window` seconds during which it runs at 1 / `stretch` (>= 1) of its
+// speed (beside kernels holding SMs), at full speed after it; the window
+// closing inside the op stretches only its share inside. Subtracts the
+// wall time from `window` (the next op of the chain gets what is left;
+// callers stop stretching once it is <= 0).
+double StretchedSeconds(double work, double stretch, double& window);
+
 // The calibration dtype of a training precision's low-precision GEMMs.
 calibration::Dtype TrainingDtype(models::Precision precision);
 

@@ -202,12 +202,8 @@ util::Result<StepBuilder::Item> StepBuilder::PriceItem(
         if (op.stream == StreamKind::kEp) {
           window = op.transfer || stretch <= 1 ? 0 : op.duration.seconds();
         } else if (op.deferred && window > 0) {
-          const double work = op.duration.seconds();
-          const double wall = work * stretch <= window
-                                  ? work * stretch
-                                  : window + (work - window / stretch);
-          window -= std::min(window, wall);
-          op.duration = Time::FromSecondsCeil(wall);
+          op.duration = Time::FromSecondsCeil(
+              StretchedSeconds(op.duration.seconds(), stretch, window));
         } else if (!op.deferred) {
           window = 0;
         }

@@ -73,15 +73,8 @@ OpId TemplateEmitter::EmitPart(const StageStreams& streams, const OpTemplate& t,
       if (i == seg.last && rest_launch >= 0) scratch_.push_back(rest_launch);
       Time duration = Time::Picos(-1);
       if (stretch_s > 0 && op.stream == StreamKind::kCompute && !op.transfer) {
-        const double work = op.duration.seconds();
-        double wall = work * stretch;
-        if (wall > stretch_s) {
-          // The window closes inside this op: stretch_s of wall time does
-          // stretch_s / stretch of its work, the rest runs at full speed.
-          wall = stretch_s + (work - stretch_s / stretch);
-        }
-        stretch_s -= wall;
-        duration = Time::FromSecondsCeil(wall);
+        duration = Time::FromSecondsCeil(
+            StretchedSeconds(op.duration.seconds(), stretch, stretch_s));
       }
       ids[i] = EmitOne(streams, op, scratch_, duration);
     }
