@@ -86,6 +86,18 @@ std::vector<double> AttentionFeatures(const AttentionShape& s) {
           std::log2(1.0 + static_cast<double>(s.window))};
 }
 
+// The table family of an attention kernel: one whose sliding window is
+// shorter than its keys reads rows of its own (with `windowed_rows`), whose
+// efficiency is flat in sequence length (cuDNN's windowed benchmark rows,
+// calibration/tables/generate.py CUDNN_SDPA_WINDOW) where full attention's
+// rises with FLOPs: one curve over both fits neither.
+std::string AttentionKind(const AttentionShape& s, bool backward,
+                          bool windowed_rows = true) {
+  std::string kind = backward ? "attention_bwd" : "attention_fwd";
+  if (windowed_rows && s.Windowed()) kind += "_window";
+  return kind;
+}
+
 double Distance(const std::vector<double>& a, const std::vector<double>& b) {
   double d = 0;
   for (size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]);
@@ -338,7 +350,7 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
   }
   for (const AttentionPoint& a : tables_.attention) {
     const double work = a.shape.ForwardFlops() * (a.backward ? 2.5 : 1);
-    add(a.backward ? "attention_bwd" : "attention_fwd", a.shape.dtype,
+    add(AttentionKind(a.shape, a.backward), a.shape.dtype,
         {a.impl, AttentionFeatures(a.shape), work, a.tflops,
          a.from.ToString()});
   }
@@ -519,8 +531,30 @@ Estimate CostModel::GroupedGemm(int64_t experts, int64_t tokens_per_expert,
 
 Estimate CostModel::Attention(const AttentionShape& shape, bool backward,
                               int busy_sms, std::string_view impl) const {
-  const std::string_view kind = backward ? "attention_bwd" : "attention_fwd";
   AttentionShape s = shape;
+  // A windowed kernel reads its own rows where the GPU has rows of about
+  // its window (of its class, or 16-bit ones); else the full-attention
+  // rows' curve. Within a window the efficiency is flat in sequence length,
+  // but not across windows: a query tile's fixed work (loading Q, the
+  // output, the softmax state) is spread over the W / tile key tiles of its
+  // band, so a far smaller window than the rows' runs at a lower rate than
+  // they say (H200 at W = 1024: 336 TFLOPS forward at 4K; GB200 at W = 128:
+  // 162 TFLOPS, with twice the dense peak).
+  std::string kind = AttentionKind(s, backward);
+  if (s.Windowed()) {
+    const Family* own = FindFamily(kind, DtypeClass(s.dtype));
+    if (own == nullptr) own = FindFamily(kind, 0);
+    // Rows within a factor of two of the window (the last attention
+    // feature is log2(1 + window)).
+    const double w = std::log2(1.0 + static_cast<double>(s.window));
+    const bool near =
+        own != nullptr &&
+        std::any_of(own->points.begin(), own->points.end(),
+                    [&](const Point& p) {
+                      return std::abs(p.features.back() - w) <= 1;
+                    });
+    if (!near) kind = AttentionKind(s, backward, false);
+  }
   // Low-precision attention without rows of its class (and direction) runs
   // at the 16-bit rows' rate: unlike a GEMM, nothing says an FP8 attention
   // kernel reaches the FP8 peak's share the 16-bit one reaches of its own.
@@ -727,11 +761,13 @@ std::vector<KernelCheck> LeaveOneOut(const Tables& tables,
     const double predicted = work / e.seconds / kTera;
     const AttentionShape& s = a.shape;
     checks.push_back(
-        {tables.gpu, a.backward ? "attention_bwd" : "attention_fwd", a.impl,
+        {tables.gpu, AttentionKind(s, a.backward), a.impl,
          "b" + std::to_string(s.batch) + " s" + std::to_string(s.seq_q) + " h" +
              std::to_string(s.heads_q) + "/" + std::to_string(s.heads_kv) +
              " d" + std::to_string(s.head_dim_qk) +
-             (s.causal ? " causal" : "") + " " + DtypeName(s.dtype),
+             (s.causal ? " causal" : "") +
+             (s.Windowed() ? " window" + std::to_string(s.window) : "") + " " +
+             DtypeName(s.dtype),
          a.from.ToString(), a.tflops, predicted,
          (predicted - a.tflops) / a.tflops * 100});
   }

@@ -295,10 +295,10 @@ std::string Provenance::ToString() const {
 }
 
 double AttentionShape::ForwardFlops() const {
-  const double kv = window > 0 ? std::min(seq_kv, window) : seq_kv;
+  const double kv = Windowed() ? window : seq_kv;
   double flops =
       2.0 * batch * heads_q * seq_q * kv * (head_dim_qk + head_dim_v);
-  if (causal && seq_q == seq_kv && window == 0) flops /= 2;
+  if (causal && seq_q == seq_kv && !Windowed()) flops /= 2;
   return flops;
 }
 

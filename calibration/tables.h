@@ -58,6 +58,8 @@ struct AttentionShape {
   // FLOPs of the forward pass (tables/README.md convention); backward is
   // 2.5x.
   double ForwardFlops() const;
+  // A window shorter than the keys: each query sees `window` of them.
+  bool Windowed() const { return window > 0 && window < seq_kv; }
 };
 
 struct AttentionPoint {

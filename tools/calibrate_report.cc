@@ -102,17 +102,17 @@ util::Result<std::string> RunValidateKernels(const ValidateKernelsFlags& f) {
   out +=
       "Leave-one-out: each measured row predicted from the others "
       "(TFLOPS; GB/s for memory-bound)\n";
-  out += Format("%-6s %-14s %-26s %-40s %9s %9s %7s\n", "gpu", "kind", "impl",
+  out += Format("%-6s %-20s %-26s %-48s %9s %9s %7s\n", "gpu", "kind", "impl",
                 "shape", "measured", "moesim", "error");
   for (const KernelCheck& c : checks) {
     out +=
-        Format("%-6s %-14s %-26s %-40s %9.1f %9.1f %+6.1f%%\n", c.gpu.c_str(),
-               c.kind.c_str(), c.impl.c_str(), c.shape.substr(0, 40).c_str(),
+        Format("%-6s %-20s %-26s %-48s %9.1f %9.1f %+6.1f%%\n", c.gpu.c_str(),
+               c.kind.c_str(), c.impl.c_str(), c.shape.substr(0, 48).c_str(),
                c.measured, c.predicted, c.error_pct);
   }
   out += "\nMAPE by GPU and kind\n";
   for (const auto& [key, g] : groups) {
-    out += Format("  %-6s %-14s %4d rows  MAPE %5.1f%%\n", key.first.c_str(),
+    out += Format("  %-6s %-20s %4d rows  MAPE %5.1f%%\n", key.first.c_str(),
                   key.second.c_str(), g.points, g.sum_abs / g.points);
   }
   return out;

@@ -899,7 +899,65 @@ bf16 top_left 8192 4.278 643 - -
 bf16 top_left 4096 1.148 599 - -
 bf16 top_left 2048 0.330 522 - -
 """),
+    # Sliding-window files (CUDNN_SDPA_WINDOW): GPT-OSS's windowed layers.
+    "gb200_gpt_oss": ("e99b0d0", "gpt_oss/gb200/gpt_oss_20260724_040709.csv", "NVIDIA GB200", "9.26.0",
+                      2, 128, 128, 64, 64, """
+bf16 top_left 32768 1.630 168 3.663 187
+fp8 top_left 32768 1.474 186 91.418 8
+mxfp8 top_left 32768 1.669 164 107.135 6
+bf16 top_left 16384 0.818 167 1.820 188
+fp8 top_left 16384 0.740 185 23.664 14
+mxfp8 top_left 16384 0.835 164 27.750 12
+bf16 top_left 8192 0.412 166 0.903 189
+fp8 top_left 8192 0.372 183 6.307 27
+mxfp8 top_left 8192 0.423 161 7.386 23
+bf16 top_left 4096 0.209 162 0.461 184
+fp8 top_left 4096 0.189 179 1.772 48
+mxfp8 top_left 4096 0.215 157 2.070 41
+bf16 top_left 2048 0.108 154 0.234 178
+fp8 top_left 2048 0.098 171 0.549 76
+mxfp8 top_left 2048 0.111 149 0.642 65
+"""),
+    "gb300_gpt_oss": ("e99b0d0", "gpt_oss/gb300/gpt_oss_20260724_040706.csv", "NVIDIA GB300", "9.26.0",
+                      2, 128, 128, 64, 64, """
+bf16 top_left 32768 1.509 182 3.450 199
+fp8 top_left 32768 1.292 212 74.901 9
+mxfp8 top_left 32768 1.347 204 94.887 7
+bf16 top_left 16384 0.758 181 1.719 199
+fp8 top_left 16384 0.648 211 19.408 18
+mxfp8 top_left 16384 0.678 202 24.482 14
+bf16 top_left 8192 0.382 179 0.862 198
+fp8 top_left 8192 0.327 209 5.204 33
+mxfp8 top_left 8192 0.343 199 6.526 26
+bf16 top_left 4096 0.194 174 0.441 192
+fp8 top_left 4096 0.166 204 1.486 57
+mxfp8 top_left 4096 0.175 194 1.844 46
+bf16 top_left 2048 0.100 166 0.228 183
+fp8 top_left 2048 0.086 193 0.469 89
+mxfp8 top_left 2048 0.092 182 0.575 72
+"""),
+    "h200_gpt_oss": ("afa9f7c", "h200_919_only_cudnn/gpt_oss_20260227_034819.csv", "NVIDIA H200", "9.19.1",
+                     2, 64, 8, 64, 64, """
+bf16 top_left 32768 3.021 358 9.045 299
+bf16 top_left 16384 1.499 355 4.392 303
+bf16 top_left 8192 0.738 349 2.149 300
+bf16 top_left 4096 0.358 336 1.042 289
+bf16 top_left 2048 0.166 310 0.488 264
+"""),
 }
+# Sliding-window files: the window each was run with (sliding_window_size;
+# GPT-OSS's is 128). The benchmark counts s W - W^2/2 key positions per
+# head of a causal windowed row (the band under the diagonal); the tables
+# count s W (AttentionShape::ForwardFlops, the window clipped to the
+# sequence), so cudnn_sdpa_rows checks each figure in the benchmark's count
+# and converts it (x s W / (s W - W^2/2), the same time). The H200 file has
+# no FP8 rows (its FP8 backward fails validation at head dim 64). The FP8
+# and MXFP8 backward rows of the Blackwell files run at 6-89 TFLOPS, falling
+# as the sequence grows: a time that grows as s^2 (91.4 ms at 32K against
+# 1.77 ms at 4K on GB200), the cost of the full causal square rather than
+# of the window's band; they are kept as measured, since they are the
+# kernel a windowed layer under --fp8-dot-product-attention calls.
+CUDNN_SDPA_WINDOW = {"gb200_gpt_oss": 128, "gb300_gpt_oss": 128, "h200_gpt_oss": 1024}
 # Which files a GPU's table takes as its own measurements, and which GPU's
 # rows stand in for the shapes it has no measurement of (the same GPU: B200
 # and GB200 are Blackwell, B300 and GB300 Blackwell Ultra, the HGX parts at
@@ -910,20 +968,16 @@ bf16 top_left 2048 0.330 522 - -
 # the release gap alone moves the 4096-token causal forward from 1297 (cuDNN
 # 9.18, results/gb200_918_only_cudnn) to 1407 TFLOPS, so the 9.13 figure (856
 # TFLOPS at the same b x h = 128) describes older software, not B200.
-# The sliding-window (gpt_oss) files are not transcribed
-# (results/gpt_oss/{gb200,gb300}/gpt_oss_20260724_*.csv @e99b0d0, window 128,
-# 128/128 heads, hd 64; results/h200_919_only_cudnn/gpt_oss_20260227_034819.csv
-# @afa9f7c, window 1024, 64/8 heads): they count s W - W^2/2 key positions,
-# and the attention curve is one saturating function of FLOPs per dtype
-# class, while a windowed
-# kernel's efficiency is flat in sequence length (GB200: 154-168 TFLOPS
-# forward from 2K to 32K tokens) where the curve rises, so leave-one-out
-# missed them by -50% to +173% and moved the full-attention rows' fit
-# (GB200/GB300 attention LOO 4-6% -> 10-11%).
+# The sliding-window (gpt_oss) files are GPU files like the others: their
+# rows carry the window, and the cost model keeps windowed rows in their own
+# curve (calibration/cost_model.cc: a windowed kernel's efficiency is flat in
+# sequence length, GB200 154-168 TFLOPS forward from 2K to 32K tokens, where
+# the full-attention curve rises with FLOPs). H100 takes H200's windowed
+# rows (derived_attention).
 CUDNN_SDPA_GPU = {
-    "h200": (["h200_llama", "h200_dsv3"], None),
-    "gb200": (["gb200_llama", "gb200_dsv3"], None),
-    "gb300": (["gb300_llama", "gb300_dsv3"], None),
+    "h200": (["h200_llama", "h200_dsv3", "h200_gpt_oss"], None),
+    "gb200": (["gb200_llama", "gb200_dsv3", "gb200_gpt_oss"], None),
+    "gb300": (["gb300_llama", "gb300_dsv3", "gb300_gpt_oss"], None),
     "b300": (["b300_kimi_k3"], "gb300"),
     "b200": ([], "gb200"),
 }
@@ -940,12 +994,18 @@ def cudnn_sdpa_rows(key):
     (3 d_qk + 2 d_v), the same time). A "-" backward
     was not measured (or not kept)."""
     commit, path, gpu, version, b, hq, hkv, dqk, dv, text = CUDNN_SDPA[key]
+    window = CUDNN_SDPA_WINDOW.get(key, 0)
     out = []
     for line in text.strip().splitlines():
         dt, mask, s, fms, ftf, bms, btf = line.split()
         s = int(s)
         causal = 1 if mask == "top_left" else 0
         keys = s * s / (2.0 if causal else 1.0)
+        if window:
+            if not causal or window >= s:
+                raise SystemExit("%s %s: a windowed row must be causal with the window inside the sequence" % (
+                    key, line))
+            keys = s * window - window * window / 2.0
         fwd = 2.0 * b * hq * keys * (dqk + dv)
         bwd = 2.0 * b * hq * keys * (3 * dqk + 2 * dv)
         for direction, ms, tf, work in (("fwd", fms, ftf, fwd), ("bwd", bms, btf, bwd)):
@@ -958,16 +1018,21 @@ def cudnn_sdpa_rows(key):
             slack = float(tf) * 0.0005 / float(ms) + 1.0
             if abs(implied - float(tf)) > slack:
                 raise SystemExit("%s %s: %s TFLOPS does not match %s ms (%.1f)" % (key, line, tf, ms, implied))
-            note = "%s %s %s b=%d s=%d h_q=%d h_kv=%d d_qk=%d d_v=%d %s %s ms %s TFLOPS" % (
-                gpu, dt, mask, b, s, hq, hkv, dqk, dv, direction, ms, tf)
+            note = "%s %s %s b=%d s=%d h_q=%d h_kv=%d d_qk=%d d_v=%d %s%s %s ms %s TFLOPS" % (
+                gpu, dt, mask, b, s, hq, hkv, dqk, dv, "sliding_window_size=%d " % window if window else "",
+                direction, ms, tf)
             factor = 1.0
+            if window:
+                factor *= s * window / keys
+                note += (" counted as s W - W^2/2 = %d key positions; x s W / (s W - W^2/2) for the tables' "
+                         "s W" % keys)
             if direction == "bwd" and dqk != dv:
                 factor *= 2.5 * (dqk + dv) / (3 * dqk + 2 * dv)
                 note += (" counted as 2 b h s^2 (3 d_qk + 2 d_v); x 2.5 (d_qk + d_v) / (3 d_qk + 2 d_v) = "
                          "%d/%d for the tables' 2.5 x forward" % (2.5 * (dqk + dv), 3 * dqk + 2 * dv))
             value = tf if factor == 1.0 else "%.1f" % (float(tf) * factor)
             out.append(dict(impl="cudnn", direction=direction, batch=b, seq_q=s, seq_kv=s, heads_q=hq,
-                            heads_kv=hkv, head_dim_qk=dqk, head_dim_v=dv, causal=causal, window=0,
+                            heads_kv=hkv, head_dim_qk=dqk, head_dim_v=dv, causal=causal, window=window,
                             dtype=CUDNN_DTYPE[dt], tflops=value, note=note))
     return out
 
@@ -1039,6 +1104,18 @@ def derived_attention(T, spec, kinds):
     head-dim-128 row of the direction over H100's best FP16 cuDNN
     head-dim-128 row (FA3 paper figure): the H100 rows' shape dependence at
     the GPU's level."""
+    # H100 has no windowed measurement: H200's windowed rows (the same GH100
+    # compute and clocks), scaled by the dense peaks (equal).
+    for row in list(T["h200"]["attention"].rows.values()):
+        if int(row["window"]) == 0 or row["source"].startswith("derived:"):
+            continue
+        cls = "bf16" if row["dtype"] == "bf16" else "fp8"
+        peak, h200_peak = spec["h100"][cls], spec["h200"][cls]
+        T["h100"]["attention"].add(**dict(row, tflops=num(round(float(row["tflops"]) * peak / h200_peak, 1)),
+                                          source=(
+            "derived:h200 cudnn row %s TFLOPS x %s/%s (H100 / H200 %s dense peak; the same GH100 compute and "
+            "clocks, hardware_facts.md s1): %s" % (row["tflops"], num(peak), num(h200_peak), cls.upper(),
+                                                   row["source"]))))
     cud = [row for row in T["h100"]["attention"].rows.values() if row["impl"] == "cudnn"]
     h100_best = {d: max(float(row["tflops"]) for row in cud
                         if row["direction"] == d and row["head_dim_qk"] == "128" and row["dtype"] == "fp16")

@@ -320,6 +320,50 @@ TEST(CostModel, BlackwellAttentionRowsReproduceThePublishedTimes) {
   EXPECT_NEAR(gb200.Attention(mla, true).seconds * 1e3, 3.262, 3.262 * 0.003);
 }
 
+// Sliding-window attention reads cuDNN's windowed rows (gpt_oss files,
+// generate.py CUDNN_SDPA_WINDOW): GB200, window 128, b 2, 128 heads of 64,
+// BF16. A grid point takes its printed time (s 4096: forward 0.209 ms,
+// backward 0.461 ms); between grid points the rate stays that of its
+// neighbours (flat in sequence length, 162-166 TFLOPS in the benchmark's
+// count from 4K to 8K), where the full-attention curve would take the
+// tiny windowed FLOPs as a tiny, inefficient kernel. A window far from
+// the rows' (1024 against 128) has no rows of its own and prices on the
+// full-attention curve, as a GPU with no windowed rows does. The benchmark
+// counts s W - W^2/2 key positions, the tables s W: at s 6144 the time is
+// the benchmark's count over a rate between its 4K and 8K rows. The rows
+// keep the printed (integer) TFLOPS: 0.3% at 184.
+TEST(CostModel, WindowedAttentionTakesItsOwnFlatRows) {
+  const CostModel gb200 = Blackwell("gb200", kGb200);
+  AttentionShape w{.batch = 2,
+                   .seq_q = 4096,
+                   .seq_kv = 4096,
+                   .heads_q = 128,
+                   .heads_kv = 128,
+                   .head_dim_qk = 64,
+                   .head_dim_v = 64,
+                   .causal = true,
+                   .window = 128};
+  const Estimate fwd = gb200.Attention(w, false);
+  EXPECT_EQ(fwd.method, "table");
+  EXPECT_NEAR(fwd.seconds * 1e3, 0.209, 0.209 * 0.004);
+  EXPECT_NE(fwd.sources[0].find("gpt_oss/gb200"), std::string::npos)
+      << fwd.sources[0];
+  EXPECT_NEAR(gb200.Attention(w, true).seconds * 1e3, 0.461, 0.461 * 0.004);
+
+  w.seq_q = w.seq_kv = 6144;
+  const double keys = 6144.0 * 128 - 128.0 * 128 / 2;  // benchmark's count
+  const double bench_flops = 4.0 * 2 * 128 * keys * 64;
+  const double rate = bench_flops / gb200.Attention(w, false).seconds / 1e12;
+  EXPECT_GE(rate, 162 * 0.98);
+  EXPECT_LE(rate, 166 * 1.02);
+
+  AttentionShape far = w;
+  far.window = 1024;
+  const Estimate full_curve = gb200.Attention(far, false);
+  for (const std::string& source : full_curve.sources)
+    EXPECT_EQ(source.find("gpt_oss"), std::string::npos) << source;
+}
+
 // FP8 attention (fp8_dot_product_attention) answers from its own format's
 // rows: GB300 dsv3 file, causal b 2 s 4096, forward BF16 0.812 ms, MXFP8
 // 0.540 ms, per-tensor FP8 0.477 ms. H100 has FP8 cuDNN rows forward only
