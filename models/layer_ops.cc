@@ -572,26 +572,17 @@ void AddExpertOutputBias(Builder& b, double rows, int64_t h) {
 // training); the dispatcher all-gathers the received rows over ETP when etp > 1
 // and reduce-scatters them after fc2. Balanced routing: each GPU gets
 // tokens x topk routed rows (x etp after the gather) over its experts/ep local
-// experts; token drop pads every expert to its capacity
-// ceil(tokens x topk x CF / E) from each EP rank (as models/memory.cc).
+// experts; token drop caps every expert at its capacity ceil(tokens x topk x
+// CF / E) from each EP rank, padded to it with
+// moe_pad_expert_input_to_capacity (RoutedExpertRows, as models/memory.cc).
 void AddMoe(Builder& b, const Shapes& x) {
   const Model& m = x.m;
   const int64_t h = x.h, tokens = x.sp_tokens, e = m.num_moe_experts();
   const int64_t topk = m.moe_router_topk(), etp = x.par.etp;
   const int64_t groups = e / x.par.ep, f = MoeFfnHidden(m) / etp;
   const int64_t fc1 = (IsGated(m) ? 2 : 1) * f;
-  int64_t per_expert = 0;
-  double rows = 0;
-  if (x.tr.routing == Routing::kTokenDrop &&
-      x.tr.moe_expert_capacity_factor > 0) {
-    const int64_t capacity = static_cast<int64_t>(
-        std::ceil(double(tokens) * topk * x.tr.moe_expert_capacity_factor / e));
-    per_expert = capacity * x.par.ep * etp;
-    rows = double(per_expert) * groups;
-  } else {
-    rows = double(tokens) * topk * etp;
-    per_expert = static_cast<int64_t>(std::ceil(rows / groups));
-  }
+  const double rows = RoutedExpertRows(double(tokens), topk, e, etp, x.tr);
+  const int64_t per_expert = static_cast<int64_t>(std::ceil(rows / groups));
   const std::string mod = "moe";
   b.SetScope(GraphScope::kMoeRouter);
   b.Norm("pre_mlp_norm", tokens, h, "layernorm");

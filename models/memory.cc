@@ -91,17 +91,9 @@ Shapes MakeShapes(const Model& m, const Parallelism& par,
   const double s =
       static_cast<double>(tr.seq_length) * tr.micro_batch_size / par.cp;
   const double t = par.sequence_parallel ? s / par.tp : s;
-  double expert_tokens =
-      t * m.moe_router_topk() * par.etp;  // balanced dropless (b.3)
-  if (tr.routing == Routing::kTokenDrop && tr.moe_expert_capacity_factor > 0 &&
-      m.num_moe_experts() > 0) {
-    // Drop and pad: capacity = ceil(T k CF / E) per expert, padded to it
-    // (MLM moe_utils.py get_capacity).
-    const double e = static_cast<double>(m.num_moe_experts());
-    const double capacity =
-        std::ceil(t * m.moe_router_topk() * tr.moe_expert_capacity_factor / e);
-    expert_tokens = capacity * e * par.etp;
-  }
+  // Balanced dropless (b.3), or token drop's capacity (RoutedExpertRows).
+  const double expert_tokens = RoutedExpertRows(
+      t, m.moe_router_topk(), m.num_moe_experts(), par.etp, tr);
   return Shapes{m,
                 par,
                 tr,

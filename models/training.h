@@ -4,6 +4,8 @@
 #ifndef MOESIM_MODELS_TRAINING_H_
 #define MOESIM_MODELS_TRAINING_H_
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -92,6 +94,9 @@ struct TrainingOptions {
   Dispatcher dispatcher = Dispatcher::kAllToAll;
   Routing routing = Routing::kForceBalanced;
   double moe_expert_capacity_factor = 0;  // token drop; 0 = dropless
+  // --moe-pad-expert-input-to-capacity (token drop): experts padded to
+  // their capacity, static split sizes.
+  bool moe_pad_expert_input_to_capacity = false;
   double routing_skew = 0;  // dropless_natural: Zipf exponent (0 uniform)
   // dropless_natural: tokens per expert, in expert order (empty: the skew).
   std::vector<double> routing_histogram;
@@ -132,6 +137,27 @@ struct TrainingOptions {
   // Host.
   bool manual_gc = true;  // --manual-gc: no staggered automatic GC pauses
 };
+
+// Token-expert rows one EP rank's experts receive per micro-batch, from
+// `tokens` routed tokens per rank (balanced routing: every expert gets
+// tokens x topk / experts from each rank), x etp after the ETP gather.
+// Token drop caps each expert at its capacity ceil(tokens x topk x CF /
+// experts) per sending rank (Megatron moe_utils.py get_capacity); padded
+// to it with moe_pad_expert_input_to_capacity, else the routed rows that fit.
+inline double RoutedExpertRows(double tokens, int64_t topk, int64_t experts,
+                               int etp, const TrainingOptions& tr) {
+  const double routed = tokens * static_cast<double>(topk) * etp;
+  if (tr.routing != Routing::kTokenDrop || !(tr.moe_expert_capacity_factor > 0) ||
+      experts <= 0)
+    return routed;
+  const double e = static_cast<double>(experts);
+  const double padded =
+      std::ceil(tokens * static_cast<double>(topk) *
+                tr.moe_expert_capacity_factor / e) *
+      e * etp;
+  return tr.moe_pad_expert_input_to_capacity ? padded
+                                             : std::min(routed, padded);
+}
 
 }  // namespace moesim::models
 

@@ -71,6 +71,7 @@ constexpr FlagInfo kFlags[] = {
     {"--sequence-parallel", Kind::kBool},
     {"--moe-expert-capacity-factor", Kind::kDouble},
     {"--moe-router-force-load-balancing", Kind::kBool},
+    {"--moe-pad-expert-input-to-capacity", Kind::kBool},
     {"--moe-shared-expert-overlap", Kind::kBool},
     {"--delay-wgrad-compute", Kind::kBool},
     {"--cpu-offloading", Kind::kBool},
@@ -543,6 +544,8 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   if (auto v = g.Bool("--moe-shared-expert-overlap"))
     spec.set_moe_shared_expert_overlap(*v);
   if (auto v = g.Bool("--delay-wgrad-compute")) spec.set_delay_wgrad_compute(*v);
+  if (auto v = g.Bool("--moe-pad-expert-input-to-capacity"))
+    spec.set_moe_pad_expert_input_to_capacity(*v);
   if (auto v = g.Bool("--cpu-offloading")) spec.set_cpu_offloading(*v);
   auto offloaded = g.Int("--cpu-offloading-num-layers", 0);
   if (!offloaded) return std::unexpected(offloaded.error());
@@ -735,6 +738,8 @@ std::string FormatMegatronArgs(const Scenario& spec) {
   } else if (spec.routing() == "tokendrop") {
     add("--moe-expert-capacity-factor",
         Number(spec.moe_expert_capacity_factor()));
+    if (spec.moe_pad_expert_input_to_capacity())
+      add("--moe-pad-expert-input-to-capacity");
   }
 
   if (spec.optimizer_offload_fraction() > 0) {

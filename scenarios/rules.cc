@@ -496,6 +496,14 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
     return std::unexpected(
         at.Error("routing", "tokendrop needs moe_expert_capacity_factor > 0"));
   }
+  // Megatron's dispatchers assert a capacity factor under drop_and_pad.
+  if (t.moe_pad_expert_input_to_capacity &&
+      t.routing != models::Routing::kTokenDrop) {
+    return std::unexpected(at.Error(
+        "moe_pad_expert_input_to_capacity",
+        "pads to a capacity: needs routing tokendrop with "
+        "moe_expert_capacity_factor > 0 (--moe-expert-capacity-factor)"));
+  }
   const double skew = r.spec.moe_routing_skew();
   if (!(skew >= 0 && skew <= 10)) {
     return std::unexpected(

@@ -377,6 +377,8 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   out.ep_overlap = spec.overlap_moe_expert_parallel_comm();
   out.shared_expert_overlap = spec.moe_shared_expert_overlap();
   out.delay_wgrad_compute = spec.delay_wgrad_compute();
+  out.moe_pad_expert_input_to_capacity =
+      spec.moe_pad_expert_input_to_capacity();
   out.distributed_optimizer = spec.use_distributed_optimizer();
   out.precision_aware_optimizer = spec.use_precision_aware_optimizer();
   out.fp8_param_gather = spec.fp8_param_gather();

@@ -304,8 +304,14 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   // num_dispatched_tokens .cpu()). Eager alltoall records its D2H event
   // just before the permute, which the replay's sync also waits for (the
   // permute's time is the difference); under the moe_preprocess graph the
-  // permute is captured and the sync comes after it, as here.
-  const bool sync = !d.combine && op.pass == models::Pass::kForward;
+  // permute is captured and the sync comes after it, as here. Token drop
+  // padded to capacity has static split sizes: alltoall's preprocess
+  // returns before it sets a sync point (MoEAlltoAllTokenDispatcher.
+  // preprocess, drop_and_pad), and the host runs on.
+  const bool alltoall_path =
+      rank.dispatcher == models::Dispatcher::kAllToAll || !ep;
+  const bool sync = !d.combine && op.pass == models::Pass::kForward &&
+                    !(alltoall_path && rank.static_token_counts);
   const DispatchCalls calls = DispatchHostCalls(
       ep ? rank.dispatcher : models::Dispatcher::kAllToAll, d.combine,
       op.pass == models::Pass::kForward);

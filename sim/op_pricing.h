@@ -140,6 +140,10 @@ struct RankContext {
   std::array<bool, 6> graphed{};
   models::Dispatcher dispatcher = models::Dispatcher::kAllToAll;
   int ep = 1;
+  // Token drop padded to capacity (moe_pad_expert_input_to_capacity): the
+  // alltoall dispatcher's split sizes are static, the host does not wait
+  // for the token counts.
+  bool static_token_counts = false;
   // --moe-shared-expert-overlap with EP > 1: PriceOps runs each pass's
   // shared-expert ops beside the pass's first EP token exchange.
   bool shared_expert_overlap = false;

@@ -166,6 +166,9 @@ RankContext StepBuilder::BaseContext(int rank) const {
   ctx.graphed[static_cast<int>(GraphScope::kMoe)] = g.moe || layer;
   ctx.dispatcher = s_.training.dispatcher;
   ctx.ep = par.ep;
+  ctx.static_token_counts =
+      s_.training.routing == models::Routing::kTokenDrop &&
+      s_.training.moe_pad_expert_input_to_capacity;
   ctx.shared_expert_overlap = s_.training.shared_expert_overlap && par.ep > 1;
   return ctx;
 }

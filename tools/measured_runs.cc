@@ -122,6 +122,8 @@ std::string ExtraArgs(const std::string& extra) {
       args += " --moe-shared-expert-overlap";
     } else if (key == "delay_wgrad_compute" && on) {
       args += " --delay-wgrad-compute";
+    } else if (key == "moe_pad_expert_input_to_capacity" && on) {
+      args += " --moe-pad-expert-input-to-capacity";
     } else if (key == "use_megatron_fsdp" && on) {
       // Megatron-Bridge's performance scripts turn Megatron-FSDP on with
       // optim_grads_params (set_mcore_fsdp_configs) unless a row says else.

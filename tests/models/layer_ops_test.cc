@@ -313,18 +313,32 @@ TEST(LayerOps, MoeGroupedGemmRowsBalance) {
               CollectiveKind::kReduceScatter);
   }
   {
-    // Token drop, capacity factor 1.25 (qwen3-30b: E 128, topk 8, ep 8,
-    // T 4096): capacity ceil(4096 x 8 x 1.25 / 128) = 320 per source rank,
-    // x 8 ranks = 2560 rows per local expert, 16 local experts.
+    // Token drop (qwen3-30b: E 128, topk 8, ep 8, T 4096; balanced routing
+    // sends 4096 x 8 / 128 = 256 rows per expert from each rank, 2048 per
+    // local expert from the 8 ranks, 16 local experts). Capacity factor
+    // 1.25: capacity ceil(4096 x 8 x 1.25 / 128) = 320 per source rank;
+    // padded to it (--moe-pad-expert-input-to-capacity) 8 x 320 = 2560 rows
+    // per local expert, else the 2048 routed rows (none over capacity).
+    // Capacity factor 0.5: 128 per source rank, 1024 rows either way.
     const Model q = Load("qwen3-30b-a3b");
-    TrainingOptions tr = Training();
-    tr.routing = Routing::kTokenDrop;
-    tr.moe_expert_capacity_factor = 1.25;
-    const LayerOps ops =
-        BuildLayerOps(q, 0, false, Layout(1, false, 1, 8), tr, false);
-    const LayerOp& fc1 = Find(ops.forward, "experts_fc1");
-    EXPECT_EQ(fc1.groups, 16);
-    EXPECT_EQ(fc1.m, 2560);
+    struct Case {
+      double factor;
+      bool pad;
+      int64_t rows;
+    };
+    for (const Case& c : {Case{1.25, true, 2560}, Case{1.25, false, 2048},
+                          Case{0.5, true, 1024}, Case{0.5, false, 1024}}) {
+      SCOPED_TRACE(std::to_string(c.factor) + (c.pad ? " pad" : ""));
+      TrainingOptions tr = Training();
+      tr.routing = Routing::kTokenDrop;
+      tr.moe_expert_capacity_factor = c.factor;
+      tr.moe_pad_expert_input_to_capacity = c.pad;
+      const LayerOps ops =
+          BuildLayerOps(q, 0, false, Layout(1, false, 1, 8), tr, false);
+      const LayerOp& fc1 = Find(ops.forward, "experts_fc1");
+      EXPECT_EQ(fc1.groups, 16);
+      EXPECT_EQ(fc1.m, c.rows);
+    }
   }
 }
 

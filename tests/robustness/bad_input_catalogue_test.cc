@@ -639,6 +639,12 @@ const BadInput kCatalogue[] = {
      {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus",
       "8", "--ep", "8", "--megatron-args", "--delay-wgrad-compute"},
      "--delay-wgrad-compute: needs EP overlap"},
+    {"MegaPadWithoutTokenDrop",
+     {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus",
+      "8", "--ep", "8", "--megatron-args",
+      "--moe-pad-expert-input-to-capacity"},
+     "--moe-pad-expert-input-to-capacity: pads to a capacity: needs routing "
+     "tokendrop"},
     {"MegaDispatcherUnknown",
      {"memory", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus",
       "8", "--megatron-args", "--moe-token-dispatcher-type nccl"},

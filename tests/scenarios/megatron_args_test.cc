@@ -199,6 +199,23 @@ TEST(MegatronArgsTest, Fp8DotProductAttention) {
             std::string::npos);
 }
 
+// --moe-pad-expert-input-to-capacity with a capacity factor: token drop
+// padded to capacity, and FormatMegatronArgs writes both back.
+TEST(MegatronArgsTest, PadExpertInputToCapacity) {
+  Scenario spec;
+  auto w = ApplyMegatronArgs(
+      "--moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity",
+      spec);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_TRUE(w->empty());
+  EXPECT_EQ(spec.routing(), "tokendrop");
+  EXPECT_TRUE(spec.moe_pad_expert_input_to_capacity());
+  EXPECT_NE(FormatMegatronArgs(spec).find("--moe-expert-capacity-factor 1 "
+                                          "--moe-pad-expert-input-to-capacity"),
+            std::string::npos)
+      << FormatMegatronArgs(spec);
+}
+
 // Megatron-FSDP and CPU activation offloading map onto the scenario and
 // FormatMegatronArgs writes them back.
 TEST(MegatronArgsTest, MegatronFsdpAndActivationOffload) {

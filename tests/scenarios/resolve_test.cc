@@ -665,6 +665,17 @@ const RuleCase kRuleCases[] = {
      Q("num_gpus: 8 overlap_moe_expert_parallel_comm: true "
        "delay_wgrad_compute: true layout { expert_model_parallel_size: 8 }"),
      ""},
+    // Megatron's dispatchers assert a capacity factor under drop_and_pad.
+    {"PadToCapacityWithTokenDropPass",
+     Q("num_gpus: 8 routing: \"tokendrop\" moe_expert_capacity_factor: 1 "
+       "moe_pad_expert_input_to_capacity: true "
+       "layout { expert_model_parallel_size: 8 }"),
+     ""},
+    {"PadToCapacityDroplessFail",
+     Q("num_gpus: 8 moe_pad_expert_input_to_capacity: true "
+       "layout { expert_model_parallel_size: 8 }"),
+     "moe_pad_expert_input_to_capacity: pads to a capacity: needs routing "
+     "tokendrop"},
     {"DelayWgradWithoutEpOverlapFail",
      Q("num_gpus: 8 delay_wgrad_compute: true "
        "layout { expert_model_parallel_size: 8 }"),

@@ -224,6 +224,28 @@ TEST(HostCalls, CudaGraphScopesReplaceCapturedCallsByOneLaunch) {
   EXPECT_EQ(syncs, 0);
 }
 
+// Token drop padded to capacity: the alltoall dispatcher's split sizes are
+// static, so its preprocess sets no sync point (Megatron-LM
+// MoEAlltoAllTokenDispatcher.preprocess returns early under drop_and_pad)
+// and the eager MoE forward has no host wait; DeepEP still waits for its
+// receive counter inside the dispatch.
+TEST(HostCalls, PaddedTokenDropDropsTheAlltoallSync) {
+  const Fixture f = test_support::H100Platform(8);
+  RankContext rank = Ep8Context(f);
+  const models::LayerOps layer = Qwen3MoeLayer();
+  auto syncs = [&] {
+    int n = 0;
+    for (const TimedOp& op : PriceBlock(layer.forward, InMoe, rank).ops)
+      n += op.host_sync;
+    return n;
+  };
+  EXPECT_EQ(syncs(), 1);
+  rank.static_token_counts = true;
+  EXPECT_EQ(syncs(), 0);
+  rank.dispatcher = models::Dispatcher::kDeepEp;
+  EXPECT_EQ(syncs(), 1);
+}
+
 // GPT-OSS-120B's first layer at EP8 (16 local experts), seq 4096.
 models::LayerOps GptOssEp8Layer(bool moe_act_recompute) {
   auto model = models::LoadModel("gpt-oss-120b");
