@@ -66,6 +66,13 @@ class RowReader {
     return v;
   }
 
+  // A number in (0, 1] (a share of a rate).
+  double Fraction(std::string_view col) {
+    const double v = Positive(col);
+    if (v > 1) Fail(col, "must be a share in (0, 1], got " + t_.Get(row_, col));
+    return v;
+  }
+
   std::string OneOf(const Choice& choice) {
     const std::string& s = t_.Get(row_, choice.column);
     if (std::find(choice.values.begin(), choice.values.end(), s) ==
@@ -150,6 +157,7 @@ const Choice kQuantity{
     {"kernel_launch_us", "torch_op_us", "te_module_us", "autograd_node_us",
      "graph_launch_us", "graph_node_us", "auto_gc_stall_fraction",
      "python_call_factor"}};
+const Choice kSustainedQuantity{"quantity", {"compute_rate"}};
 const Choice kLink{"link", {"pcie-gen5-x16", "nvlink-c2c"}};
 const Choice kCopyDirection{"direction", {"h2d", "d2h", "bidir"}};
 
@@ -253,6 +261,13 @@ const std::vector<TableSpec>& Specs() {
          t.cpu_adam.push_back({r.Text("cpu"), r.Int("threads", 1),
                                r.Positive("params_per_s"), p});
        }},
+      {"sustained",
+       {"quantity", "value", "unit", "source"},
+       {"value", "unit"},
+       [](RowReader& r, const Provenance& p, Tables& t) {
+         t.sustained.push_back({r.OneOf(kSustainedQuantity),
+                                r.Fraction("value"), r.Text("unit"), p});
+       }},
   };
   return specs;
 }
@@ -305,7 +320,14 @@ double AttentionShape::ForwardFlops() const {
 size_t Tables::num_rows() const {
   return gemm.size() + grouped_gemm.size() + attention.size() +
          memory_bound.size() + collectives.size() + dispatch.size() +
-         host.size() + host_copy.size() + cpu_adam.size();
+         host.size() + host_copy.size() + cpu_adam.size() + sustained.size();
+}
+
+double Tables::SustainedComputeRate() const {
+  for (const SustainedQuantity& q : sustained) {
+    if (q.quantity == "compute_rate") return q.value;
+  }
+  return 1;
 }
 
 const std::vector<std::string>& TableNames() {

@@ -103,6 +103,17 @@ struct HostQuantity {
   Provenance from;
 };
 
+// How a GPU runs under the sustained load of a training step, where the
+// tables' kernel rows are short benchmarks: compute_rate, the share of
+// their rate compute-bound kernels keep once the board's power limit pulls
+// the SM clock down (a GPU without a published figure has no row).
+struct SustainedQuantity {
+  std::string quantity;  // compute_rate
+  double value = 0;
+  std::string unit;
+  Provenance from;
+};
+
 struct HostCopyPoint {
   std::string link, direction;
   double bytes = 0;
@@ -128,8 +139,11 @@ struct Tables {
   std::vector<HostQuantity> host;
   std::vector<HostCopyPoint> host_copy;
   std::vector<CpuAdamPoint> cpu_adam;
+  std::vector<SustainedQuantity> sustained;
 
   size_t num_rows() const;
+  // The sustained compute_rate row's value, 1 without one.
+  double SustainedComputeRate() const;
 };
 
 // A file of the shipped calibration/runs/ folder ("runs.csv",

@@ -172,8 +172,16 @@ util::Result<Platform> BuildPlatform(
   platform.cluster = std::make_unique<topology::Cluster>(std::move(*cluster));
   auto tables = calibration::LoadTables(scenario.system.gpu().calibration());
   if (!tables) return std::unexpected(tables.error());
+  // A training step is sustained load: compute-bound kernels run at the
+  // table's sustained share of their benchmarked rate (sustained.csv; the
+  // power-limited SM clock), HBM-bound kernels and the GEMM traffic floor
+  // at theirs.
+  calibration::Corrections kernels = corrections;
+  const double sustained = tables->SustainedComputeRate();
+  for (Factor f : {Factor::kGemm, Factor::kGroupedGemm, Factor::kAttention})
+    kernels.at(f) *= sustained;
   platform.costs = std::make_unique<calibration::CostModel>(
-      std::move(*tables), PeaksOf(scenario.system), corrections);
+      std::move(*tables), PeaksOf(scenario.system), kernels);
   return platform;
 }
 

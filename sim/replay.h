@@ -85,7 +85,9 @@ struct Platform {
 // cost model and the network parameters: nvlink_comm_efficiency scales the
 // NVLink and NVLS rates, network_comm_efficiency the NIC rate and the NIC
 // efficiency every fabric hop takes, dispatcher_efficiency the all-to-all
-// efficiencies of both tiers. The default (identity) changes nothing.
+// efficiencies of both tiers. The default (identity) changes nothing
+// beyond the tables' own sustained share of compute-bound rates
+// (sustained.csv), which the cost model's corrections carry.
 [[nodiscard]] util::Result<Platform> BuildPlatform(
     const scenarios::ResolvedScenario& scenario,
     const calibration::Profile& profile = {});

@@ -22,6 +22,27 @@ TEST(Tables, EveryShippedGpuLoadsWithSourcedRows) {
   }
 }
 
+// The sustained-load table: B200's compute_rate is the published
+// flashinfer PR 2899 figure (fully throttled 1237 / peak 1450 TFLOPS =
+// 0.853); a GPU without a published figure has no row and keeps its
+// benchmark rates (1).
+TEST(Tables, SustainedComputeRateIsPublishedForB200Only) {
+  for (const std::string& gpu : TableGpus()) {
+    SCOPED_TRACE(gpu);
+    auto t = LoadTables(gpu);
+    ASSERT_TRUE(t) << t.error().message;
+    if (gpu == "b200") {
+      ASSERT_EQ(t->sustained.size(), 1u);
+      EXPECT_DOUBLE_EQ(t->SustainedComputeRate(), 0.853);
+      EXPECT_NE(t->sustained[0].from.source.find("flashinfer/pull/2899"),
+                std::string::npos);
+    } else {
+      EXPECT_TRUE(t->sustained.empty());
+      EXPECT_DOUBLE_EQ(t->SustainedComputeRate(), 1.0);
+    }
+  }
+}
+
 TEST(Tables, UnknownGpuIsRefused) {
   auto t = LoadTables("a100");
   ASSERT_FALSE(t);
@@ -86,6 +107,9 @@ const BadTable kBadTables[] = {
      "got 'my laptop'"},
     {"ShortRow", "gemm", "impl,m,n,k,dtype,tflops,source\ncublas,1,2,3,bf16\n",
      "t.csv:2: expected 7 fields, found 5"},
+    {"SustainedShareAboveOne", "sustained",
+     "quantity,value,unit,source\ncompute_rate,1.2,fraction,published:x\n",
+     "t.csv:2: value: must be a share in (0, 1], got 1.2"},
     {"UnknownTier", "collectives",
      "collective,algorithm,tier,group_size,bytes,bus_gb_s,latency_us,source\n"
      "all_reduce,ring,pcie,8,1024,5,,published:x\n",

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "calibration/profile.h"
 #include "models/layer_ops.h"
 #include "models/memory.h"
 #include "models/pipeline.h"
@@ -688,6 +689,33 @@ TEST(Replay, MemoryTimelinePeakMatchesTheAnalyticPeak) {
                 1e-9)
         << "pp" << i;
   }
+}
+
+// A training step is sustained load: on B200 the replay's cost model runs
+// compute-bound kernels (GEMM, grouped GEMM, attention) at the sustained
+// share of their benchmarked rate (calibration/tables/b200/sustained.csv:
+// 0.853, flashinfer PR 2899) and keeps memory-bound kernels at theirs; a
+// GPU without a sustained row (H100) keeps every rate. A profile's factors
+// multiply on top.
+TEST(Replay, SustainedLoadSlowsComputeBoundKernelsOnly) {
+  auto corrections = [](const std::string& system,
+                        const calibration::Profile& profile) {
+    std::string text = Qwen30b(256);
+    text.replace(text.find("dgx-h100"), 8, system);
+    auto platform = BuildPlatform(Resolve(text), profile);
+    EXPECT_TRUE(platform) << platform.error().message;
+    return platform->costs->corrections();
+  };
+  using calibration::Factor;
+  const calibration::Corrections b200 = corrections("dgx-b200", {});
+  for (Factor f : {Factor::kGemm, Factor::kGroupedGemm, Factor::kAttention})
+    EXPECT_DOUBLE_EQ(b200.at(f), 0.853);
+  EXPECT_DOUBLE_EQ(b200.at(Factor::kMemoryBound), 1.0);
+  EXPECT_TRUE(corrections("dgx-h100", {}).IsIdentity());
+  calibration::Profile profile;
+  profile.all.at(Factor::kGemm) = 1.1;
+  EXPECT_DOUBLE_EQ(corrections("dgx-b200", profile).at(Factor::kGemm),
+                   0.853 * 1.1);
 }
 
 // The flow network (transfers as flows sharing links by max-min) against the
