@@ -547,12 +547,11 @@ Estimate CostModel::Attention(const AttentionShape& shape, bool backward,
     // Rows within a factor of two of the window (the last attention
     // feature is log2(1 + window)).
     const double w = std::log2(1.0 + static_cast<double>(s.window));
-    const bool near =
-        own != nullptr &&
-        std::any_of(own->points.begin(), own->points.end(),
-                    [&](const Point& p) {
-                      return std::abs(p.features.back() - w) <= 1;
-                    });
+    const bool near = own != nullptr &&
+                      std::any_of(own->points.begin(), own->points.end(),
+                                  [&](const Point& p) {
+                                    return std::abs(p.features.back() - w) <= 1;
+                                  });
     if (!near) kind = AttentionKind(s, backward, false);
   }
   // Low-precision attention without rows of its class (and direction) runs

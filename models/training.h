@@ -147,14 +147,13 @@ struct TrainingOptions {
 inline double RoutedExpertRows(double tokens, int64_t topk, int64_t experts,
                                int etp, const TrainingOptions& tr) {
   const double routed = tokens * static_cast<double>(topk) * etp;
-  if (tr.routing != Routing::kTokenDrop || !(tr.moe_expert_capacity_factor > 0) ||
-      experts <= 0)
+  if (tr.routing != Routing::kTokenDrop ||
+      !(tr.moe_expert_capacity_factor > 0) || experts <= 0)
     return routed;
   const double e = static_cast<double>(experts);
-  const double padded =
-      std::ceil(tokens * static_cast<double>(topk) *
-                tr.moe_expert_capacity_factor / e) *
-      e * etp;
+  const double padded = std::ceil(tokens * static_cast<double>(topk) *
+                                  tr.moe_expert_capacity_factor / e) *
+                        e * etp;
   return tr.moe_pad_expert_input_to_capacity ? padded
                                              : std::min(routed, padded);
 }
