@@ -94,7 +94,8 @@ util::Result<RunReport> BuildRunReport(const scenarios::ResolvedScenario& s,
   if (!platform) return std::unexpected(platform.error());
   auto step = sim::Replay(s, *platform, options);
   if (!step) return std::unexpected(step.error());
-  return RunReport{std::move(*step), BuildMemoryReport(s)};
+  return RunReport{std::move(*step), BuildMemoryReport(s),
+                   platform->costs->tables().SustainedComputeRate()};
 }
 
 std::string FormatRunText(const scenarios::ResolvedScenario& s,
@@ -121,6 +122,13 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
       "host                 %10.3f s launching, GPU waited %.3f s for "
       "launches\n",
       st.host_busy_s, st.host_idle_s);
+  if (r.sustained_compute_rate < 1) {
+    out += Format(
+        "sustained load       GEMM and attention at %.1f %% of their "
+        "benchmarked rate (calibration/tables/%s/sustained.csv)\n",
+        100 * r.sustained_compute_rate,
+        s.system.gpu().calibration().c_str());
+  }
   if (st.gc_stall_s > 0) {
     out += Format(
         "garbage collection   %10.3f s of stalls (automatic GC; --manual-gc "
@@ -230,6 +238,7 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
                JsonNumber(wall.compute_share).c_str(),
                JsonNumber(wall.memory_headroom).c_str()));
   field("host_idle_s", JsonNumber(st.host_idle_s));
+  field("sustained_compute_rate", JsonNumber(r.sustained_compute_rate));
   field("host_busy_s", JsonNumber(st.host_busy_s));
   field("gc_stall_s", JsonNumber(st.gc_stall_s));
   field("exposed_comm_s",

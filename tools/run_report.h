@@ -41,6 +41,9 @@ void AddRunFlags(CLI::App& app, RunFlags& flags);
 struct RunReport {
   sim::StepResult step;
   MemoryReport memory;
+  // The GPU's sustained-load share of benchmarked compute rates
+  // (calibration/tables/<gpu>/sustained.csv; 1 without a row).
+  double sustained_compute_rate = 1;
 };
 
 // `profile`: corrections applied to the platform (sim::BuildPlatform).

@@ -64,6 +64,30 @@ TEST(RunCommand, JsonHasTheContractKeysAndIsDeterministic) {
   EXPECT_EQ(RunMoesim(args).out, o.out);
 }
 
+// `moesim run` says when the GPU's sustained-load share applies: B200's
+// calibration/tables/b200/sustained.csv row (0.853, flashinfer PR 2899) in
+// the text and in --json; H100 has no row (1, no text line).
+TEST(RunCommand, ReportsTheSustainedComputeRate) {
+  const std::string b200 = "run --model llama3-8b --system dgx-b200 --gpus 8";
+  const Output text = RunMoesim(b200);
+  ASSERT_EQ(text.status, 0);
+  EXPECT_NE(text.out.find("sustained load       GEMM and attention at 85.3 % "
+                          "of their benchmarked rate "
+                          "(calibration/tables/b200/sustained.csv)"),
+            std::string::npos)
+      << text.out;
+  const Output json = RunMoesim(b200 + " --json");
+  EXPECT_NE(json.out.find("\"sustained_compute_rate\": 0.853"),
+            std::string::npos);
+  const Output h100 =
+      RunMoesim("run --model llama3-8b --system dgx-h100 --gpus 8 --json");
+  EXPECT_NE(h100.out.find("\"sustained_compute_rate\": 1"),
+            std::string::npos);
+  EXPECT_EQ(RunMoesim("run --model llama3-8b --system dgx-h100 --gpus 8")
+                .out.find("sustained load"),
+            std::string::npos);
+}
+
 // `moesim run --full --json`: the mode keys, the same step as the symmetric
 // replay on this balanced layout (tests/sim/full_replay_test.cc says why),
 // and byte-identical output for the same input, straggler included.
