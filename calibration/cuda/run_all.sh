@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every CUDA calibration benchmark on this machine's GPU(s) and writes
 # the tables (README.md here) to OUT_ROOT/<gpu>/: gemm.csv, grouped_gemm.csv,
-# attention.csv, memory_bound.csv, host.csv, host_copy.csv, collectives.csv,
-# env.txt (bench_env, plus nvidia-smi when present) and log.txt (every
-# benchmark's stderr). <gpu> is the device name as in the rows' sources,
+# attention.csv, memory_bound.csv, host.csv, host_copy.csv, sustained.csv,
+# collectives.csv, env.txt (bench_env, plus nvidia-smi when present) and
+# log.txt (every benchmark's stderr). <gpu> is the device name as in the rows' sources,
 # e.g. nvidia-h200.
 #
 #   run_all.sh BIN_DIR OUT_ROOT [--quick]
@@ -99,6 +99,9 @@ run memory_bound $((b_memory + 60)) "$bin/memory_bound_bench" \
   --out "$out/memory_bound.csv" --budget-s "$b_memory" $quick
 run host 180 "$bin/host_bench" --out "$out/host.csv" \
   --copy-out "$out/host_copy.csv" $quick
+# Sustained load last but one, on a GPU the others left warm: it idles
+# --idle-s first, then runs 20 s (--quick 5 s) back to back.
+run sustained 120 "$bin/sustained_bench" --out "$out/sustained.csv" $quick
 run collectives $((b_coll + 120)) "$bin/collectives_bench" \
   --out "$out/collectives.csv" --algo auto --budget-s "$b_coll" $quick
 if [ "${gpus:-1}" -ge 2 ]; then
@@ -122,7 +125,7 @@ fi
 } >> "$out/env.txt"
 
 echo "run_all: tables in $out ($(( $(date +%s) - started )) s)"
-for f in gemm grouped_gemm attention memory_bound host host_copy collectives; do
+for f in gemm grouped_gemm attention memory_bound host host_copy sustained collectives; do
   [ -f "$out/$f.csv" ] && printf '  %-14s %5d rows\n' "$f" $(( $(wc -l < "$out/$f.csv") - 1 ))
 done
 if [ ${#failed[@]} -gt 0 ]; then
