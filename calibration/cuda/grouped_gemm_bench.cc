@@ -27,6 +27,7 @@
 
 #include "calibration/cuda/bench_common.h"
 #include "calibration/cuda/bench_device.h"
+#include "calibration/cuda/cublas_session.h"
 
 namespace moesim::cuda_bench {
 namespace {
@@ -152,21 +153,9 @@ class GroupedOperands {
 
 int Run(int argc, char** argv) {
   Args args(argc, argv, kUsage, {"max-rows"}, {});
-  BENCH_CUDA_CHECK(cudaSetDevice(args.device()));
-  cudaStream_t stream;
-  BENCH_CUDA_CHECK(cudaStreamCreate(&stream));
-  cublasHandle_t handle;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
-    Die(kTool, "cublasCreate failed");
-  cublasSetStream(handle, stream);
-  // A 32 MiB workspace of our own, as TE gives cuBLAS.
-  void* workspace = nullptr;
-  const size_t workspace_bytes = size_t{32} << 20;
-  BENCH_CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
-  cublasSetWorkspace(handle, workspace, workspace_bytes);
-  int version = 0;
-  cublasGetVersion(handle, &version);
-  PrintEnvLine(kTool, args.device(), "cublas=" + std::to_string(version));
+  const CublasSession session(kTool, args.device());
+  cublasHandle_t handle = session.handle();
+  cudaStream_t stream = session.stream();
 
   size_t free_bytes = 0, total_bytes = 0;
   BENCH_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -224,8 +213,6 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "%s: experts=%ld tokens=%ld n=%ld k=%ld %.1f TFLOPS\n",
                  kTool, p.experts, p.tokens, p.n, p.k, tflops);
   }
-  cublasDestroy(handle);
-  cudaFree(workspace);
   std::fprintf(stderr, "%s: %d rows in %.0f s\n", kTool, csv.rows(),
                budget.elapsed_s());
   return 0;

@@ -27,6 +27,7 @@
 
 #include "calibration/cuda/bench_common.h"
 #include "calibration/cuda/bench_device.h"
+#include "calibration/cuda/cublas_session.h"
 #include "calibration/cuda/nvml_probe.h"
 
 namespace moesim::cuda_bench {
@@ -53,20 +54,9 @@ int Run(int argc, char** argv) {
   if (n < 256 || idle_s < 0 || sustain_s < 1 || batch < 1)
     Die(kTool, "--size >= 256, --idle-s >= 0, --sustain-s >= 1, --batch >= 1");
 
-  BENCH_CUDA_CHECK(cudaSetDevice(args.device()));
-  cudaStream_t stream;
-  BENCH_CUDA_CHECK(cudaStreamCreate(&stream));
-  cublasHandle_t handle;
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
-    Die(kTool, "cublasCreate failed");
-  cublasSetStream(handle, stream);
-  void* workspace = nullptr;
-  const size_t workspace_bytes = size_t{32} << 20;
-  BENCH_CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
-  cublasSetWorkspace(handle, workspace, workspace_bytes);
-  int version = 0;
-  cublasGetVersion(handle, &version);
-  PrintEnvLine(kTool, args.device(), "cublas=" + std::to_string(version));
+  const CublasSession session(kTool, args.device());
+  cublasHandle_t handle = session.handle();
+  cudaStream_t stream = session.stream();
 
   const size_t count = static_cast<size_t>(n) * n;
   void *a = nullptr, *b = nullptr, *c = nullptr;
@@ -153,8 +143,6 @@ int Run(int argc, char** argv) {
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
-  cudaFree(workspace);
-  cublasDestroy(handle);
   return 0;
 }
 
