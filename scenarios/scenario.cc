@@ -184,6 +184,18 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   d.String("precision", "bf16", s.mutable_precision());
   d.String("dispatcher", "alltoall", s.mutable_dispatcher());
   d.String("routing", "force_balanced", s.mutable_routing());
+  if (s.routing() == "tokendrop" && s.moe_expert_capacity_factor() == 0) {
+    // Token drop without a capacity factor: Megatron-Bridge's token-drop
+    // helper's defaults, capacity 1.0 padded to capacity
+    // (NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/utils/
+    // moe_token_drop.py apply_moe_token_drop(moe_expert_capacity_factor=1.0,
+    // moe_pad_expert_input_to_capacity=True)). proto3 cannot tell an unset
+    // pad flag from false, so both come from the helper together.
+    s.set_moe_expert_capacity_factor(1.0);
+    s.set_moe_pad_expert_input_to_capacity(true);
+    d.Note("moe_expert_capacity_factor", "1.0");
+    d.Note("moe_pad_expert_input_to_capacity", "true");
+  }
   if (s.routing() == "dropless_natural" && s.moe_routing_skew() == 0 &&
       s.moe_routing_histogram_size() == 0 && model.num_moe_experts() > 0) {
     // Natural routing without a measured distribution: the replay has no

@@ -137,6 +137,32 @@ TEST(ResolveTest, UnevenSplitCountsEmbeddingAndLoss) {
 // the embedding and loss counted (63 / 16): the Bridge recipe's layout_map
 // (models/zoo/deepseek-v3.textproto, its source) gives the layout, and the
 // report says so. PP 8 x VPP 4 is not in the map and stays an error.
+// Token drop without a capacity factor takes Megatron-Bridge's token-drop
+// helper's defaults (apply_moe_token_drop: capacity 1.0, padded to
+// capacity), and says so; a stated factor is kept, unpadded as in Megatron.
+TEST(ResolveTest, TokenDropWithoutCapacityTakesBridgesHelperDefaults) {
+  Scenario spec;
+  spec.set_model("qwen3-30b-a3b");
+  spec.set_system("dgx-h100");
+  spec.set_num_gpus(8);
+  spec.set_routing("tokendrop");
+  auto r = Resolve(spec, "flags");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_DOUBLE_EQ(r->training.moe_expert_capacity_factor, 1.0);
+  EXPECT_TRUE(r->training.moe_pad_expert_input_to_capacity);
+  EXPECT_TRUE(Contains(r->defaults_used, "moe_expert_capacity_factor=1.0"));
+  EXPECT_TRUE(
+      Contains(r->defaults_used, "moe_pad_expert_input_to_capacity=true"));
+
+  spec.set_moe_expert_capacity_factor(1.25);
+  auto stated = Resolve(spec, "flags");
+  ASSERT_TRUE(stated) << stated.error().message;
+  EXPECT_DOUBLE_EQ(stated->training.moe_expert_capacity_factor, 1.25);
+  EXPECT_FALSE(stated->training.moe_pad_expert_input_to_capacity);
+  EXPECT_FALSE(
+      Contains(stated->defaults_used, "moe_expert_capacity_factor=1.0"));
+}
+
 TEST(ResolveTest, DeepSeekV3TakesTheRecipeLayoutForItsPipeline) {
   Scenario spec;
   spec.set_model("deepseek-v3");
@@ -542,8 +568,6 @@ const RuleCase kRuleCases[] = {
     {"TokenDropPass",
      Q("num_gpus: 8 routing: \"tokendrop\" moe_expert_capacity_factor: 1.0"),
      ""},
-    {"TokenDropFail", Q("num_gpus: 8 routing: \"tokendrop\""),
-     "tokendrop needs moe_expert_capacity_factor > 0"},
     {"RoutingUnknownFail", Q("num_gpus: 8 routing: \"aux_loss\""),
      "routing: unknown 'aux_loss'"},
     // Optimizer offload and the precision-aware optimizer.
