@@ -116,8 +116,12 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   out += Format("tokens/s/GPU         %10.1f\n", st.tokens_per_sec_per_gpu);
   out += Format("MFU                  %10.1f %% of the %s dense peak\n",
                 100 * st.mfu, s.spec.precision().c_str());
-  out += Format("pipeline bubble      %10.1f %% of the step (stages idle)\n",
-                100 * st.bubble_fraction);
+  // Every stream of the stage idle: the pipeline bubble, and at PP 1 too
+  // the GPU's waits for the host and for syncs.
+  out += Format(
+      "GPU idle             %10.1f %% of the step (no kernel or transfer: "
+      "pipeline bubble, host and sync waits)\n",
+      100 * st.bubble_fraction);
   out += Format(
       "host                 %10.3f s launching, GPU waited %.3f s for "
       "launches\n",

@@ -1,5 +1,5 @@
 // `moesim run`: replay one training step of a scenario and report step time,
-// model TFLOPS/GPU, tokens/s/GPU, MFU, the pipeline bubble, communication
+// model TFLOPS/GPU, tokens/s/GPU, MFU, the idle share (bubble), communication
 // (total and exposed) by kind, time by op class and per-stage memory with
 // the out-of-memory verdict; as text or JSON; optionally a Perfetto trace.
 // --calibration PROFILE applies a calibration profile (calibration/profile.h).
