@@ -1872,14 +1872,23 @@ def sustained_tables(T):
     The tables' GEMM and attention rows are short benchmarks (cuDNN's SDPA
     benchmark times 10 iterations, Transformer Engine's GEMM profile a few,
     MAMF 100 after 50 warm-up). Only B200 has a published sustained-load
-    figure; the other GPUs have no row (their benchmark rates stand)."""
+    figure; GB200, the same GPU (SAME_DIE), takes it by the rule the
+    attention tables use between the two; B300 and GB300 (Blackwell Ultra)
+    and the Hoppers have no row (their benchmark rates stand)."""
+    b200 = "0.853"
     T["b200"]["sustained"].add(
-        quantity="compute_rate", value="0.853", unit="fraction",
+        quantity="compute_rate", value=b200, unit="fraction",
         source="published:github.com/flashinfer-ai/flashinfer/pull/2899 (2026-03-26, B200, BF16 FlashAttention-4 "
                "b=4 s=8192 h=16 d=128, 100 back-to-back event-timed iterations: 1450 TFLOPS at iterations 10-19, "
                "1237 at 70-79 once fully throttled, SM clock 1965 -> ~1580 MHz at ~1000 W, throttling from about "
                "5 ms of sustained compute): 1237 / 1450 = 0.853 of the short-benchmark rate for compute-bound "
                "kernels; HBM-bound kernels keep theirs (the cap lowers the SM clock)")
+    T["gb200"]["sustained"].add(
+        quantity="compute_rate", value=b200, unit="fraction",
+        source="derived:the B200 row (%s, published: flashinfer-ai/flashinfer PR 2899, fully throttled "
+               "FlashAttention-4 over its short-benchmark rate) by the same-die rule of the attention tables: "
+               "B200 and GB200 are the same Blackwell GPU, B200 at HGX power and clocks, GB200 at NVL72 ones; "
+               "no GB200 sustained-load figure was found" % b200)
 
 
 # --------------------------------------------------------------------------

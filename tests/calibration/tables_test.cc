@@ -26,15 +26,21 @@ TEST(Tables, EveryShippedGpuLoadsWithSourcedRows) {
 // flashinfer PR 2899 figure (fully throttled 1237 / peak 1450 TFLOPS =
 // 0.853); a GPU without a published figure has no row and keeps its
 // benchmark rates (1).
-TEST(Tables, SustainedComputeRateIsPublishedForB200Only) {
+// B200's published sustained-load share (flashinfer PR 2899: 1237 / 1450
+// TFLOPS) and GB200's by the same-die rule; every other GPU keeps its
+// benchmark rates.
+TEST(Tables, SustainedComputeRateIsB200sPublishedShareAndGb200s) {
   for (const std::string& gpu : TableGpus()) {
     SCOPED_TRACE(gpu);
     auto t = LoadTables(gpu);
     ASSERT_TRUE(t) << t.error().message;
-    if (gpu == "b200") {
+    if (gpu == "b200" || gpu == "gb200") {
       ASSERT_EQ(t->sustained.size(), 1u);
       EXPECT_DOUBLE_EQ(t->SustainedComputeRate(), 0.853);
-      EXPECT_NE(t->sustained[0].from.source.find("flashinfer/pull/2899"),
+      EXPECT_NE(t->sustained[0].from.source.find(
+                    gpu == "b200" ? "published:" : "derived:the B200 row"),
+                std::string::npos);
+      EXPECT_NE(t->sustained[0].from.source.find("flashinfer"),
                 std::string::npos);
     } else {
       EXPECT_TRUE(t->sustained.empty());
