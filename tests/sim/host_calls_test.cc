@@ -425,8 +425,8 @@ double HostBusyWithFactor(const scenarios::ResolvedScenario& s, double factor) {
 // python_call_factor scales the Python-side calls (eager ops, TE module
 // calls, autograd nodes) and not the driver's launches: the step's host
 // time is linear in it, P x factor + D, with D > 0 the raw cuBLAS launches
-// of TE's grouped GEMM loop. From factor 1 and 2: P and D; factor 2.3 (the
-// shipped figure) must give D + 2.3 P.
+// of TE's grouped GEMM loop. From factor 1 and 2: P and D; a third factor,
+// 2.3, must give D + 2.3 P.
 TEST(HostCalls, PythonCallFactorScalesThePythonCallsOnly) {
   const scenarios::ResolvedScenario s =
       test_support::Resolve(R"(model: "qwen3-30b-a3b" system: "dgx-h100"

@@ -127,9 +127,10 @@ std::string JsonField(const std::string& block, const std::string& key) {
 // figures recorded in calibration/runs/accuracy.txt (rounded to 0.1, so the
 // test allows the 0.05 of rounding). Thread independence of the same output
 // is DeterminismTest.ValidateJsonDoesNotDependOnThreads. Every pair the
-// replay compares must have its direction right (15 of 15; the two
-// CUDA-graph pairs set host.csv's python_call_factor, so they are a check of
-// its fit, the other thirteen are not).
+// replay compares must have its direction right (15 of 15; host.csv's
+// python_call_factor is fitted over the shipped runs themselves, so the
+// rows' MAPE is in-sample for that one constant, the pairs' ratios are not
+// part of the fit).
 TEST(ValidateCommand, ShippedRunsJsonContractAndAccuracyGuard) {
   std::ifstream in(std::string(MOESIM_SOURCE_DIR) +
                    "/calibration/runs/accuracy.txt");
