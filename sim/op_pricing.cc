@@ -360,19 +360,24 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   }
   const double ranks_per_token = DistinctRanksPerToken(
       d.experts, d.topk, rank.ep, d.router_groups, d.router_group_topk);
-  // The bytes the table's rate divides. Inside one NVLink domain the
-  // benchmarks (DeepEP tests/test_hybrid_ep.py, test_intranode.py) count
-  // every row a rank receives, its own included: tokens x ranks per token.
-  // Across domains they count each (token, node) pair once, the local node
-  // included (count_rdma_send_from_routing_map); the replay still divides
-  // the rows sent to other ranks, 3.1x that count at EP16 over two nodes.
-  // Dividing the benchmarks' own count moves the H100 and B200 multi-node
-  // DeepEP/HybridEP runs from 10-27% slow to 17-46% fast, so training pays
-  // for something beyond the kernel-only benchmark that this count has
-  // stood in for (README, not modelled); it stays until that is found.
-  const double local = shape.domains > 1 ? (rank.ep - 1.0) / rank.ep : 1.0;
-  const double bytes = ranks_per_token * local *
-                       static_cast<double>(d.tokens) * row_bytes *
+  // The bytes the table's rate divides, counted as the benchmark behind the
+  // rate counts them, so that the rate converts back to its kernel's time.
+  // Inside one NVLink domain the benchmarks (DeepEP tests/test_hybrid_ep.py,
+  // test_intranode.py) count every row a rank receives, its own included:
+  // tokens x ranks per token. Across domains they count each (token, node)
+  // pair once, the local node included (count_rdma_send_from_routing_map):
+  // tokens x the distinct nodes a token's experts sit on, the domains
+  // playing the ranks' part in the same count. (The replay divided the rows
+  // sent to other ranks instead, 3.1x more bytes at EP16 over two nodes,
+  // while the host was priced at TE issue 2053's Grace/x86 ratio; at the
+  // Megatron CI ratio the benchmarks' own count fits the multi-node runs
+  // better: Qwen3-30B H100 EP16 -16% -> +5% by median.)
+  const double per_token =
+      shape.domains > 1
+          ? DistinctRanksPerToken(d.experts, d.topk, shape.domains,
+                                  d.router_groups, d.router_group_topk)
+          : ranks_per_token;
+  const double bytes = per_token * static_cast<double>(d.tokens) * row_bytes *
                        rank.moe_imbalance;
   const double received = d.tokens * ranks_per_token;
   // Received rows are read and the permuted rows written (combine: the

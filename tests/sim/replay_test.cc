@@ -1054,16 +1054,17 @@ TEST(EpOverlap, DelayWgradComputeRunsWeightGradientsBesideTheDispatch) {
 // On a replayed step: the deferral only moves work the merged schedule runs
 // beside an exchange, so the step gets no longer, and shorter where the
 // dispatch backward was exposed; tracing (which keeps kernels apart) gives
-// the same step. Qwen3-30B on 16 H100s, EP16 HybridEP (the EP-overlap A/B's
-// layout).
+// the same step. Qwen3-30B on 32 H100s, EP32 HybridEP over four nodes (at
+// EP16 over two, the EP-overlap A/B's layout, the step is host-bound and the
+// deferral moves nothing it waits on).
 TEST(EpOverlap, DelayWgradComputeShortensAnExposedStep) {
   auto scenario = [](bool delay) {
     return Resolve(std::string(R"(model: "qwen3-30b-a3b"
-      system: "dgx-h100" num_gpus: 16 seq_length: 4096 precision: "bf16"
+      system: "dgx-h100" num_gpus: 32 seq_length: 4096 precision: "bf16"
       dispatcher: "hybridep" overlap_moe_expert_parallel_comm: true
       delay_wgrad_compute: )") +
                    (delay ? "true" : "false") + R"(
-      layout { expert_model_parallel_size: 16 global_batch_size: 256 })");
+      layout { expert_model_parallel_size: 32 global_batch_size: 256 })");
   };
   const StepResult plain = Simulate(scenario(false));
   const scenarios::ResolvedScenario delayed = scenario(true);
