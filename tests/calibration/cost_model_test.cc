@@ -305,9 +305,14 @@ CostModel Blackwell(const char* gpu, const GpuPeaks& peaks) {
 // GB300 1271 TFLOPS at this shape; leaving the row out, the others predict
 // it 30% high (moesim validate-kernels).
 TEST(CostModel, BlackwellHeadDim64ForwardIsMeasured) {
-  const AttentionShape s{.batch = 8, .seq_q = 4096, .seq_kv = 4096,
-                         .heads_q = 32, .heads_kv = 32, .head_dim_qk = 64,
-                         .head_dim_v = 64, .causal = true};
+  const AttentionShape s{.batch = 8,
+                         .seq_q = 4096,
+                         .seq_kv = 4096,
+                         .heads_q = 32,
+                         .heads_kv = 32,
+                         .head_dim_qk = 64,
+                         .head_dim_v = 64,
+                         .causal = true};
   const struct {
     const char* gpu;
     GpuPeaks peaks;
