@@ -371,7 +371,7 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   // sent to other ranks instead, 3.1x more bytes at EP16 over two nodes,
   // while the host was priced at TE issue 2053's Grace/x86 ratio; at the
   // Megatron CI ratio the benchmarks' own count fits the multi-node runs
-  // better: Qwen3-30B H100 EP16 -16% -> +5% by median.)
+  // better: Qwen3-30B H100 EP16 -16% -> 0% by median.)
   const double per_token =
       shape.domains > 1
           ? DistinctRanksPerToken(d.experts, d.topk, shape.domains,

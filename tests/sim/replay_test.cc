@@ -473,6 +473,50 @@ TEST(OpPricing, NvlinkDispatchCountsEveryReceivedRowAsItsBenchmarkDoes) {
   }
 }
 
+// Across NVLink domains the benchmarks count each (token, node) pair once,
+// the local node included (HybridEP tests/test_hybrid_ep.py
+// count_rdma_send_from_routing_map, DeepEP num_rdma_token_sent), and the
+// replay divides the same count by the `net` rate: EP16 over two 8-GPU
+// nodes, top-8 of 128 experts, 64 per node: 4096 x 2 (1 - C(64,8)/C(128,8))
+// x 2048 x 2 bytes, about 3.1x fewer than the rows sent to other ranks
+// (4096 x 16 (1 - C(120,8)/C(128,8)) x 15/16), which it divided before.
+TEST(OpPricing, NetworkDispatchCountsTokenNodePairsAsItsBenchmarkDoes) {
+  const Fixture f = test_support::H100Platform(16);
+  models::LayerOp op = Qwen30bDispatch();
+  std::vector<int> two_nodes(16);
+  for (int g = 0; g < 16; ++g) two_nodes[g] = g;
+  double no_node = 1, no_rank = 1;  // C(64,8)/C(128,8), C(120,8)/C(128,8)
+  for (int i = 0; i < 8; ++i) {
+    no_node *= (64.0 - i) / (128.0 - i);
+    no_rank *= (120.0 - i) / (128.0 - i);
+  }
+  const double bytes = 4096 * 2 * (1 - no_node) * 2048.0 * 2;
+  const double other_ranks = 4096 * 16 * (1 - no_rank) * 15.0 / 16;
+  EXPECT_NEAR(other_ranks / (4096 * 2 * (1 - no_node)), 3.1, 0.05);
+  for (const models::Dispatcher dispatcher :
+       {models::Dispatcher::kHybridEp, models::Dispatcher::kDeepEp}) {
+    RankContext wide = Context(f, models::Group::kEp, two_nodes);
+    wide.dispatcher = dispatcher;
+    for (const bool combine : {false, true}) {
+      op.dispatch.combine = combine;
+      auto t = PriceOps({op}, wide);
+      ASSERT_TRUE(t) << t.error().message;
+      const auto comm = std::find_if(
+          t->ops.begin(), t->ops.end(),
+          [](const TimedOp& o) { return o.stream == StreamKind::kEp; });
+      ASSERT_NE(comm, t->ops.end());
+      const auto rate = f.platform.costs->Dispatch(
+          dispatcher == models::Dispatcher::kDeepEp ? "deepep" : "hybridep",
+          combine ? "combine" : "dispatch", "net", 16, 4096,
+          calibration::Dtype::kBf16, DispatcherSms(dispatcher));
+      ASSERT_TRUE(rate);
+      EXPECT_EQ(comm->duration,
+                Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9)))
+          << (combine ? "combine" : "dispatch");
+    }
+  }
+}
+
 // ---- Host launches and CUDA graphs ------------------------------------------
 
 // One stage's streams ("s/compute", "s/tp", ..., "s/host") on `engine`.
