@@ -443,17 +443,19 @@ TEST(OpPricing, HybridEpPermutesBesideItsKernelOnlyExchange) {
 // a token reaches x the row, here 4096 x 8 (1 - C(112,8)/C(128,8)) x 2048 x
 // 2 bytes. Before, the rank's own share (1/8) was left out, which made
 // every one-domain HybridEP and DeepEP exchange 12.5% too short.
-TEST(OpPricing, NvlinkDispatchCountsEveryReceivedRowAsItsBenchmarkDoes) {
-  const Fixture f = test_support::H100Platform(8);
+// For HybridEP and DeepEP, dispatch and combine, over the EP group `gpus`:
+// the exchange takes `bytes` at the dispatch table's `tier` rate.
+void ExpectExchangeDividesBytes(const Fixture& f, const std::vector<int>& gpus,
+                                const char* tier, double bytes) {
   models::LayerOp op = Qwen30bDispatch();
+  const int ep = static_cast<int>(gpus.size());
   for (const models::Dispatcher dispatcher :
        {models::Dispatcher::kHybridEp, models::Dispatcher::kDeepEp}) {
-    RankContext node =
-        Context(f, models::Group::kEp, {0, 1, 2, 3, 4, 5, 6, 7});
-    node.dispatcher = dispatcher;
+    RankContext rank = Context(f, models::Group::kEp, gpus);
+    rank.dispatcher = dispatcher;
     for (const bool combine : {false, true}) {
       op.dispatch.combine = combine;
-      auto t = PriceOps({op}, node);
+      auto t = PriceOps({op}, rank);
       ASSERT_TRUE(t) << t.error().message;
       const auto comm = std::find_if(
           t->ops.begin(), t->ops.end(),
@@ -461,16 +463,22 @@ TEST(OpPricing, NvlinkDispatchCountsEveryReceivedRowAsItsBenchmarkDoes) {
       ASSERT_NE(comm, t->ops.end());
       const auto rate = f.platform.costs->Dispatch(
           dispatcher == models::Dispatcher::kDeepEp ? "deepep" : "hybridep",
-          combine ? "combine" : "dispatch", "nvlink", 8, 4096,
+          combine ? "combine" : "dispatch", tier, ep, 4096,
           calibration::Dtype::kBf16, DispatcherSms(dispatcher));
       ASSERT_TRUE(rate);
-      double no_rank = 1;  // C(112,8)/C(128,8)
-      for (int i = 0; i < 8; ++i) no_rank *= (112.0 - i) / (128.0 - i);
-      const double bytes = 4096 * 8 * (1 - no_rank) * 2048.0 * 2;
-      EXPECT_EQ(comm->duration, Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9)))
+      EXPECT_EQ(comm->duration,
+                Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9)))
           << (combine ? "combine" : "dispatch");
     }
   }
+}
+
+TEST(OpPricing, NvlinkDispatchCountsEveryReceivedRowAsItsBenchmarkDoes) {
+  double no_rank = 1;  // C(112,8)/C(128,8)
+  for (int i = 0; i < 8; ++i) no_rank *= (112.0 - i) / (128.0 - i);
+  ExpectExchangeDividesBytes(test_support::H100Platform(8),
+                             {0, 1, 2, 3, 4, 5, 6, 7}, "nvlink",
+                             4096 * 8 * (1 - no_rank) * 2048.0 * 2);
 }
 
 // Across NVLink domains the benchmarks count each (token, node) pair once,
@@ -481,8 +489,6 @@ TEST(OpPricing, NvlinkDispatchCountsEveryReceivedRowAsItsBenchmarkDoes) {
 // x 2048 x 2 bytes, about 3.1x fewer than the rows sent to other ranks
 // (4096 x 16 (1 - C(120,8)/C(128,8)) x 15/16), which it divided before.
 TEST(OpPricing, NetworkDispatchCountsTokenNodePairsAsItsBenchmarkDoes) {
-  const Fixture f = test_support::H100Platform(16);
-  models::LayerOp op = Qwen30bDispatch();
   std::vector<int> two_nodes(16);
   for (int g = 0; g < 16; ++g) two_nodes[g] = g;
   double no_node = 1, no_rank = 1;  // C(64,8)/C(128,8), C(120,8)/C(128,8)
@@ -490,31 +496,10 @@ TEST(OpPricing, NetworkDispatchCountsTokenNodePairsAsItsBenchmarkDoes) {
     no_node *= (64.0 - i) / (128.0 - i);
     no_rank *= (120.0 - i) / (128.0 - i);
   }
-  const double bytes = 4096 * 2 * (1 - no_node) * 2048.0 * 2;
   const double other_ranks = 4096 * 16 * (1 - no_rank) * 15.0 / 16;
   EXPECT_NEAR(other_ranks / (4096 * 2 * (1 - no_node)), 3.1, 0.05);
-  for (const models::Dispatcher dispatcher :
-       {models::Dispatcher::kHybridEp, models::Dispatcher::kDeepEp}) {
-    RankContext wide = Context(f, models::Group::kEp, two_nodes);
-    wide.dispatcher = dispatcher;
-    for (const bool combine : {false, true}) {
-      op.dispatch.combine = combine;
-      auto t = PriceOps({op}, wide);
-      ASSERT_TRUE(t) << t.error().message;
-      const auto comm = std::find_if(
-          t->ops.begin(), t->ops.end(),
-          [](const TimedOp& o) { return o.stream == StreamKind::kEp; });
-      ASSERT_NE(comm, t->ops.end());
-      const auto rate = f.platform.costs->Dispatch(
-          dispatcher == models::Dispatcher::kDeepEp ? "deepep" : "hybridep",
-          combine ? "combine" : "dispatch", "net", 16, 4096,
-          calibration::Dtype::kBf16, DispatcherSms(dispatcher));
-      ASSERT_TRUE(rate);
-      EXPECT_EQ(comm->duration,
-                Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9)))
-          << (combine ? "combine" : "dispatch");
-    }
-  }
+  ExpectExchangeDividesBytes(test_support::H100Platform(16), two_nodes, "net",
+                             4096 * 2 * (1 - no_node) * 2048.0 * 2);
 }
 
 // ---- Host launches and CUDA graphs ------------------------------------------
