@@ -1,5 +1,7 @@
 #include "models/architecture.h"
 
+#include <cmath>
+
 namespace moesim::models {
 
 LayerKind DecoderLayer(const Model& m, int64_t i) {
@@ -46,6 +48,14 @@ bool IsGated(const Model& m) { return m.activation() != "gelu"; }
 
 bool IsClampedQuickGeglu(const Model& m) {
   return m.activation() == "quick_geglu";
+}
+
+double RotaryConcentrationFactor(const Model& m) {
+  const double s = m.yarn_rotary_scaling_factor();
+  if (s <= 1) return 1;
+  auto mscale = [s](double factor) { return 0.1 * factor * std::log(s) + 1; };
+  if (!m.has_yarn_mscale() || !m.has_yarn_mscale_all_dim()) return mscale(1);
+  return mscale(m.yarn_mscale()) / mscale(m.yarn_mscale_all_dim());
 }
 
 int64_t NumMoeLayers(const Model& m) {

@@ -40,6 +40,12 @@ bool IsGated(const Model& model);  // SwiGLU-style GLU: fc1 is 2x wide
 // Megatron-Core applies with eager clamps before its fused activation.
 bool IsClampedQuickGeglu(const Model& model);
 int64_t NumMoeLayers(const Model& model);  // decoder layers only
+// The factor Megatron multiplies RoPE's cos and sin by (Megatron-LM
+// attention.py passes _yarn_get_concentration_factor_from_config to
+// apply_rotary_pos_emb): 1 without YaRN; with it 0.1 ln s + 1 when
+// yarn_mscale or yarn_mscale_all_dim is unset, else the ratio of
+// 0.1 m ln s + 1 at the two (1 for s <= 1).
+double RotaryConcentrationFactor(const Model& model);
 
 // Megatron's vocabulary padding (MLM build_tokenizer.py
 // vocab_size_with_padding): multiple = make_vocab_size_divisible_by (128

@@ -162,6 +162,50 @@ void SetMoeLayerPattern(const std::vector<int32_t>& pattern, Model& model) {
   for (int32_t flag : pattern) model.add_moe_layer_freq(flag);
 }
 
+// YaRN RoPE (transformers' modeling_rope_utils.py: rope_scaling with "type"
+// or "rope_type" "yarn", its "factor", and optionally "mscale" and
+// "mscale_all_dim", the keys Megatron-Bridge's bridges copy into
+// yarn_rotary_scaling_factor / yarn_mscale / yarn_mscale_all_dim). Other
+// rope_scaling types (Llama 3.1's "llama3") only rescale the frequencies at
+// initialization: nothing the step's cost depends on.
+void ReadRopeScaling(ConfigReader& cfg, Model& model) {
+  const Value* v = cfg.Find("rope_scaling");
+  if (v == nullptr) return;
+  if (!v->has_struct_value()) {
+    cfg.Fail("rope_scaling",
+             "expected an object or null, got " + ConfigReader::Describe(*v));
+    return;
+  }
+  const auto& f = v->struct_value().fields();
+  auto text = [&](const char* key) -> std::string {
+    auto it = f.find(key);
+    return it != f.end() && it->second.has_string_value()
+               ? it->second.string_value()
+               : "";
+  };
+  if (text("type") != "yarn" && text("rope_type") != "yarn") return;
+  auto number = [&](const char* key, bool required) -> std::optional<double> {
+    auto it = f.find(key);
+    if (it == f.end() || it->second.has_null_value()) {
+      if (required)
+        cfg.Fail(std::string("rope_scaling.") + key,
+                 "missing (required for yarn)");
+      return std::nullopt;
+    }
+    if (!it->second.has_number_value() || it->second.number_value() < 0) {
+      cfg.Fail(
+          std::string("rope_scaling.") + key,
+          "expected a number >= 0, got " + ConfigReader::Describe(it->second));
+      return std::nullopt;
+    }
+    return it->second.number_value();
+  };
+  if (auto s = number("factor", true)) model.set_yarn_rotary_scaling_factor(*s);
+  if (auto m = number("mscale", false)) model.set_yarn_mscale(*m);
+  if (auto m = number("mscale_all_dim", false))
+    model.set_yarn_mscale_all_dim(*m);
+}
+
 // Fields every supported family carries under the same HF names
 // (transformers' configuration_<family>.py).
 void ReadCommon(ConfigReader& cfg, Model& model) {
@@ -174,6 +218,7 @@ void ReadCommon(ConfigReader& cfg, Model& model) {
   // Megatron's --untie-embeddings-and-output-weights is its negation.
   model.set_untie_embeddings_and_output_weights(
       !cfg.BoolOr("tie_word_embeddings", false));
+  ReadRopeScaling(cfg, model);
   if (cfg.model_type() == "gpt_oss") {
     // GPT-OSS's clamped SwiGLU (alpha 1.702, limit 7) is Megatron's
     // quick_geglu (Megatron-Bridge gpt_oss_provider.py); HF still writes

@@ -344,6 +344,26 @@ AttentionWork BaseAttention(const Shapes& x) {
   return w;
 }
 
+// RoPE with a YaRN concentration factor other than 1 (GPT-OSS: 1.347):
+// Megatron-Core's apply_rotary_pos_emb refuses TE's fused kernel for
+// mscale != 1 ("not supported by TE's fused RoPE. Using unfused
+// implementation", NVIDIA/Megatron-LM rope_utils.py) and runs
+// _apply_rotary_pos_emb_bshd on Q and on K. Per tensor t, in units of its
+// bytes: forward t * cos (read 1, write 1), rotate_half's neg of one half
+// (0.5 + 0.5) and cat (1 + 1), * sin (1 + 1), the add (2 + 1) and the final
+// cat with the empty pass-through part (1 + 1): 12. Backward, autograd's
+// kernels for those: the two products' gradients (2 + 2), the neg (1), the
+// chunk's cat of the half gradients (2), the two uses of t summed (3), the
+// slice t[..., :d]'s zero-filled copy (1 + 2) and the empty slice's zeros
+// (1) summed in (3): 17. cos and sin of the frequencies (s x d fp32) are
+// small. The host calls are sim/host_calls.cc's (calibration/notes/
+// megatron_host_ops.md section 8).
+void AddUnfusedRope(Builder& b, double qk_bytes) {
+  b.Add(
+      MemoryOp("rope_unfused", "copy", 12 * qk_bytes, ""),
+      {MemoryOp("rope_unfused.bwd", "copy", 17 * qk_bytes, "", Pass::kDgrad)});
+}
+
 // Softmax attention (MHA / GQA, sliding window, sinks, QK-norm, Qwen3-Next's
 // output gate): TE spec with the input norm fused into linear_qkv.
 void AddAttention(Builder& b, const Shapes& x, const LayerKind& kind) {
@@ -363,7 +383,11 @@ void AddAttention(Builder& b, const Shapes& x, const LayerKind& kind) {
             .k = x.h});
   const double qk_bytes = double(T) * (w.heads_q + w.heads_kv) * d * kBf16;
   if (m.qk_layernorm()) b.Norm("qk_norm", T, (w.heads_q + w.heads_kv) * d, "");
-  b.Copy("rope", 2 * qk_bytes, "");  // read and write Q and K
+  if (RotaryConcentrationFactor(m) == 1) {
+    b.Copy("rope", 2 * qk_bytes, "");  // read and write Q and K
+  } else {
+    AddUnfusedRope(b, qk_bytes);
+  }
   b.Attention(w, CausalContext(double(x.tr.seq_length), w.window), "core_attn");
   if (gate > 0) {
     // sigmoid(gate) * O: read O and the gate, write O.

@@ -171,6 +171,12 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
     }
   }
   if (m.window_size() < 0) return fail("window_size", "must be >= 0");
+  for (auto [value, field] :
+       {std::pair{m.yarn_rotary_scaling_factor(), "yarn_rotary_scaling_factor"},
+        std::pair{m.yarn_mscale(), "yarn_mscale"},
+        std::pair{m.yarn_mscale_all_dim(), "yarn_mscale_all_dim"}}) {
+    if (!(value >= 0)) return fail(field, "must be >= 0");
+  }
   if (m.mtp_num_layers() < 0) return fail("mtp_num_layers", "must be >= 0");
   return {};
 }

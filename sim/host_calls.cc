@@ -31,6 +31,15 @@ constexpr int kRopeCalls = 3;
 // fused RoPE for q and for kv, the q / kv splits and the views around them.
 constexpr int kMlaRopeCalls = 6;
 constexpr int kRopeBackwardCalls = 2;  // the two fused RoPE backwards
+// §8: Megatron's unfused RoPE (YaRN concentration factor != 1) on q and on
+// k: per tensor the two slices, cos, sin, their * mscale and .to, t * cos,
+// chunk, neg, cat, * sin, the add and the final cat (15), plus the
+// frequency slice once. Backward per tensor: 9 autograd nodes (two cats,
+// the add, two muls, neg, split, two slices) and the engine's 2 sums of a
+// tensor's two gradients, launching 9 kernels (notes §8).
+constexpr int kUnfusedRopeCalls = 2 * 15 + 1;
+constexpr int kUnfusedRopeBackwardNodes = 2 * (9 + 2);
+constexpr int kUnfusedRopeBackwardKernels = 2 * 9;
 // §4: SwiGLUFunction (or WeightedSwiGLUFunction, §2) and its 2 views.
 constexpr int kActivationCalls = 3;
 constexpr int kActivationBackwardNodes = 2;  // the 2 ViewBackwards
@@ -166,6 +175,8 @@ HostCalls Forward(const LayerOp& op, std::string_view base,
         }
       } else if (base == "rope") {
         h.torch = c.mla ? kMlaRopeCalls : kRopeCalls;
+      } else if (base == "rope_unfused") {
+        h.torch = kUnfusedRopeCalls;
       } else if (IsActivation(base)) {
         h.torch = kActivationCalls;
       } else if (base == "router_topk") {
@@ -269,6 +280,9 @@ HostCalls Backward(const LayerOp& op, std::string_view base,
         }
       } else if (base == "rope") {
         h.torch = kRopeBackwardCalls;
+      } else if (base == "rope_unfused") {
+        h.nodes = kUnfusedRopeBackwardNodes;
+        h.kernels = kUnfusedRopeBackwardKernels;
       } else if (IsActivation(base)) {
         h.torch = 1;
         h.nodes = kActivationBackwardNodes;

@@ -254,6 +254,60 @@ TEST(HfConfigTest, GptOssLayerTypesMustAlternate) {
       << m.error().message;
 }
 
+// rope_scaling of type yarn carries its factor and, when written, mscale and
+// mscale_all_dim (the keys Megatron-Bridge's bridges copy into
+// yarn_rotary_scaling_factor / yarn_mscale / yarn_mscale_all_dim); other
+// types (Llama 3.1's llama3) leave the model without YaRN.
+TEST(HfConfigTest, RopeScalingYarnFields) {
+  auto oss = ParseHfConfig(*util::ReadFile(FixturePath("gpt-oss-120b")),
+                           "oss/config.json", "oss");
+  ASSERT_TRUE(oss.has_value()) << oss.error().message;
+  EXPECT_EQ(oss->yarn_rotary_scaling_factor(), 32);
+  EXPECT_FALSE(oss->has_yarn_mscale());  // the hub config has no mscale
+  auto dsv3 = ParseHfConfig(*util::ReadFile(FixturePath("deepseek-v3")),
+                            "dsv3/config.json", "dsv3");
+  ASSERT_TRUE(dsv3.has_value()) << dsv3.error().message;
+  EXPECT_EQ(dsv3->yarn_rotary_scaling_factor(), 40);
+  EXPECT_EQ(dsv3->yarn_mscale(), 1);
+  EXPECT_EQ(dsv3->yarn_mscale_all_dim(), 1);
+  constexpr std::string_view kLlama31 = R"({
+    "model_type": "llama", "num_hidden_layers": 80, "hidden_size": 8192,
+    "intermediate_size": 28672, "num_attention_heads": 64, "vocab_size": 128256,
+    "rope_scaling": {"factor": 8.0, "rope_type": "llama3"}})";
+  auto llama = ParseHfConfig(kLlama31, "llama/config.json", "llama");
+  ASSERT_TRUE(llama.has_value()) << llama.error().message;
+  EXPECT_EQ(llama->yarn_rotary_scaling_factor(), 0);
+}
+
+TEST(HfConfigTest, RopeScalingYarnNeedsANumericFactor) {
+  constexpr std::string_view kNoFactor = R"({
+    "model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+    "intermediate_size": 64, "num_attention_heads": 4, "vocab_size": 256,
+    "rope_scaling": {"type": "yarn", "mscale": 1.0}})";
+  auto m = ParseHfConfig(kNoFactor, "y/config.json", "y");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().message,
+            "y/config.json: rope_scaling.factor: missing (required for yarn)");
+  constexpr std::string_view kTextFactor = R"({
+    "model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+    "intermediate_size": 64, "num_attention_heads": 4, "vocab_size": 256,
+    "rope_scaling": {"rope_type": "yarn", "factor": "32"}})";
+  m = ParseHfConfig(kTextFactor, "y/config.json", "y");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().message,
+            "y/config.json: rope_scaling.factor: expected a number >= 0, got "
+            "'32'");
+  constexpr std::string_view kList = R"({
+    "model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64,
+    "intermediate_size": 64, "num_attention_heads": 4, "vocab_size": 256,
+    "rope_scaling": [32]})";
+  m = ParseHfConfig(kList, "y/config.json", "y");
+  ASSERT_FALSE(m.has_value());
+  EXPECT_EQ(m.error().message,
+            "y/config.json: rope_scaling: expected an object or null, got a "
+            "list");
+}
+
 // LoadModel on a config.json path goes through ParseHfConfig and names the
 // model after the file's folder (models/zoo.h).
 TEST(HfConfigTest, LoadModelImportsConfigJsonPath) {

@@ -584,6 +584,35 @@ TEST(LayerOps, GptOssSlidingLayersCarryTheWindow) {
       per_context * (128 - 128.0 * 127 / (2 * 4096)));
 }
 
+TEST(LayerOps, GptOssYarnRopeRunsMegatronsUnfusedPath) {
+  // GPT-OSS's YaRN (factor 32, yarn_mscale unset in Bridge's GPTOSSProvider)
+  // gives a concentration factor 0.1 ln 32 + 1 (Megatron-LM
+  // _yarn_get_concentration_factor), and apply_rotary_pos_emb refuses TE's
+  // fused RoPE for mscale != 1. gpt-oss-120b, TP1, seq 4096, MBS 1: Q and K
+  // are 4096 x (64 + 8) heads x 64 bf16. The unfused path moves 12 of those
+  // forward and 17 backward (derivation at AddUnfusedRope).
+  const Model m = Load("gpt-oss-120b");
+  EXPECT_NEAR(RotaryConcentrationFactor(m), 1 + 0.1 * std::log(32.0), 1e-12);
+  const Parallelism par = Layout(1, false, 1, 8);
+  const LayerOps ops = BuildLayerOps(m, 1, false, par, Training(), false);
+  const double qk = 4096.0 * (64 + 8) * 64 * 2;
+  const LayerOp& rope = Find(ops.forward, "rope_unfused");
+  EXPECT_EQ(rope.kind, OpKind::kMemoryBound);
+  EXPECT_DOUBLE_EQ(rope.bytes, 12 * qk);
+  EXPECT_DOUBLE_EQ(Find(ops.backward, "rope_unfused.bwd").bytes, 17 * qk);
+  const std::vector<std::string> names = Names(ops.forward);
+  EXPECT_EQ(std::find(names.begin(), names.end(), "rope"), names.end());
+  // DeepSeek-V3's YaRN sets mscale = mscale_all_dim = 1 (factor 1), and
+  // Qwen3 has no YaRN: both keep the fused kernel's one read and write.
+  EXPECT_DOUBLE_EQ(RotaryConcentrationFactor(Load("deepseek-v3")), 1);
+  const Model qwen = Load("qwen3-30b-a3b");
+  EXPECT_DOUBLE_EQ(RotaryConcentrationFactor(qwen), 1);
+  const LayerOps qwen_ops =
+      BuildLayerOps(qwen, 0, false, par, Training(), false);
+  EXPECT_DOUBLE_EQ(Find(qwen_ops.forward, "rope").bytes,
+                   2 * 4096.0 * (32 + 4) * 128 * 2);
+}
+
 TEST(LayerOps, GptOssExpertsRunTheEagerClampAndBiasPasses) {
   // gpt-oss-120b layer 0, TP1, EP8, seq 4096, MBS 1: each GPU's experts see
   // 4096 tokens x top-4 = 16384 rows; fc1 output 16384 x 2 x 2880 bf16.

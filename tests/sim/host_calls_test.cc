@@ -360,6 +360,30 @@ TEST(HostCalls, GptOssBiasesAddPerExpertCallsAndParameters) {
   EXPECT_FALSE(ContextOf(qwen.backward, 16, false).linear_bias);
 }
 
+// GPT-OSS's YaRN RoPE runs Megatron's unfused path on q and k
+// (calibration/notes/megatron_host_ops.md section 8): forward 15 eager calls
+// per tensor plus the frequency slice (31, against the fused kernel's 3);
+// backward 9 autograd nodes and 2 gradient sums per tensor, launching 9
+// kernels (22 nodes and 18 kernels, against the fused path's 2 calls).
+TEST(HostCalls, GptOssUnfusedRopeCountsItsEagerCalls) {
+  const models::LayerOps layer = GptOssEp8Layer(/*moe_act_recompute=*/false);
+  const HostCallContext fwd = ContextOf(layer.forward, 16, false);
+  const HostCallContext bwd = ContextOf(layer.backward, 16, false);
+  int seen = 0;
+  for (const models::LayerOp& op : layer.forward) {
+    if (op.name != "rope_unfused") continue;
+    EXPECT_EQ(LayerOpHostCalls(op, fwd), (HostCalls{.torch = 31}));
+    ++seen;
+  }
+  for (const models::LayerOp& op : layer.backward) {
+    if (op.name != "rope_unfused.bwd") continue;
+    EXPECT_EQ(LayerOpHostCalls(op, bwd),
+              (HostCalls{.nodes = 22, .kernels = 18}));
+    ++seen;
+  }
+  EXPECT_EQ(seen, 2);
+}
+
 // The alltoall dispatcher's D2H sync stops the host from running ahead.
 // One MoE forward with the router and preprocess graphed (the measured
 // recipes' scopes): GPU time G1 up to the synced permute, host time H1 of
