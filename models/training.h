@@ -136,6 +136,9 @@ struct TrainingOptions {
   bool shard_params = false;  // optim_grads_params
   // Host.
   bool manual_gc = true;  // --manual-gc: no staggered automatic GC pauses
+  // Megatron's batch_p2p_sync: a device synchronize after each batched
+  // pipeline exchange (non-interleaved PP only; scenario.proto).
+  bool batch_p2p_sync = true;
 };
 
 // Token-expert rows one EP rank's experts receive per micro-batch, from

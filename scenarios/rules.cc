@@ -59,6 +59,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"moe_routing_histogram", "--routing-histogram"},
     {"overlap_cpu_optimizer_d2h_h2d", "--offload-overlap"},
     {"manual_gc", "--manual-gc"},
+    {"batch_p2p_sync", "--batch-p2p-sync"},
     {"cp_comm_type", "--cp-comm-type"},
     {"hierarchical_context_parallel_sizes", "--hierarchical-cp-sizes"},
 };

@@ -225,6 +225,15 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     s.set_manual_gc(true);
     d.Note("manual_gc", "true");
   }
+  // Only a non-interleaved pipeline batches its exchanges, so only there is
+  // the default worth naming.
+  if (!s.has_batch_p2p_sync()) {
+    s.set_batch_p2p_sync(true);
+    if (l.pipeline_model_parallel_size() > 1 &&
+        l.virtual_pipeline_model_parallel_size() <= 1) {
+      d.Note("batch_p2p_sync", "true");
+    }
+  }
   if (s.use_megatron_fsdp() && s.data_parallel_sharding_strategy().empty()) {
     s.set_data_parallel_sharding_strategy("no_shard");
     d.Note("data_parallel_sharding_strategy", "no_shard");
@@ -419,6 +428,7 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
     out.shard_params = sharding == "optim_grads_params";
   }
   out.manual_gc = spec.manual_gc();
+  out.batch_p2p_sync = spec.batch_p2p_sync();
   return {};
 }
 

@@ -797,8 +797,36 @@ StepBuilder::Bundle StepBuilder::Send(int from, bool forward, Bundle done) {
     ids[l] =
         emitter_.EmitOne(lane(from, l).streams,
                          forward ? st.send_next[l] : st.send_previous[l], deps);
+    lane(from, l).pending_send = ids[l];
   }
   return NewBundle(ids);
+}
+
+// Megatron's non-interleaved 1F1B batches each pipeline exchange
+// (batch_isend_irecv) and, with batch_p2p_sync, then calls
+// torch.cuda.synchronize() (NVIDIA/Megatron-LM
+// megatron/core/pipeline_parallel/p2p_communication.py _communicate). The
+// exchange before `step` (the previous step's send, this step's receive)
+// therefore holds the host until the GPU has run everything issued and the
+// received tensor is there: the host cannot run ahead into `step`. No
+// exchange (the first stage's forward input, the last stage's backward
+// input, nothing sent): no call, no sync.
+void StepBuilder::HostSyncAtP2p(int r, const models::ScheduleStep& step,
+                                std::span<const OpId> entry) {
+  const int pp = s_.parallel.pp;
+  const bool receives = step.forward ? r > 0 : r + 1 < pp;
+  for (int l = 0; l < lanes_per_stage_; ++l) {
+    Lane& ln = lane(r, l);
+    if (!receives && ln.pending_send < 0) continue;
+    std::vector<OpId> deps(entry.begin(), entry.end());
+    if (ln.pending_send >= 0) deps.push_back(ln.pending_send);
+    ln.pending_send = -1;
+    TimedOp sync;
+    sync.stream = StreamKind::kHost;
+    sync.name = "p2p sync";
+    sync.category = "host";
+    emitter_.EmitOne(ln.streams, sync, deps);
+  }
 }
 
 // A chunk without layers on this stage: an empty template per lane, so the
@@ -972,6 +1000,7 @@ util::Result<void> StepBuilder::Price() {
   te_module_s_ *= *factor;
   autograd_node_s_ *= *factor;
   microbatches_ = s_.training.num_microbatches();
+  p2p_sync_ = par.pp > 1 && par.vpp == 1 && s_.training.batch_p2p_sync;
   // Megatron's p2p tensor: (seq / cp [/ tp with sequence parallel], mbs, h).
   const int64_t seq_local =
       s_.training.seq_length / par.cp / (par.sequence_parallel ? par.tp : 1);
@@ -1013,6 +1042,7 @@ void StepBuilder::Emit() {
   PipelineCallbacks callbacks;
   callbacks.run = [this](int r, const models::ScheduleStep& step,
                          const std::vector<OpId>& entry) {
+    if (p2p_sync_) HostSyncAtP2p(r, step, entry);
     const OpId begin = static_cast<OpId>(engine_.op_count());
     const Bundle exit = step.forward ? EmitForward(r, step, entry)
                                      : EmitBackward(r, step, entry);

@@ -61,6 +61,9 @@ struct Lane {
   // The host's work after the previous step's sync (the step's first host
   // op): the first param all-gather is dispatched at its end.
   OpId step_host = -1;
+  // The last pipeline send of this lane not yet waited for by a
+  // batch_p2p_sync device synchronize (-1: none).
+  OpId pending_send = -1;
 };
 
 class StepBuilder {
@@ -215,6 +218,11 @@ class StepBuilder {
   // The activation (forward) to the next stage or the gradient to the
   // previous one, from every lane of stage `from` to its lane there.
   Bundle Send(int from, bool forward, Bundle done);
+  // batch_p2p_sync: the host-side device synchronize after the pipeline
+  // exchange that precedes `step` on stage `r` (each lane's host stream
+  // waits for `entry` and the lane's last send).
+  void HostSyncAtP2p(int r, const models::ScheduleStep& step,
+                     std::span<const OpId> entry);
   // 1 / the share of SMs the dispatcher leaves compute (1: alltoall).
   double DispatcherStretch() const;
 
@@ -237,6 +245,9 @@ class StepBuilder {
   std::vector<std::vector<OpId>> ids_;  // per lane: a template's engine ids
   std::vector<OpId> members_;           // one join's members
   int64_t microbatches_ = 0;
+  // Non-interleaved PP with batch_p2p_sync: a device synchronize after each
+  // pipeline exchange (HostSyncAtP2p).
+  bool p2p_sync_ = false;
   double p2p_bytes_ = 0;
   double launch_s_ = 0, te_module_s_ = 0, kernel_launch_s_ = 0,
          autograd_node_s_ = 0,

@@ -205,6 +205,14 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
     f.recompute = rc;
   }
   std::string args = ExtraArgs(t.Get(i, "extra"));
+  // batch_p2p_sync has no Megatron-LM flag (a Megatron-Bridge config field):
+  // the row's value goes to moesim's own flag.
+  for (const std::string& kv : util::SplitList(t.Get(i, "extra"), ";")) {
+    if (kv.starts_with("batch_p2p_sync=")) {
+      const std::string v = kv.substr(15);
+      f.batch_p2p_sync = v == "True" || v == "true" || v == "1" ? 1 : 0;
+    }
+  }
   auto mtp = Integer(t.Get(i, "mtp_layers"), file, r.line, "mtp_layers");
   if (!mtp) return std::unexpected(mtp.error());
   if (*mtp) args += " --mtp-num-layers " + std::to_string(**mtp);

@@ -85,6 +85,11 @@ Result<void> CheckRanges(const ScenarioFlags& f) {
     return std::unexpected(FlagError(
         "--manual-gc", "must be 0 or 1, got " + std::to_string(*f.manual_gc)));
   }
+  if (f.batch_p2p_sync && *f.batch_p2p_sync != 0 && *f.batch_p2p_sync != 1) {
+    return std::unexpected(
+        FlagError("--batch-p2p-sync",
+                  "must be 0 or 1, got " + std::to_string(*f.batch_p2p_sync)));
+  }
   if (f.cpu_offload && !(*f.cpu_offload >= 0 && *f.cpu_offload <= 1)) {
     return std::unexpected(FlagError(
         "--cpu-offload",
@@ -166,6 +171,7 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
   set_int(f.offload_overlap,
           [&](int v) { spec.set_overlap_cpu_optimizer_d2h_h2d(v == 1); });
   set_int(f.manual_gc, [&](int v) { spec.set_manual_gc(v == 1); });
+  set_int(f.batch_p2p_sync, [&](int v) { spec.set_batch_p2p_sync(v == 1); });
   if (f.hierarchical_cp_sizes) {
     auto sizes = ParseSizes(*f.hierarchical_cp_sizes);
     if (!sizes) return std::unexpected(sizes.error());
@@ -204,6 +210,9 @@ void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags) {
                  "1 = overlap_cpu_optimizer_d2h_h2d");
   app.add_option("--manual-gc", flags.manual_gc,
                  "1 = manual_gc (default), 0 = Python's automatic GC");
+  app.add_option("--batch-p2p-sync", flags.batch_p2p_sync,
+                 "1 = Megatron's batch_p2p_sync (default): a device "
+                 "synchronize after each pipeline exchange without VPP");
   app.add_option("--cp-comm-type", flags.cp_comm_type,
                  "Context-parallel communication: p2p (default), a2a, "
                  "allgather, a2a+p2p");
@@ -328,6 +337,7 @@ std::string FlagsCommandLine(const ScenarioFlags& f) {
   text("--routing-histogram", f.routing_histogram);
   integer("--offload-overlap", f.offload_overlap);
   integer("--manual-gc", f.manual_gc);
+  integer("--batch-p2p-sync", f.batch_p2p_sync);
   text("--cp-comm-type", f.cp_comm_type);
   text("--hierarchical-cp-sizes", f.hierarchical_cp_sizes);
   text("--megatron-args", f.megatron_args);

@@ -31,7 +31,7 @@ struct ScenarioFlags {
   std::optional<int> gpus, seq, mbs, gbs, tp, cp, ep, etp, pp, vpp, num_layers,
       ep_overlap;
   std::optional<double> cpu_offload, routing_skew;
-  std::optional<int> offload_overlap, manual_gc;
+  std::optional<int> offload_overlap, manual_gc, batch_p2p_sync;
 };
 
 // Registers the flags above on `app` (a command), writing into `flags`.

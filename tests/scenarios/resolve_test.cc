@@ -163,6 +163,31 @@ TEST(ResolveTest, TokenDropWithoutCapacityTakesBridgesHelperDefaults) {
       Contains(stated->defaults_used, "moe_expert_capacity_factor=1.0"));
 }
 
+// Megatron's batch_p2p_sync defaults to true (ModelParallelConfig); it acts
+// only where Megatron batches the pipeline exchanges, PP > 1 without VPP, so
+// only there is the default reported.
+TEST(ResolveTest, BatchP2pSyncDefaultIsNamedWithoutVirtualStages) {
+  Scenario spec;
+  spec.set_model("qwen3-30b-a3b");
+  spec.set_system("dgx-h100");
+  spec.set_num_gpus(16);
+  spec.mutable_layout()->set_pipeline_model_parallel_size(2);
+  auto plain = Resolve(spec, "flags");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_TRUE(plain->training.batch_p2p_sync);
+  EXPECT_TRUE(Contains(plain->defaults_used, "batch_p2p_sync=true"));
+  spec.mutable_layout()->set_virtual_pipeline_model_parallel_size(2);
+  auto interleaved = Resolve(spec, "flags");
+  ASSERT_TRUE(interleaved) << interleaved.error().message;
+  EXPECT_FALSE(Contains(interleaved->defaults_used, "batch_p2p_sync=true"));
+  spec.mutable_layout()->clear_virtual_pipeline_model_parallel_size();
+  spec.set_batch_p2p_sync(false);
+  auto off = Resolve(spec, "flags");
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->training.batch_p2p_sync);
+  EXPECT_FALSE(Contains(off->defaults_used, "batch_p2p_sync=true"));
+}
+
 TEST(ResolveTest, DeepSeekV3TakesTheRecipeLayoutForItsPipeline) {
   Scenario spec;
   spec.set_model("deepseek-v3");

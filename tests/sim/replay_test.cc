@@ -603,6 +603,39 @@ std::string Qwen30b(int gbs) {
          std::to_string(gbs) + " }";
 }
 
+// Megatron's non-interleaved 1F1B with batch_p2p_sync calls
+// torch.cuda.synchronize() after every batched pipeline exchange
+// (p2p_communication.py _communicate). PP 2, 4 micro-batches: stage 0 runs
+// F0 F1 B0 F2 B1 F3 B2 B3 and exchanges after F0 (send), F1, F2, F3 (send,
+// receive) and before B3 (receive): 5 syncs; stage 1 runs F0 B0 F1 B1 ...
+// and exchanges before each forward (receive, and the gradient of the
+// backward before it): 4 (its last send ends the step). Interleaved stages
+// (overlap_p2p_comm) and batch_p2p_sync false do not sync. A sync only
+// holds the host, so the step cannot get shorter.
+TEST(Replay, BatchP2pSyncHoldsTheHostAtEachPipelineExchange) {
+  auto syncs = [](const StepResult& r) {
+    int n = 0;
+    for (size_t at = r.trace.find("\"p2p sync\""); at != std::string::npos;
+         at = r.trace.find("\"p2p sync\"", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const std::string layout = R"(model: "qwen3-30b-a3b" system: "dgx-h100"
+    num_gpus: 16 seq_length: 4096 precision: "bf16" num_layers: 4
+    layout { pipeline_model_parallel_size: 2 expert_model_parallel_size: 8
+             micro_batch_size: 1 global_batch_size: 32 )";
+  const StepResult synced = Simulate(Resolve(layout + "}"), true);
+  EXPECT_EQ(syncs(synced), 5 + 4);
+  const StepResult free =
+      Simulate(Resolve(layout + "} batch_p2p_sync: false"), true);
+  EXPECT_EQ(syncs(free), 0);
+  EXPECT_GE(synced.step_time_s, free.step_time_s);
+  const StepResult interleaved = Simulate(
+      Resolve(layout + "virtual_pipeline_model_parallel_size: 2 }"), true);
+  EXPECT_EQ(syncs(interleaved), 0);
+}
+
 // Doubling the global batch doubles the micro-batches per step: compute
 // doubles, the bubble (pp - 1) x (f + b) and the optimizer stay, so the step
 // grows by a factor just under 2 and TFLOPS/GPU barely moves. With pp 2 and

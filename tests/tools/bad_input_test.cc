@@ -263,6 +263,10 @@ const BadInput kBadInputs[] = {
      {"--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
       "--manual-gc", "2"},
      "flags: --manual-gc: must be 0 or 1, got 2"},
+    {"BatchP2pSyncNotABool",
+     {"--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8", "--pp",
+      "2", "--batch-p2p-sync", "3"},
+     "flags: --batch-p2p-sync: must be 0 or 1, got 3"},
     // `moesim validate`: a runs CSV that does not follow the schema.
     {"ValidateMissingColumn",
      {"{tmp}/runs_no_gpu_column.csv"},
