@@ -94,8 +94,10 @@ util::Result<std::optional<int>> Integer(const std::string& text,
   return std::optional<int>(static_cast<int>(**v));
 }
 
-// The modelled keys of the `extra` column as Megatron arguments.
-std::string ExtraArgs(const std::string& extra) {
+// The modelled keys of the `extra` column as Megatron arguments; a key with
+// no Megatron-LM flag goes to moesim's own flag in `flags`
+// (batch_p2p_sync, a Megatron-Bridge config field).
+std::string ExtraArgs(const std::string& extra, ScenarioFlags& flags) {
   std::string args;
   for (const std::string& kv : util::SplitList(extra, ";")) {
     const size_t eq = kv.find('=');
@@ -118,6 +120,8 @@ std::string ExtraArgs(const std::string& extra) {
       args += " --overlap-cpu-optimizer-d2h-h2d";
     } else if (key == "manual_gc") {
       args += std::string(" --manual-gc=") + (on ? "true" : "false");
+    } else if (key == "batch_p2p_sync") {
+      flags.batch_p2p_sync = on ? 1 : 0;
     } else if (key == "moe_shared_expert_overlap" && on) {
       args += " --moe-shared-expert-overlap";
     } else if (key == "delay_wgrad_compute" && on) {
@@ -204,15 +208,7 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
   if (const std::string& rc = t.Get(i, "recompute"); !rc.empty()) {
     f.recompute = rc;
   }
-  std::string args = ExtraArgs(t.Get(i, "extra"));
-  // batch_p2p_sync has no Megatron-LM flag (a Megatron-Bridge config field):
-  // the row's value goes to moesim's own flag.
-  for (const std::string& kv : util::SplitList(t.Get(i, "extra"), ";")) {
-    if (kv.starts_with("batch_p2p_sync=")) {
-      const std::string v = kv.substr(15);
-      f.batch_p2p_sync = v == "True" || v == "true" || v == "1" ? 1 : 0;
-    }
-  }
+  std::string args = ExtraArgs(t.Get(i, "extra"), f);
   auto mtp = Integer(t.Get(i, "mtp_layers"), file, r.line, "mtp_layers");
   if (!mtp) return std::unexpected(mtp.error());
   if (*mtp) args += " --mtp-num-layers " + std::to_string(**mtp);

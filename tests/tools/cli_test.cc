@@ -356,6 +356,40 @@ TEST(ValidateCommand, GroupsByHostWallAndLocalExperts) {
       << bad.out;
 }
 
+// A row's batch_p2p_sync=False (the runs' `extra`; Megatron-LM has no flag
+// for it) travels as moesim's --batch-p2p-sync 0 and lets the host run
+// ahead across the exchanges of the shipped DeepSeek-V3 B200 PP16 row (no
+// virtual stages): the prediction is faster than with the default sync.
+TEST(ValidateCommand, BatchP2pSyncKeyReachesTheReplay) {
+  std::string header;
+  const std::string row =
+      ShippedRunsRow("ps2604-deepseek-v3-b200-256g-mxfp8", header);
+  ASSERT_FALSE(row.empty());
+  const std::string key = "manual_gc=True";
+  ASSERT_NE(row.find(key), std::string::npos);
+  std::string off = row;
+  off.replace(off.find(key), key.size(), key + ";batch_p2p_sync=False");
+  auto predict = [&](const std::string& r, const std::string& name) {
+    const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
+    std::ofstream(csv) << header << "\n" << r << "\n";
+    const Output listed = RunMoesim("validate " + csv + " --commands");
+    EXPECT_EQ(listed.status, 0) << listed.out;
+    const bool flag =
+        listed.out.find("--batch-p2p-sync 0") != std::string::npos;
+    const Output validated = RunMoesim("validate " + csv + " --json");
+    EXPECT_EQ(validated.status, 0) << validated.out;
+    const std::string tflops =
+        JsonField(validated.out, "predicted_tflops_per_gpu");
+    EXPECT_FALSE(tflops.empty()) << validated.out;
+    return std::pair{flag, tflops.empty() ? 0.0 : std::stod(tflops)};
+  };
+  const auto [synced_flag, synced_tflops] = predict(row, "p2p_sync_default");
+  const auto [free_flag, free_tflops] = predict(off, "p2p_sync_off");
+  EXPECT_FALSE(synced_flag);
+  EXPECT_TRUE(free_flag);
+  EXPECT_GT(free_tflops, synced_tflops * 1.01);
+}
+
 // A row's fp8_dot_product_attention=True (the runs' `extra`) travels as
 // --fp8-dot-product-attention and prices core attention from the MXFP8
 // attention rows: the shipped Qwen3-30B GB300 card row predicts more
