@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/tools/run_moesim.h"
@@ -190,6 +191,25 @@ std::string ShippedRunsRow(const std::string& id, std::string& header) {
   return "";
 }
 
+// One runs row through `moesim validate`: whether its --commands line
+// carries `flag`, and the TFLOPS/GPU its --json predicts (0 when missing).
+std::pair<bool, double> ValidateOneRow(const std::string& header,
+                                       const std::string& row,
+                                       const std::string& name,
+                                       const std::string& flag) {
+  const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
+  std::ofstream(csv) << header << "\n" << row << "\n";
+  const Output listed = RunMoesim("validate " + csv + " --commands");
+  EXPECT_EQ(listed.status, 0) << listed.out;
+  const Output validated = RunMoesim("validate " + csv + " --json");
+  EXPECT_EQ(validated.status, 0) << validated.out;
+  const std::string tflops =
+      JsonField(validated.out, "predicted_tflops_per_gpu");
+  EXPECT_FALSE(tflops.empty()) << validated.out;
+  return {listed.out.find(flag) != std::string::npos,
+          tflops.empty() ? 0.0 : std::stod(tflops)};
+}
+
 // `moesim validate --commands` gives each row the `moesim run` command that
 // replays it: run through the shell as printed, it predicts the TFLOPS/GPU
 // `moesim validate --json` reports for the row (a one-row runs CSV, so the
@@ -370,18 +390,7 @@ TEST(ValidateCommand, BatchP2pSyncKeyReachesTheReplay) {
   std::string off = row;
   off.replace(off.find(key), key.size(), key + ";batch_p2p_sync=False");
   auto predict = [&](const std::string& r, const std::string& name) {
-    const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
-    std::ofstream(csv) << header << "\n" << r << "\n";
-    const Output listed = RunMoesim("validate " + csv + " --commands");
-    EXPECT_EQ(listed.status, 0) << listed.out;
-    const bool flag =
-        listed.out.find("--batch-p2p-sync 0") != std::string::npos;
-    const Output validated = RunMoesim("validate " + csv + " --json");
-    EXPECT_EQ(validated.status, 0) << validated.out;
-    const std::string tflops =
-        JsonField(validated.out, "predicted_tflops_per_gpu");
-    EXPECT_FALSE(tflops.empty()) << validated.out;
-    return std::pair{flag, tflops.empty() ? 0.0 : std::stod(tflops)};
+    return ValidateOneRow(header, r, name, "--batch-p2p-sync 0");
   };
   const auto [synced_flag, synced_tflops] = predict(row, "p2p_sync_default");
   const auto [free_flag, free_tflops] = predict(off, "p2p_sync_off");
@@ -396,33 +405,16 @@ TEST(ValidateCommand, BatchP2pSyncKeyReachesTheReplay) {
 // TFLOPS/GPU than the same row with the key set False (GB300's MXFP8 cuDNN
 // attention runs 1.2-1.5x its BF16, calibration/tables/gb300/attention.csv).
 TEST(ValidateCommand, Fp8DotProductAttentionReachesTheReplay) {
-  const std::string shipped =
-      std::string(MOESIM_SOURCE_DIR) + "/calibration/runs/runs.csv";
-  std::ifstream in(shipped);
-  ASSERT_TRUE(in);
-  std::string header, line, row;
-  std::getline(in, header);
-  while (std::getline(in, line)) {
-    if (line.starts_with("card-qwen3-30b-a3b-gb300-8g-mxfp8,")) row = line;
-  }
+  std::string header;
+  const std::string row =
+      ShippedRunsRow("card-qwen3-30b-a3b-gb300-8g-mxfp8", header);
   ASSERT_FALSE(row.empty());
   const std::string key = "fp8_dot_product_attention=True";
   ASSERT_NE(row.find(key), std::string::npos);
   std::string off = row;
   off.replace(off.find(key), key.size(), "fp8_dot_product_attention=False");
   auto predict = [&](const std::string& r, const std::string& name) {
-    const std::string csv = ::testing::TempDir() + "/" + name + ".csv";
-    std::ofstream(csv) << header << "\n" << r << "\n";
-    const Output listed = RunMoesim("validate " + csv + " --commands");
-    EXPECT_EQ(listed.status, 0) << listed.out;
-    const bool flag =
-        listed.out.find("--fp8-dot-product-attention") != std::string::npos;
-    const Output validated = RunMoesim("validate " + csv + " --json");
-    EXPECT_EQ(validated.status, 0) << validated.out;
-    const std::string tflops =
-        JsonField(validated.out, "predicted_tflops_per_gpu");
-    EXPECT_FALSE(tflops.empty()) << validated.out;
-    return std::pair{flag, tflops.empty() ? 0.0 : std::stod(tflops)};
+    return ValidateOneRow(header, r, name, "--fp8-dot-product-attention");
   };
   const auto [on_flag, on_tflops] = predict(row, "fp8_attention_on");
   const auto [off_flag, off_tflops] = predict(off, "fp8_attention_off");
