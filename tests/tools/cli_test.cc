@@ -389,11 +389,11 @@ TEST(ValidateCommand, BatchP2pSyncKeyReachesTheReplay) {
   ASSERT_NE(row.find(key), std::string::npos);
   std::string off = row;
   off.replace(off.find(key), key.size(), key + ";batch_p2p_sync=False");
-  auto predict = [&](const std::string& r, const std::string& name) {
-    return ValidateOneRow(header, r, name, "--batch-p2p-sync 0");
-  };
-  const auto [synced_flag, synced_tflops] = predict(row, "p2p_sync_default");
-  const auto [free_flag, free_tflops] = predict(off, "p2p_sync_off");
+  const char* flag = "--batch-p2p-sync 0";
+  const auto [synced_flag, synced_tflops] =
+      ValidateOneRow(header, row, "p2p_sync_default", flag);
+  const auto [free_flag, free_tflops] =
+      ValidateOneRow(header, off, "p2p_sync_off", flag);
   EXPECT_FALSE(synced_flag);
   EXPECT_TRUE(free_flag);
   EXPECT_GT(free_tflops, synced_tflops * 1.01);
@@ -413,11 +413,11 @@ TEST(ValidateCommand, Fp8DotProductAttentionReachesTheReplay) {
   ASSERT_NE(row.find(key), std::string::npos);
   std::string off = row;
   off.replace(off.find(key), key.size(), "fp8_dot_product_attention=False");
-  auto predict = [&](const std::string& r, const std::string& name) {
-    return ValidateOneRow(header, r, name, "--fp8-dot-product-attention");
-  };
-  const auto [on_flag, on_tflops] = predict(row, "fp8_attention_on");
-  const auto [off_flag, off_tflops] = predict(off, "fp8_attention_off");
+  const char* flag = "--fp8-dot-product-attention";
+  const auto [on_flag, on_tflops] =
+      ValidateOneRow(header, row, "fp8_attention_on", flag);
+  const auto [off_flag, off_tflops] =
+      ValidateOneRow(header, off, "fp8_attention_off", flag);
   EXPECT_TRUE(on_flag);
   EXPECT_FALSE(off_flag);
   EXPECT_GT(on_tflops, off_tflops * 1.01);
