@@ -1728,10 +1728,10 @@ PYTHON_CALL_FACTOR = "4.75"
 PYTHON_CALL_FACTOR_RULE = (
     "least squares on the log TFLOPS/GPU error of the 163 high- and medium-confidence rows of calibration/runs/"
     "runs.csv (moesim validate) over factors 3.5-6.0, with every other table as shipped and the Grace per-call "
-    "costs at the Megatron CI ratio (1.45x the Xeon's): 4.75 (sum of squared log errors 4.05; 4.5: 4.13, 5.0: "
-    "4.13, 4.0: 4.68, with GPT-OSS's unfused YaRN RoPE and the non-interleaved pipelines' batch_p2p_sync "
-    "counted); a 4-fold cross-validation picks 4.75 in three folds and 5.0 in one, held-out MAPE 12.3%; holding "
-    "out a model or a GPU type at a time picks 4.5-5.0 (held-out 12.6% and 12.6%; "
+    "costs at the Megatron CI ratio (1.45x the Xeon's): 4.75 (sum of squared log errors 3.90; 4.5: 3.96, 5.0: "
+    "3.99, 4.0: 4.46, with GPT-OSS's unfused YaRN RoPE, the non-interleaved pipelines' batch_p2p_sync and B300's "
+    "sustained-load share counted); a 4-fold cross-validation picks 4.75 in every fold, held-out MAPE 12.1%; "
+    "before B300's share, holding out a model or a GPU type at a time picked 4.5-5.0 (held-out 12.6% and 12.6%; "
     "calibration/notes/megatron_ci_host_ratio.md). "
     "No measurement isolates the level: the per-call figures are isolated microbenchmarks (TE issue 2053: one "
     "Linear forward in a tight loop, warm caches, no module hooks) and the in-step calls also run Megatron's "
@@ -1934,16 +1934,36 @@ def cpu_adam_tables(T, spec):
 # sustained load: what a short kernel benchmark does not see
 
 
+# ademeure/QuickRunCUDA@0bb48c3 b300_clean/CUBLAS_REAL_VALIDATION.md, "SHAPE
+# SCAN summary" and "FP8 cuBLAS shape scan": cuBLAS GEMMs of random data on
+# an NVIDIA B300 SXM6 AC at its default 1100 W limit, 1,000 per run back to
+# back in CUDA graphs (the 8192^3 run draws 1090 W, the SM clock falling
+# from 2032 to ~1250 MHz). (m, n, k, dtype): sustained TFLOPS, and the
+# b300 table's rate at that shape (moesim's cost model, no sustained share;
+# tests/calibration/tables_test.cc recomputes it and the median).
+B300_SUSTAINED = [
+    ((4096, 4096, 4096, "bf16"), 1402, 1553), ((8192, 8192, 8192, "bf16"), 1486, 1632),
+    ((16384, 16384, 16384, "bf16"), 1568, 1535), ((16384, 8192, 8192, "bf16"), 1481, 1488),
+    ((8192, 16384, 8192, "bf16"), 1488, 1541), ((1024, 8192, 8192, "bf16"), 1365, 1440),
+    ((8192, 28672, 8192, "bf16"), 1490, 1526), ((8192, 10240, 8192, "bf16"), 1476, 1606),
+    ((4096, 14336, 4096, "bf16"), 1449, 1532), ((8192, 8192, 8192, "fp8"), 2625, 3094),
+    ((16384, 16384, 16384, "fp8"), 2637, 2934), ((8192, 28672, 8192, "fp8"), 2630, 2919),
+]
+
+
 def sustained_tables(T):
     """compute_rate: the share of its benchmarked rate a compute-bound
     kernel keeps in a training step, where the GPU runs without the idle
     gaps of a benchmark loop and its power limit pulls the SM clock down.
     The tables' GEMM and attention rows are short benchmarks (cuDNN's SDPA
     benchmark times 10 iterations, Transformer Engine's GEMM profile a few,
-    MAMF 100 after 50 warm-up). Only B200 has a published sustained-load
+    MAMF 100 after 50 warm-up). B200 has a published sustained-load
     figure; GB200, the same GPU (SAME_DIE), takes it by the rule the
-    attention tables use between the two; B300 and GB300 (Blackwell Ultra)
-    and the Hoppers have no row (their benchmark rates stand)."""
+    attention tables use between the two. B300 has a published
+    sustained-load GEMM scan, set against this table's own rate at each
+    of its shapes (B300_SUSTAINED). GB300 (1400 W) does not take B300's:
+    the scan's GEMMs run B300 at its 1100 W cap, well below GB300's
+    limit. The Hoppers have no row (their benchmark rates stand)."""
     b200 = "0.853"
     T["b200"]["sustained"].add(
         quantity="compute_rate", value=b200, unit="fraction",
@@ -1958,6 +1978,20 @@ def sustained_tables(T):
                "FlashAttention-4 over its short-benchmark rate) by the same-die rule of the attention tables: "
                "B200 and GB200 are the same Blackwell GPU, B200 at HGX power and clocks, GB200 at NVL72 ones; "
                "no GB200 sustained-load figure was found" % b200)
+    ratios = sorted(sus / table for _, sus, table in B300_SUSTAINED)
+    mid = len(ratios) // 2
+    b300 = (ratios[mid - 1] + ratios[mid]) / 2 if len(ratios) % 2 == 0 else ratios[mid]
+    scan = ", ".join("%s %dx%dx%d %d/%d" % (d.upper(), m, n, k, sus, table)
+                     for (m, n, k, d), sus, table in B300_SUSTAINED)
+    T["b300"]["sustained"].add(
+        quantity="compute_rate", value="%.3f" % b300, unit="fraction",
+        source="derived:ademeure/QuickRunCUDA@0bb48c3 b300_clean/CUBLAS_REAL_VALIDATION.md (NVIDIA B300 SXM6 AC at "
+               "its default 1100 W limit: 1,000 cuBLAS GEMMs of random data back to back in CUDA graphs, at the "
+               "power cap, SM clock ~1250 MHz of 2032) shape scan, its sustained TFLOPS over this table's own rate "
+               "at the same shape (moesim's GEMM surface): %s; the median of the %d ratios, %.3f (from %.2f to "
+               "%.2f: lowest where the rows are short benchmarks, FP8 and BF16 4096^3 and 8192^3; near 1 at "
+               "the layer shapes the Transformer Engine rows cover)" % (scan, len(ratios), b300, ratios[0],
+                                                                         ratios[-1]))
 
 
 # --------------------------------------------------------------------------

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <regex>
 #include <string>
+#include <vector>
+
+#include "calibration/cost_model.h"
 
 namespace moesim::calibration {
 namespace {
@@ -24,12 +29,10 @@ TEST(Tables, EveryShippedGpuLoadsWithSourcedRows) {
 
 // The sustained-load table: B200's compute_rate is the published
 // flashinfer PR 2899 figure (fully throttled 1237 / peak 1450 TFLOPS =
-// 0.853); a GPU without a published figure has no row and keeps its
-// benchmark rates (1).
-// B200's published sustained-load share (flashinfer PR 2899: 1237 / 1450
-// TFLOPS) and GB200's by the same-die rule; every other GPU keeps its
-// benchmark rates.
-TEST(Tables, SustainedComputeRateIsB200sPublishedShareAndGb200s) {
+// 0.853) and GB200 takes it by the same-die rule; B300's is derived from a
+// published sustained GEMM scan (next test); every other GPU has no row and
+// keeps its benchmark rates (1).
+TEST(Tables, SustainedComputeRateRows) {
   for (const std::string& gpu : TableGpus()) {
     SCOPED_TRACE(gpu);
     auto t = LoadTables(gpu);
@@ -42,11 +45,53 @@ TEST(Tables, SustainedComputeRateIsB200sPublishedShareAndGb200s) {
                 std::string::npos);
       EXPECT_NE(t->sustained[0].from.source.find("flashinfer"),
                 std::string::npos);
+    } else if (gpu == "b300") {
+      ASSERT_EQ(t->sustained.size(), 1u);
+      EXPECT_NE(
+          t->sustained[0].from.source.find("derived:ademeure/QuickRunCUDA"),
+          std::string::npos);
     } else {
       EXPECT_TRUE(t->sustained.empty());
       EXPECT_DOUBLE_EQ(t->SustainedComputeRate(), 1.0);
     }
   }
+}
+
+// B300's compute_rate is the median, over the shapes of a published
+// sustained-load scan (ademeure/QuickRunCUDA: cuBLAS GEMMs of random data
+// back to back at the 1100 W cap), of the scan's TFLOPS over the b300
+// table's own rate at each shape. The row lists each shape as
+// "DTYPE MxNxK sustained/table"; here the table rate is recomputed from
+// the shipped GEMM surface (B300 peaks: topology/systems/dgx-b300.textproto)
+// and the median from the ratios, so a change to the GEMM rows that moves
+// the surface under the scan fails until the row is regenerated.
+TEST(Tables, B300SustainedRateIsTheScanOverTheTablesOwnRates) {
+  auto t = LoadTables("b300");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->sustained.size(), 1u);
+  const std::string& source = t->sustained[0].from.source;
+  const CostModel model(*t, GpuPeaks{2250, 4500, 13125, 1125, 8.0, 148});
+  const std::regex entry(R"((BF16|FP8) (\d+)x(\d+)x(\d+) (\d+)/(\d+))");
+  std::vector<double> ratios;
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), entry);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& e = *it;
+    const int64_t m = std::stoll(e[2]), n = std::stoll(e[3]),
+                  k = std::stoll(e[4]);
+    const Dtype dtype = e[1] == "FP8" ? Dtype::kFp8 : Dtype::kBf16;
+    const double table =
+        2.0 * m * n * k / model.Gemm(m, n, k, dtype, 0).seconds / 1e12;
+    SCOPED_TRACE(e.str());
+    EXPECT_NEAR(table, std::stod(e[6]), 0.5);  // the row's rounded rate
+    ratios.push_back(std::stod(e[5]) / table);
+  }
+  ASSERT_EQ(ratios.size(), 12u);
+  std::sort(ratios.begin(), ratios.end());
+  const double median = (ratios[5] + ratios[6]) / 2;
+  EXPECT_NEAR(t->SustainedComputeRate(), median, 0.001);
+  // The share sits between the scan's extremes, below 1.
+  EXPECT_LT(t->SustainedComputeRate(), 0.95);
+  EXPECT_GT(t->SustainedComputeRate(), 0.90);
 }
 
 TEST(Tables, UnknownGpuIsRefused) {
