@@ -1955,9 +1955,11 @@ def sustained_tables(T):
     """compute_rate: the share of its benchmarked rate a compute-bound
     kernel keeps in a training step, where the GPU runs without the idle
     gaps of a benchmark loop and its power limit pulls the SM clock down.
-    The tables' GEMM and attention rows are short benchmarks (cuDNN's SDPA
-    benchmark times 10 iterations, Transformer Engine's GEMM profile a few,
-    MAMF 100 after 50 warm-up). B200 has a published sustained-load
+    Most of the tables' GEMM and attention rows are short benchmarks
+    (cuDNN's SDPA benchmark times 10 iterations, MAMF 100 after 50
+    warm-up); Transformer Engine's GEMM profile times 100 after 10 warm-up,
+    about 0.1 s of back-to-back GEMMs at its B300 shapes, long enough to
+    reach the throttled clock. B200 has a published sustained-load
     figure; GB200, the same GPU (SAME_DIE), takes it by the rule the
     attention tables use between the two. B300 has a published
     sustained-load GEMM scan, set against this table's own rate at each

@@ -89,9 +89,9 @@ TEST(Tables, B300SustainedRateIsTheScanOverTheTablesOwnRates) {
   std::sort(ratios.begin(), ratios.end());
   const double median = (ratios[5] + ratios[6]) / 2;
   EXPECT_NEAR(t->SustainedComputeRate(), median, 0.001);
-  // The share sits between the scan's extremes, below 1.
-  EXPECT_LT(t->SustainedComputeRate(), 0.95);
-  EXPECT_GT(t->SustainedComputeRate(), 0.90);
+  // A throttled share: inside the scan's range, and below 1.
+  EXPECT_GT(t->SustainedComputeRate(), ratios.front());
+  EXPECT_LT(t->SustainedComputeRate(), std::min(1.0, ratios.back()));
 }
 
 TEST(Tables, UnknownGpuIsRefused) {
