@@ -214,6 +214,12 @@ JoinId Engine::op_join(OpId op) const {
   return ops_[op].join;
 }
 
+std::span<const OpId> Engine::join_members(JoinId join) const {
+  CheckOrDie(join >= 0 && static_cast<size_t>(join) < join_count(),
+             "Engine::join_members: unknown join id");
+  return JoinMembers(join);
+}
+
 void Engine::AddCounter(StreamId stream, std::string_view name, Time at,
                         double value) {
   CheckOrDie(stream >= 0 && static_cast<size_t>(stream) < stream_count(),

@@ -136,6 +136,9 @@ class Engine {
   size_t join_count() const { return join_begin_.size() - 1; }
   // The join `op` belongs to; -1: none. REQUIRES: `op` < op_count().
   JoinId op_join(OpId op) const;
+  // The members of `join`, in the order given to Join().
+  // REQUIRES: `join` < join_count().
+  std::span<const OpId> join_members(JoinId join) const;
 
   // A sample of counter `name` (a track of `stream`'s process in the trace,
   // e.g. memory in GiB): value `value` from time `at` on. Only the trace

@@ -242,6 +242,7 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
     }
     out.gc_stall_s = *fraction * out.step_time_s;
     out.step_time_s += out.gc_stall_s;
+    out.critical_path_s["host"] += out.gc_stall_s;
   }
   const models::MemoryEstimate memory =
       models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,

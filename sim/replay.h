@@ -185,6 +185,10 @@ struct StepResult {
   double gc_stall_s = 0;
   // Mean over stages, by kind: tp, cp, ep, dp, pp.
   std::map<std::string, CommTime> comm_s;
+  // Seconds of the step's critical path by stream kind (compute, tp, cp,
+  // ep, dp, pp, host, copy; CriticalPathSeconds), the GC stall counted as
+  // host: what the step waited on.
+  std::map<std::string, double> critical_path_s;
   // Mean over stages of the busy time of each op class (gemm,
   // grouped_gemm, attention, memory_bound, optimizer, and comm kinds).
   std::map<std::string, double> time_by_op_class_s;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
+#include <span>
 #include <vector>
 
 #include "util/check.h"
@@ -49,6 +50,46 @@ Time Overlap(const std::vector<Interval>& a, const std::vector<Interval>& b) {
 
 }  // namespace
 
+std::array<double, kNumStreamKinds> CriticalPathSeconds(
+    const Engine& engine, const StepStreams& streams) {
+  std::array<double, kNumStreamKinds> out{};
+  OpId cur = -1;
+  Time last;
+  for (size_t op = 0; op < engine.op_count(); ++op) {
+    const Time f = engine.timing(static_cast<OpId>(op)).finish;
+    if (cur < 0 || f > last) {
+      cur = static_cast<OpId>(op);
+      last = f;
+    }
+  }
+  while (cur >= 0) {
+    const OpTiming& t = engine.timing(cur);
+    out[static_cast<int>(streams.streams[engine.op_stream(cur)].kind)] +=
+        (t.finish - t.start).seconds();
+    OpId best = -1;
+    Time best_finish;
+    auto consider = [&](OpId p) {
+      if (p < 0) return;
+      const Time f = engine.timing(p).finish;
+      if (f > t.start) return;
+      if (best < 0 || f > best_finish) {
+        best = p;
+        best_finish = f;
+      }
+    };
+    const JoinId j = engine.op_join(cur);
+    const OpId self[] = {cur};
+    const std::span<const OpId> members =
+        j >= 0 ? engine.join_members(j) : std::span<const OpId>(self);
+    for (const OpId m : members) {
+      consider(engine.stream_predecessor(m));
+      for (const OpId d : engine.deps(m)) consider(d);
+    }
+    cur = best;
+  }
+  return out;
+}
+
 Time UnionLength(std::vector<Interval> intervals) {
   return Length(Merge(std::move(intervals)));
 }
@@ -61,6 +102,12 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
   const Time step = engine.makespan();
   out.step_time_s = step.seconds();
   out.ops = engine.op_count();
+  const std::array<double, kNumStreamKinds> critical =
+      CriticalPathSeconds(engine, streams);
+  for (int k = 0; k < kNumStreamKinds; ++k) {
+    out.critical_path_s[StreamKindName(static_cast<StreamKind>(k))] =
+        critical[k];
+  }
   // Busy intervals per stream. A stream runs its ops one at a time in id
   // order, so appending in id order keeps each list sorted; touching
   // intervals merge as they come.
@@ -211,30 +258,38 @@ double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
 Wall DiagnoseWall(const StepResult& step, double peak_bytes,
                   double capacity_bytes) {
   Wall w;
-  double exposed = 0, compute = 0;
+  double exposed = 0;
   for (const auto& [kind, c] : step.comm_s) exposed += c.exposed_s;
-  for (const StageTime& st : step.stages) compute += st.compute_s;
-  if (!step.stages.empty()) compute /= step.stages.size();
+  double comm = 0, host = 0, compute = 0;
+  for (const auto& [kind, s] : step.critical_path_s) {
+    if (kind == "host") {
+      host += s;
+    } else if (kind == "compute") {
+      compute += s;
+    } else {
+      comm += s;  // tp, cp, ep, dp, pp, and activation-offload copies
+    }
+  }
   const double t = step.step_time_s > 0 ? step.step_time_s : 1;
   w.exposed_comm_share = std::min(1.0, exposed / t);
-  w.host_wait_share = std::min(1.0, step.host_idle_s / t);
+  w.comm_share = std::min(1.0, comm / t);
+  w.host_share = std::min(1.0, host / t);
   w.compute_share = std::min(1.0, compute / t);
   w.memory_headroom =
       capacity_bytes > 0 ? (capacity_bytes - peak_bytes) / capacity_bytes : 0;
   char evidence[256];
   std::snprintf(evidence, sizeof evidence,
-                "exposed communication %.0f%% of the step, host waits %.0f%%, "
-                "compute busy %.0f%%, memory headroom %.0f%%",
-                100 * w.exposed_comm_share, 100 * w.host_wait_share,
-                100 * w.compute_share, 100 * w.memory_headroom);
+                "critical path: compute %.0f%%, communication %.0f%%, host "
+                "%.0f%% of the step; exposed communication %.0f%%, memory "
+                "headroom %.0f%%",
+                100 * w.compute_share, 100 * w.comm_share, 100 * w.host_share,
+                100 * w.exposed_comm_share, 100 * w.memory_headroom);
   w.evidence = evidence;
   if (w.memory_headroom < kMemoryHeadroom) {
     w.name = "memory";
-  } else if (w.exposed_comm_share >= kCommShare &&
-             w.exposed_comm_share / kCommShare >=
-                 w.host_wait_share / kHostShare) {
+  } else if (w.comm_share >= kCommShare && w.comm_share >= w.host_share) {
     w.name = "communication";
-  } else if (w.host_wait_share >= kHostShare) {
+  } else if (w.host_share >= kHostShare) {
     w.name = "host";
   } else {
     w.name = "compute";

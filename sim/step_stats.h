@@ -6,6 +6,7 @@
 #ifndef MOESIM_SIM_STEP_STATS_H_
 #define MOESIM_SIM_STEP_STATS_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -41,18 +42,26 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
 
 // Which wall binds (the optimization workflow's Three Walls, with the
 // compute wall split into compute and host as its profile phase does), with
-// the evidence. Rules, in the workflow's order (fit first):
+// the evidence. The step's critical path (CriticalPathSeconds) says what the
+// step waited on: a compute kernel, a transfer, or a host call (a launch the
+// GPU had to wait for, directly or through a collective the host issued
+// late). Rules, in the workflow's order (fit first):
 //  - memory: out of memory, or under kMemoryHeadroom of capacity free;
-//  - communication / host: the larger of the exposed-communication share of
-//    the step (union of all kinds beyond compute; the card's EP figure is
-//    "20-60% of step time") and the host-wait share, when it reaches its
-//    threshold (kCommShare, kHostShare);
+//  - communication / host: the larger of the communication share of the
+//    critical path (all kinds; the card's EP figure is "20-60% of step
+//    time") and its host share, when it reaches its threshold (kCommShare,
+//    kHostShare);
 //  - compute otherwise.
+// The exposed-communication share (interval unions beyond compute, the
+// workflow's overlap measure) is evidence beside them: it also counts
+// transfers off the critical path (a stage's exposed all-to-all while
+// another stage binds the step).
 struct Wall {
   std::string name;  // memory, communication, host, compute
   double exposed_comm_share = 0;
-  double host_wait_share = 0;
-  double compute_share = 0;    // compute-stream busy time / step
+  double comm_share = 0;       // communication on the critical path / step
+  double host_share = 0;       // host calls on the critical path / step
+  double compute_share = 0;    // compute kernels on the critical path / step
   double memory_headroom = 0;  // free / capacity (negative: OOM)
   std::string evidence;        // one line
 };
@@ -83,6 +92,16 @@ struct StepSpan {
 double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
                       int stage, StreamId compute_stream,
                       const models::StageMemory& memory, bool counters);
+
+// Seconds of each stream kind on the step's critical path: from the op that
+// finishes last, back through the predecessor that finished last before it
+// started (its stream predecessor, a dep, or, for a join member, any
+// member's), adding each op's run time to its stream's kind. On a tie the
+// stream predecessor wins (the stream was busy up to then). The kinds sum to
+// the makespan less any wait no predecessor explains (a transfer held back
+// by the network's clock).
+std::array<double, kNumStreamKinds> CriticalPathSeconds(
+    const Engine& engine, const StepStreams& streams);
 
 // Length of the union of `intervals` (start, finish), any order.
 Time UnionLength(std::vector<std::pair<Time, Time>> intervals);

@@ -235,11 +235,13 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   const sim::Wall wall = sim::DiagnoseWall(st, m.peak_bytes, m.capacity_bytes);
   field("wall", JsonString(wall.name));
   field("wall_evidence",
-        Format("{\"exposed_comm_share\": %s, \"host_wait_share\": %s, "
-               "\"compute_share\": %s, \"memory_headroom\": %s}",
-               JsonNumber(wall.exposed_comm_share).c_str(),
-               JsonNumber(wall.host_wait_share).c_str(),
+        Format("{\"comm_share\": %s, \"host_share\": %s, "
+               "\"compute_share\": %s, \"exposed_comm_share\": %s, "
+               "\"memory_headroom\": %s}",
+               JsonNumber(wall.comm_share).c_str(),
+               JsonNumber(wall.host_share).c_str(),
                JsonNumber(wall.compute_share).c_str(),
+               JsonNumber(wall.exposed_comm_share).c_str(),
                JsonNumber(wall.memory_headroom).c_str()));
   field("host_idle_s", JsonNumber(st.host_idle_s));
   field("sustained_compute_rate", JsonNumber(r.sustained_compute_rate));
@@ -258,6 +260,14 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
     first = false;
   }
   field("time_by_op_class_s", classes + "}");
+  std::string critical = "{";
+  first = true;
+  for (const auto& [kind, seconds] : st.critical_path_s) {
+    critical +=
+        (first ? "" : ", ") + JsonString(kind) + ": " + JsonNumber(seconds);
+    first = false;
+  }
+  field("critical_path_s", critical + "}");
   std::string stages = "[";
   for (size_t i = 0; i < st.stages.size(); ++i) {
     stages += Format(
