@@ -375,8 +375,10 @@ StepHostCalls StepHostCallsOf(const StepHostShape& x) {
     all_elements += s.elements;
   }
   // prepare_grads (_copy_model_grads_to_main_grads): per shard tensor
-  // main_grad.view(-1), the slice, .float() (precision-aware: no cast).
-  a.torch += static_cast<int>(all_shard * (x.precision_aware ? 2 : 3));
+  // main_grad.view(-1) and the slice (views), .float() (precision-aware: no
+  // cast).
+  a.views += static_cast<int>(all_shard * 2);
+  if (!x.precision_aware) a.torch += static_cast<int>(all_shard);
   // get_grad_norm_fp32 over every shard gradient: two torch.zeros, the
   // l2norm multi_tensor_applier, ** 2, all-reduce, .pow; the l2norm's
   // further launches and its cleanup kernel.
@@ -384,22 +386,29 @@ StepHostCalls StepHostCallsOf(const StepHostShape& x) {
   a.kernels +=
       static_cast<int>(MultiTensorLaunches(all_shard, all_elements, 1));
   for (const Sub& s : subs) {
-    // clip_grad_by_total_norm_fp32: .detach() per gradient; the clip
-    // coefficient (add, div), torch.zeros, clamp_max_, multi_tensor_scale.
-    a.torch += static_cast<int>(s.shard) + 5;
+    // clip_grad_by_total_norm_fp32: .detach() per gradient (a view); the
+    // clip coefficient (add, div), torch.zeros, clamp_max_,
+    // multi_tensor_scale.
+    a.views += static_cast<int>(s.shard);
+    a.torch += 5;
     a.kernels +=
         static_cast<int>(MultiTensorLaunches(s.shard, s.elements, 2) - 1);
     // TE FusedAdam.step: per tensor p.data, grad.data (precision-aware:
-    // and the master param's .data); one multi_tensor_adam per group,
-    // which launches again for long lists (depth 4; with master params 5).
-    a.torch +=
-        static_cast<int>(s.shard * (x.precision_aware ? 3 : 2)) + s.groups;
+    // and the master param's .data), views; one multi_tensor_adam per
+    // group, which launches again for long lists (depth 4; with master
+    // params 5).
+    a.views += static_cast<int>(s.shard * (x.precision_aware ? 3 : 2));
+    a.torch += s.groups;
     const int64_t launches =
         MultiTensorLaunches(s.shard, s.elements, x.precision_aware ? 5 : 4);
     a.kernels += static_cast<int>(std::max<int64_t>(0, launches - s.groups));
     // _copy_main_params_to_model_params: per shard tensor .view(-1), the
-    // slice, .data, copy_ (precision-aware: the optimizer writes them).
-    if (!x.precision_aware) a.torch += static_cast<int>(s.shard * 4);
+    // slice, .data (views) and copy_ (precision-aware: the optimizer writes
+    // them).
+    if (!x.precision_aware) {
+      a.views += static_cast<int>(s.shard * 3);
+      a.torch += static_cast<int>(s.shard);
+    }
   }
   // train_step: logical_and_across_model_parallel_group (torch.tensor,
   // all-reduce, .item()) and reduce_max_stat_across_model_parallel_group
@@ -425,7 +434,7 @@ double HostSeconds(const HostCalls& h, const HostCallCosts& c,
                    bool params_only) {
   const double params = h.param_nodes * c.node_s + h.param_hooks * c.torch_s;
   if (params_only) return params;
-  return h.te * c.te_s + h.torch * c.torch_s + h.nodes * c.node_s +
+  return h.te * c.te_s + h.torch * c.torch_s + (h.nodes + h.views) * c.node_s +
          h.kernels * c.kernel_s + params;
 }
 

@@ -21,7 +21,9 @@
 // distributed optimizer's step (grad copies, grad norm, clip, Adam, param
 // copies), train_step's stat reductions (which end in a blocking .item()),
 // the loss log, zero_grad_buffer and the param all-gather dispatch, as
-// functions of the rank's parameter tensors and DDP buckets.
+// functions of the rank's parameter tensors and DDP buckets; the optimizer
+// loops' per-tensor .view / slice / .data / .detach() are views
+// (autograd_node_us), their casts and copy_s eager ops.
 //
 // Not counted (no code count behind them): the pipeline schedule's own per
 // micro-batch Python, Python-only loops (optimizer.zero_grad's
@@ -59,6 +61,11 @@ struct HostCalls {
   // parameter's gradient to autograd); a full-iteration graph does not.
   int param_nodes = 0;
   int param_hooks = 0;
+  // Tensor metadata calls the per-step Python makes in its per-parameter
+  // loops (.view, a slice, .data, .detach()): one C++ op each that builds a
+  // view and launches nothing, priced as an autograd engine node
+  // (autograd_node_us), not as an eager op with a kernel (torch_op_us).
+  int views = 0;
 
   HostCalls& operator+=(const HostCalls& o) {
     te += o.te;
@@ -67,6 +74,7 @@ struct HostCalls {
     kernels += o.kernels;
     param_nodes += o.param_nodes;
     param_hooks += o.param_hooks;
+    views += o.views;
     return *this;
   }
   bool operator==(const HostCalls&) const = default;

@@ -542,44 +542,55 @@ StepHostShape SmallShape() {
   return x;
 }
 
-// Calls summed by hand from the note's section "Per-step host work":
+// Calls summed by hand from the note's section "Per-step host work"
+// (views: .view, slices, .data, .detach(), which launch nothing):
 // shards: dense ceil(10 / 2) + 1 bucket = 6, expert 32 (DP 1), 38 in all.
 //   DDP buckets (2): 6 each (check_grads 3, scale, reduce-scatter, wait) 12
-//   prepare_grads: 3 per shard tensor                                   114
+//   prepare_grads: .float() per shard tensor 38; view + slice 76 views    38
 //   grad norm                                                             6
-//   dense: clip 6 + 5, Adam 2 x 6 + 2 groups, param copies 4 x 6         49
-//   expert: clip 32 + 5, Adam 2 x 32 + 1 group, param copies 4 x 32     230
+//   dense: clip 5 (+ 6 detach views), Adam 2 groups (+ 2 x 6 views),
+//          param copies copy_ 6 (+ 3 x 6 views)                          13
+//   expert: clip 5 (+ 32 views), Adam 1 group (+ 2 x 32 views),
+//           param copies 32 (+ 3 x 32 views)                             38
 //   train_step stats 3 + 4, loss reduction 4 + 4 micro-batches           15
-//   before the step: 426 torch calls; kernels: the l2norm's cleanup (1).
+//   before the step: 122 torch calls and 76 + 36 + 192 = 304 views;
+//   kernels: the l2norm's cleanup (1).
 //   after the sync: loss log 1 + MoE tracker 3, 2 buffer zero_, 2 x 2
 //   bucket gathers: 10 torch calls.
 TEST(StepHostCalls, SmallRankIsCountedCallsTimesTableCosts) {
   const StepHostCalls c = StepHostCallsOf(SmallShape());
-  EXPECT_EQ(c.before_step.torch, 426);
+  EXPECT_EQ(c.before_step.torch, 122);
+  EXPECT_EQ(c.before_step.views, 304);
   EXPECT_EQ(c.before_step.kernels, 1);
   EXPECT_EQ(c.before_step.te + c.before_step.nodes, 0);
   EXPECT_EQ(c.after_sync.torch, 10);
+  EXPECT_EQ(c.after_sync.views, 0);
   const HostCallCosts costs{kTorch, kTe, kNode, kKernel};
-  EXPECT_NEAR(HostSeconds(c.before_step, costs), 426 * kTorch + kKernel, 1e-12);
+  EXPECT_NEAR(HostSeconds(c.before_step, costs),
+              122 * kTorch + 304 * kNode + kKernel, 1e-12);
   EXPECT_NEAR(HostSeconds(c.after_sync, costs), 10 * kTorch, 1e-12);
 }
 
-// Per shard tensor: 3 (grad copy) + 1 (clip) + 2 (Adam) + 4 (param copy) =
-// 10 calls; 16 more expert tensors at expert DP 1 add 160. The
+// Per shard tensor: the grad copy's .float() and the param copy's copy_ (2
+// eager ops) and 2 + 1 + 2 + 3 = 8 views (grad copy, clip, Adam, param
+// copy); 16 more expert tensors at expert DP 1 add 32 and 128. The
 // precision-aware optimizer drops the cast and the param copies but reads
-// the master weight: 2 + 1 + 3 = 6 per shard tensor.
+// the master weight: no eager op and 2 + 1 + 3 = 6 views per shard tensor.
 TEST(StepHostCalls, GrowWithParameterTensors) {
   StepHostShape x = SmallShape();
-  const int base = StepHostCallsOf(x).before_step.torch;
+  const HostCalls base = StepHostCallsOf(x).before_step;
   x.expert_tensors += 16;
-  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base + 160);
+  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base.torch + 32);
+  EXPECT_EQ(StepHostCallsOf(x).before_step.views, base.views + 128);
   x = SmallShape();
   x.precision_aware = true;
-  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base - 38 * (10 - 6));
+  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base.torch - 38 * 2);
+  EXPECT_EQ(StepHostCallsOf(x).before_step.views, base.views - 38 * (8 - 6));
   // More ranks in the expert shard: ceil(32 / 4) + 1 = 9 tensors stepped.
   x = SmallShape();
   x.expert_dp = 4;
-  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base - (32 - 9) * 10);
+  EXPECT_EQ(StepHostCallsOf(x).before_step.torch, base.torch - (32 - 9) * 2);
+  EXPECT_EQ(StepHostCallsOf(x).before_step.views, base.views - (32 - 9) * 8);
 }
 
 // Large shards launch TE's multi-tensor kernels again every 320 x 65,536
