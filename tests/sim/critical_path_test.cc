@@ -32,6 +32,15 @@ struct Graph {
   double On(StreamKind kind) {
     return CriticalPathSeconds(engine, streams)[static_cast<int>(kind)];
   }
+  // n launches on the host, each followed by the kernel it issues, then
+  // the run.
+  bool RunLaunches(int n, Time launch, Time kernel) {
+    for (int i = 0; i < n; ++i) {
+      const OpId l = engine.Add(host, launch, {}, "launch");
+      engine.Add(compute, kernel, {l}, "kernel");
+    }
+    return engine.Run().has_value();
+  }
 };
 
 // The host launches n kernels, each launch L longer than the kernel d it
@@ -40,11 +49,7 @@ struct Graph {
 TEST(CriticalPath, LaunchBoundKernelsPutTheLaunchesOnThePath) {
   Graph g;
   const Time launch = Time::Micros(10), kernel = Time::Micros(4);
-  for (int i = 0; i < 5; ++i) {
-    const OpId l = g.engine.Add(g.host, launch, {}, "launch");
-    g.engine.Add(g.compute, kernel, {l}, "kernel");
-  }
-  ASSERT_TRUE(g.engine.Run());
+  ASSERT_TRUE(g.RunLaunches(5, launch, kernel));
   EXPECT_DOUBLE_EQ(g.On(StreamKind::kHost), 5 * launch.seconds());
   EXPECT_DOUBLE_EQ(g.On(StreamKind::kCompute), kernel.seconds());
   EXPECT_EQ(g.On(StreamKind::kEp), 0);
@@ -55,11 +60,7 @@ TEST(CriticalPath, LaunchBoundKernelsPutTheLaunchesOnThePath) {
 TEST(CriticalPath, GpuBoundKernelsLeaveOneLaunchOnThePath) {
   Graph g;
   const Time launch = Time::Micros(4), kernel = Time::Micros(10);
-  for (int i = 0; i < 5; ++i) {
-    const OpId l = g.engine.Add(g.host, launch, {}, "launch");
-    g.engine.Add(g.compute, kernel, {l}, "kernel");
-  }
-  ASSERT_TRUE(g.engine.Run());
+  ASSERT_TRUE(g.RunLaunches(5, launch, kernel));
   EXPECT_DOUBLE_EQ(g.On(StreamKind::kHost), launch.seconds());
   EXPECT_DOUBLE_EQ(g.On(StreamKind::kCompute), 5 * kernel.seconds());
 }
