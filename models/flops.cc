@@ -98,4 +98,33 @@ double ModelFlopsPerSequence(const Model& m, int64_t seq_length, int tp) {
          (mlp_macs + attention_macs + mtp_macs + logits_macs);
 }
 
+std::optional<FlopsFormula> ParseFlopsFormula(std::string_view word) {
+  if (word == "megatron-bridge") return FlopsFormula::kMegatronBridge;
+  if (word == "nemo-2024") return FlopsFormula::kNemo2024;
+  return std::nullopt;
+}
+
+bool CanCountAs(const Model& m, FlopsFormula formula) {
+  if (formula == FlopsFormula::kMegatronBridge) return true;
+  return m.num_moe_experts() == 0 && !m.multi_latent_attention() &&
+         m.linear_attention_freq() == 0 && m.window_size() == 0 &&
+         m.mtp_num_layers() == 0 && m.activation() == "swiglu" &&
+         HeadDim(m) * m.num_attention_heads() == m.hidden_size();
+}
+
+double FlopsPerSequence(const Model& m, int64_t seq_length, int tp,
+                        FlopsFormula formula) {
+  if (formula == FlopsFormula::kMegatronBridge) {
+    return ModelFlopsPerSequence(m, seq_length, tp);
+  }
+  const double s = static_cast<double>(seq_length);
+  const double L = static_cast<double>(m.num_layers());
+  const double h = m.hidden_size(), a = m.num_attention_heads();
+  const double g = QueryGroups(m), f = m.ffn_hidden_size();
+  const double V = m.vocab_size();
+  return s * L * h * h *
+         (12 + 12 * g / a + 18 * f / h + 12 * s / h + 6 * V / (L * h));
+}
+
 }  // namespace moesim::models
+

@@ -15,6 +15,8 @@
 #define MOESIM_MODELS_FLOPS_H_
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "models/model.pb.h"
 
@@ -24,6 +26,34 @@ namespace moesim::models {
 // the vocabulary padded for tensor-parallel size `tp`. A step's FLOPs are
 // this times the global batch size.
 double ModelFlopsPerSequence(const Model& model, int64_t seq_length, int tp);
+
+// The FLOPs count a published TFLOPS figure was computed with, when it is
+// not today's Megatron-Bridge count above.
+enum class FlopsFormula {
+  kMegatronBridge,  // ModelFlopsPerSequence: causal attention at s/2
+  // NeMo's llama2 / llama3 model-FLOPs formula from its TFLOPs callback
+  // (NVIDIA/NeMo@d8995496 nemo/collections/common/metrics/perf_metrics.py,
+  // Aug 2024; nemo/utils/flops_formulas.py until NVIDIA/NeMo#14424, Aug
+  // 2025, which added the causal 0.5): per sequence
+  // s L h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V/(L h)), attention scores
+  // over all s keys, V the unpadded vocabulary. NeMo's performance tables
+  // of that year (NeMo 24.03 to 25.04 containers) are in this count: its
+  // 24.07 summary's Llama2-7B row, 780 TFLOPS at 16,934 tokens/s, is
+  // 46.06 GFLOPs a token, this formula's 46.09 at s = 4096 (the causal
+  // count gives 42.9).
+  kNemo2024,
+};
+
+// "megatron-bridge", "nemo-2024": the words of the runs CSV's
+// flops_formula column; nullopt for any other.
+std::optional<FlopsFormula> ParseFlopsFormula(std::string_view word);
+
+// FLOPs of one sequence in `formula`. kNemo2024 applies to dense,
+// non-MLA models with SwiGLU and head dim h/a (NeMo's llama families);
+// CanCountAs says whether it does.
+bool CanCountAs(const Model& model, FlopsFormula formula);
+double FlopsPerSequence(const Model& model, int64_t seq_length, int tp,
+                        FlopsFormula formula);
 
 }  // namespace moesim::models
 

@@ -20,7 +20,7 @@ using google::protobuf::Value;
 
 constexpr std::string_view kSupportedTypes[] = {
     "deepseek_v3", "kimi_k2", "qwen3_moe", "qwen3_next",
-    "gpt_oss",     "mixtral", "llama"};
+    "gpt_oss",     "mixtral", "llama",     "qwen3"};
 
 std::string SupportedList() {
   std::string out;
@@ -498,6 +498,11 @@ util::Result<Model> ParseHfConfig(std::string_view json, std::string_view file,
     ReadGptOss(cfg, model);
   } else if (model_type == "mixtral") {
     ReadMixtral(cfg, model);
+  } else if (model_type == "qwen3") {
+    // Dense Qwen3 (configuration_qwen3.py): GQA with per-head RMSNorm on
+    // q and k (Qwen3ModelProvider qk_layernorm=True).
+    ReadGqa(cfg, model);
+    model.set_qk_layernorm(true);
   } else {  // llama: dense, no MoE fields
     ReadGqa(cfg, model);
   }

@@ -1,7 +1,7 @@
 // Import of Hugging Face config.json files into `Model`.
 //
 // Supported model_type values: deepseek_v3, kimi_k2, qwen3_moe, qwen3_next,
-// gpt_oss, mixtral, llama. Field mapping follows HF transformers'
+// gpt_oss, mixtral, llama, qwen3 (dense). Field mapping follows HF transformers'
 // configuration_<family>.py; what Megatron-Bridge's bridges do with it is
 // cited at each family. An unsupported model_type or a missing key is an
 // error naming the file and the key.

@@ -90,7 +90,9 @@ INSTANTIATE_TEST_SUITE_P(
         ZooCase{"qwen3-next-80b-a3b", "qwen3_next", {}},
         ZooCase{"gpt-oss-120b", "gpt_oss", {}},
         ZooCase{"mixtral-8x7b", "mixtral", {}},
-        ZooCase{"llama3-70b", "llama", {}}),
+        ZooCase{"llama3-70b", "llama", {}},
+        ZooCase{"llama2-7b", "llama", {}},
+        ZooCase{"qwen3-8b", "qwen3", {}}),
     [](const ::testing::TestParamInfo<ZooCase>& info) {
       std::string name = info.param.model;
       for (char& ch : name) {
@@ -182,7 +184,7 @@ TEST(HfConfigTest, UnsupportedModelTypeListsSupportedOnes) {
   EXPECT_EQ(m.error().message,
             "bert/config.json: model_type: unsupported 'bert'; supported: "
             "deepseek_v3, kimi_k2, "
-            "qwen3_moe, qwen3_next, gpt_oss, mixtral, llama");
+            "qwen3_moe, qwen3_next, gpt_oss, mixtral, llama, qwen3");
 }
 
 TEST(HfConfigTest, MissingModelTypeIsAnError) {
