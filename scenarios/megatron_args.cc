@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "scenarios/vocabulary.h"
 #include "util/csv.h"
 
 namespace moesim::scenarios {
@@ -576,10 +577,8 @@ Result<void> ApplyContextParallel(const Given& g, Scenario& spec) {
   constexpr std::string_view kType = "--cp-comm-type";
   if (const std::vector<std::string>* types = g.List(kType)) {
     for (const std::string& type : *types) {
-      if (type != "p2p" && type != "a2a" && type != "allgather" &&
-          type != "a2a+p2p") {
-        return std::unexpected(FlagError(
-            kType, "unknown '" + type + "' (p2p, a2a, allgather, a2a+p2p)"));
+      if (auto known = ParseCpCommType(type); !known) {
+        return std::unexpected(FlagError(kType, known.error().message));
       }
     }
     if (std::adjacent_find(types->begin(), types->end(),

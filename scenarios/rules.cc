@@ -266,88 +266,14 @@ Result<void> CheckSequenceAndBatch(const ResolvedScenario& r,
   return {};
 }
 
-// --cp-comm-type and --hierarchical-context-parallel-sizes (TE context
-// parallelism). a2a scatters the attention heads of each TP rank over the CP
-// ranks (TE asserts the query and key/value heads split evenly); a2a+p2p does
-// so inside the inner hierarchical group and runs the p2p ring across the
-// outer one.
+// --cp-comm-type and --hierarchical-context-parallel-sizes: the rules are
+// CpExchangeRule's (scenarios/scenario.h), shared with the runs loader.
 Result<void> CheckCpCommType(const ResolvedScenario& r, const FieldNamer& at) {
-  constexpr std::string_view kType = "cp_comm_type";
-  constexpr std::string_view kSizes = "hierarchical_context_parallel_sizes";
-  const models::CpCommType type = r.training.cp_comm_type;
-  const std::vector<int>& sizes = r.training.hierarchical_cp_sizes;
-  const int tp = r.parallel.tp, cp = r.parallel.cp;
-  std::vector<std::string> texts;
-  for (int size : sizes) texts.push_back(std::to_string(size));
-  std::string list = "[";  // appended, not "[" + ...: GCC 12 -Wrestrict
-  list += Join(texts, ", ");
-  list += ']';
-
-  // Heads and query groups per TP rank divisible by the a2a group size.
-  auto heads_split = [&](std::string_view field, std::string_view mode,
-                         std::string_view group_name,
-                         int group) -> Result<void> {
-    const models::Model& m = r.model;
-    const int64_t groups = m.multi_latent_attention() ? m.num_attention_heads()
-                                                      : models::QueryGroups(m);
-    const std::pair<std::string_view, int64_t> counts[] = {
-        {"num_attention_heads", m.num_attention_heads()},
-        {"num_query_groups", groups}};
-    for (auto [what, count] : counts) {
-      const int64_t per_rank = count / tp;
-      if (per_rank % group == 0) continue;
-      return std::unexpected(at.Error(
-          field, std::string(mode) +
-                     " scatters heads over CP: " + std::string(what) + " " +
-                     std::to_string(count) + " / tensor_model_parallel_size " +
-                     std::to_string(tp) + " = " + std::to_string(per_rank) +
-                     " heads per TP rank not divisible by " +
-                     std::string(group_name) + " " + std::to_string(group)));
-    }
-    return {};
-  };
-
-  for (int size : sizes) {
-    if (size < 1) {
-      return std::unexpected(
-          at.Error(kSizes, "every size must be >= 1, got " + list));
-    }
-  }
-  if (!sizes.empty() && type != models::CpCommType::kA2aP2p) {
-    return std::unexpected(at.Error(
-        kSizes,
-        "only used with cp_comm_type a2a+p2p, got " + r.spec.cp_comm_type()));
-  }
-  switch (type) {
-    case models::CpCommType::kP2p:
-    case models::CpCommType::kAllGather:
-      return {};
-    case models::CpCommType::kA2a:
-      // Megatron accepts a2a with CP 1 (nothing to scatter).
-      if (cp <= 1) return {};
-      return heads_split(kType, "a2a", "context_parallel_size", cp);
-    case models::CpCommType::kA2aP2p:
-      if (sizes.empty()) {
-        return std::unexpected(
-            at.Error(kType,
-                     "a2a+p2p needs hierarchical_context_parallel_sizes "
-                     "(inner a2a size, outer p2p size)"));
-      }
-      if (sizes.size() != 2) {
-        return std::unexpected(at.Error(
-            kSizes,
-            "a2a+p2p takes exactly 2 sizes (inner a2a, outer p2p), got " +
-                list));
-      }
-      if (const int64_t product = int64_t{sizes[0]} * sizes[1]; product != cp) {
-        return std::unexpected(at.Error(
-            kSizes, "product " + Join(texts, "*") + " = " +
-                        std::to_string(product) +
-                        " is not context_parallel_size " + std::to_string(cp)));
-      }
-      return heads_split(kSizes, "a2a+p2p", "the inner a2a size", sizes[0]);
-  }
-  return {};
+  const std::optional<FieldRule> broken = CpExchangeRule(
+      r.model, r.parallel.tp, r.parallel.cp, r.training.cp_comm_type,
+      r.spec.cp_comm_type(), r.training.hierarchical_cp_sizes);
+  if (!broken) return {};
+  return std::unexpected(at.Error(broken->field, broken->rule));
 }
 
 // Recompute modules against the architecture and the other features.
@@ -873,3 +799,107 @@ Result<void> CheckRules(const ResolvedScenario& r, const FieldNamer& at,
 }
 
 }  // namespace moesim::scenarios::internal
+
+namespace moesim::scenarios {
+
+// TE context parallelism. a2a scatters the attention heads of each TP rank
+// over the CP ranks (TE asserts the query and key/value heads split
+// evenly); a2a+p2p does so inside the inner hierarchical group and runs the
+// p2p ring across the outer one.
+std::optional<FieldRule> CpExchangeRule(const models::Model& model, int tp,
+                                        int cp, models::CpCommType type,
+                                        std::string_view type_word,
+                                        std::span<const int> sizes) {
+  constexpr std::string_view kType = "cp_comm_type";
+  constexpr std::string_view kSizes = "hierarchical_context_parallel_sizes";
+  std::string texts, product_text;
+  for (int size : sizes) {
+    texts += (texts.empty() ? "" : ", ") + std::to_string(size);
+    product_text += (product_text.empty() ? "" : "*") + std::to_string(size);
+  }
+  const std::string list = "[" + texts + "]";
+  auto broken = [](std::string_view field, std::string rule) {
+    return std::optional<FieldRule>(FieldRule{std::string(field), rule});
+  };
+  // Heads and query groups per TP rank divisible by the a2a group size.
+  auto heads_split = [&](std::string_view field, std::string_view mode,
+                         std::string_view group_name,
+                         int group) -> std::optional<FieldRule> {
+    const int64_t groups = model.multi_latent_attention()
+                               ? model.num_attention_heads()
+                               : models::QueryGroups(model);
+    const std::pair<std::string_view, int64_t> counts[] = {
+        {"num_attention_heads", model.num_attention_heads()},
+        {"num_query_groups", groups}};
+    for (auto [what, count] : counts) {
+      const int64_t per_rank = count / std::max(tp, 1);
+      if (per_rank % group == 0) continue;
+      return broken(field, std::string(mode) + " scatters heads over CP: " +
+                               std::string(what) + " " + std::to_string(count) +
+                               " / tensor_model_parallel_size " +
+                               std::to_string(tp) + " = " +
+                               std::to_string(per_rank) +
+                               " heads per TP rank not divisible by " +
+                               std::string(group_name) + " " +
+                               std::to_string(group));
+    }
+    return std::nullopt;
+  };
+  for (int size : sizes) {
+    if (size < 1) return broken(kSizes, "every size must be >= 1, got " + list);
+  }
+  // Gated DeltaNet layers trade the sequence split for a head split over CP
+  // whatever the exchange type (Megatron-LM gated_delta_net/gdn.py
+  // a2a_cp_to_hp), so their key and value heads per TP rank divide by CP.
+  if (model.linear_attention_freq() > 0 && cp > 1) {
+    const std::pair<std::string_view, int64_t> linear[] = {
+        {"linear_num_key_heads", model.linear_num_key_heads()},
+        {"linear_num_value_heads", model.linear_num_value_heads()}};
+    for (auto [what, count] : linear) {
+      const int64_t per_rank = count / std::max(tp, 1);
+      if (per_rank % cp == 0) continue;
+      return broken("layout.context_parallel_size",
+                    "Gated DeltaNet scatters heads over CP: " +
+                        std::string(what) + " " + std::to_string(count) +
+                        " / tensor_model_parallel_size " + std::to_string(tp) +
+                        " = " + std::to_string(per_rank) +
+                        " not divisible by context_parallel_size " +
+                        std::to_string(cp));
+    }
+  }
+  if (!sizes.empty() && type != models::CpCommType::kA2aP2p) {
+    return broken(kSizes, "only used with cp_comm_type a2a+p2p, got " +
+                              std::string(type_word));
+  }
+  switch (type) {
+    case models::CpCommType::kP2p:
+    case models::CpCommType::kAllGather:
+      return std::nullopt;
+    case models::CpCommType::kA2a:
+      // Megatron accepts a2a with CP 1 (nothing to scatter).
+      if (cp <= 1) return std::nullopt;
+      return heads_split(kType, "a2a", "context_parallel_size", cp);
+    case models::CpCommType::kA2aP2p:
+      if (sizes.empty()) {
+        return broken(kType,
+                      "a2a+p2p needs hierarchical_context_parallel_sizes "
+                      "(inner a2a size, outer p2p size)");
+      }
+      if (sizes.size() != 2) {
+        return broken(
+            kSizes,
+            "a2a+p2p takes exactly 2 sizes (inner a2a, outer p2p), got " +
+                list);
+      }
+      if (const int64_t product = int64_t{sizes[0]} * sizes[1]; product != cp) {
+        return broken(kSizes, "product " + product_text + " = " +
+                                  std::to_string(product) +
+                                  " is not context_parallel_size " +
+                                  std::to_string(cp));
+      }
+      return heads_split(kSizes, "a2a+p2p", "the inner a2a size", sizes[0]);
+  }
+  return std::nullopt;
+}
+
+}  // namespace moesim::scenarios

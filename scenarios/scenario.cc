@@ -290,17 +290,6 @@ Result<models::Routing> ParseRouting(std::string_view s, const FieldNamer& at) {
                      "' (force_balanced, dropless_natural, tokendrop)"));
 }
 
-Result<models::CpCommType> ParseCpCommType(std::string_view s,
-                                           const FieldNamer& at) {
-  if (s == "p2p") return models::CpCommType::kP2p;
-  if (s == "a2a") return models::CpCommType::kA2a;
-  if (s == "allgather") return models::CpCommType::kAllGather;
-  if (s == "a2a+p2p") return models::CpCommType::kA2aP2p;
-  return std::unexpected(at.Error(
-      "cp_comm_type",
-      "unknown '" + std::string(s) + "' (p2p, a2a, allgather, a2a+p2p)"));
-}
-
 Result<models::Recompute> ParseRecompute(const Recompute& spec,
                                          const FieldNamer& at) {
   models::Recompute out;
@@ -369,8 +358,9 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   if (!graph)
     return std::unexpected(at.Error("cuda_graph", graph.error().message));
   out.cuda_graph = *graph;
-  auto cp_comm = ParseCpCommType(spec.cp_comm_type(), at);
-  if (!cp_comm) return std::unexpected(cp_comm.error());
+  auto cp_comm = ParseCpCommType(spec.cp_comm_type());
+  if (!cp_comm)
+    return std::unexpected(at.Error("cp_comm_type", cp_comm.error().message));
   out.cp_comm_type = *cp_comm;
   out.hierarchical_cp_sizes.assign(
       spec.hierarchical_context_parallel_sizes().begin(),

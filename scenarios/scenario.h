@@ -11,6 +11,8 @@
 #ifndef MOESIM_SCENARIOS_SCENARIO_H_
 #define MOESIM_SCENARIOS_SCENARIO_H_
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +49,27 @@ struct ResolvedScenario {
 // when not empty, is the file's text, so errors can cite the field's line.
 [[nodiscard]] util::Result<ResolvedScenario> Resolve(
     const Scenario& spec, std::string_view origin, std::string_view text = {});
+
+// A layout rule broken: the scenario field it names (a Scenario field name,
+// e.g. "cp_comm_type") and the rule, without where the value came from.
+struct FieldRule {
+  std::string field, rule;
+};
+
+// Transformer Engine's rules for the context-parallel exchange
+// (--cp-comm-type, --hierarchical-context-parallel-sizes) on `model` at
+// tensor-parallel size `tp` and context-parallel size `cp`: a2a scatters
+// each TP rank's query heads and query groups over CP, so both must
+// divide; a2a+p2p needs exactly two hierarchical sizes whose product is
+// CP, the inner one dividing the heads; the sizes are only for a2a+p2p;
+// Gated DeltaNet layers scatter their key and value heads over CP with any
+// exchange (field layout.context_parallel_size).
+// `type_word` is the type as written, for the message. nullopt: no rule
+// broken. Resolve and the measured-runs loader both check through it.
+std::optional<FieldRule> CpExchangeRule(const models::Model& model, int tp,
+                                        int cp, models::CpCommType type,
+                                        std::string_view type_word,
+                                        std::span<const int> sizes);
 
 }  // namespace moesim::scenarios
 

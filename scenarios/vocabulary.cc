@@ -22,6 +22,12 @@ constexpr models::Dispatcher kDispatchers[] = {models::Dispatcher::kAllToAll,
                                                models::Dispatcher::kDeepEp,
                                                models::Dispatcher::kHybridEp};
 
+constexpr std::string_view kCpCommWords[] = {"p2p", "a2a", "allgather",
+                                             "a2a+p2p"};
+constexpr models::CpCommType kCpComms[] = {
+    models::CpCommType::kP2p, models::CpCommType::kA2a,
+    models::CpCommType::kAllGather, models::CpCommType::kA2aP2p};
+
 constexpr std::string_view kCudaGraphWords[] = {"none", "full_iteration",
                                                 "local:transformer_layer"};
 constexpr std::string_view kTeScopes[] = {"attn", "mlp", "moe", "moe_router",
@@ -72,6 +78,14 @@ Result<models::Dispatcher> ParseDispatcher(std::string_view word) {
   const int i = Find(kDispatcherWords, word);
   if (i < 0) return util::Fail(Unknown(word, JoinWords(kDispatcherWords)));
   return kDispatchers[i];
+}
+
+std::span<const std::string_view> CpCommTypeWords() { return kCpCommWords; }
+
+Result<models::CpCommType> ParseCpCommType(std::string_view word) {
+  const int i = Find(kCpCommWords, word);
+  if (i < 0) return util::Fail(Unknown(word, JoinWords(kCpCommWords)));
+  return kCpComms[i];
 }
 
 std::span<const std::string_view> CudaGraphWords() { return kCudaGraphWords; }

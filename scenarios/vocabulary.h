@@ -34,6 +34,11 @@ std::span<const std::string_view> DispatcherWords();
 [[nodiscard]] util::Result<models::Dispatcher> ParseDispatcher(
     std::string_view word);
 
+// cp_comm_type (Megatron --cp-comm-type): p2p, a2a, allgather, a2a+p2p.
+std::span<const std::string_view> CpCommTypeWords();
+[[nodiscard]] util::Result<models::CpCommType> ParseCpCommType(
+    std::string_view word);
+
 // cuda_graph: none | full_iteration | local:transformer_layer |
 // te:<scope;scope> with the scopes below (',' also separates them).
 std::span<const std::string_view> CudaGraphWords();  // all but te:
