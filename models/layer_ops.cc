@@ -486,6 +486,22 @@ void AddGatedDeltaNet(Builder& b, const Shapes& x) {
             .n = 2 * nv,
             .k = h,
             .quantize_input = false});
+  // With CP, Megatron trades the sequence split for a head split before the
+  // convolution and the scan, and back after the gated norm
+  // (NVIDIA/Megatron-LM@d98e8a64 megatron/core/ssm/gated_delta_net/gdn.py:
+  // a2a_cp_to_hp of the projections' q, k, v, z, b, a; a2a_hp_to_cp of the
+  // norm's output before out_proj): each CP rank then runs the whole
+  // sequence for 1/cp of the heads. Backward runs the same all-to-alls on
+  // the gradients. (Rules: CpExchangeRule, heads divisible by CP.)
+  const int64_t cp = x.par.cp;
+  if (cp > 1) {
+    const double projections = double(T) * (2 * qk + 2 * v + 2 * nv) * kBf16;
+    b.Add(CollectiveOp("gdn.a2a_cp2hp", CollectiveKind::kAllToAll, Group::kCp,
+                       projections, ""),
+          {CollectiveOp("gdn.a2a_cp2hp.bwd", CollectiveKind::kAllToAll,
+                        Group::kCp, projections, "", Pass::kDgrad)});
+  }
+  const int64_t heads = nv / cp, seq = T * cp;
   // Depthwise causal conv1d over q, k, v channels: read and write them.
   const double channels = 2.0 * qk + v;
   b.Copy("conv1d", 2 * T * channels * kBf16, "",
@@ -496,19 +512,26 @@ void AddGatedDeltaNet(Builder& b, const Shapes& x) {
               .n = n,
               .k = k,
               .kind = OpKind::kGroupedGemm,
-              .groups = nv,
+              .groups = heads,
               .precision = GemmPrecision::k16Bit});
   };
-  scan("gdn.chunk_qk_kk", T, 2 * C, dk);
-  scan("gdn.chunk_wu", T, dk + dv, C);
-  scan("gdn.state_out", 2 * T, dv, dk);
-  scan("gdn.state_update", dk, dv, T);
-  scan("gdn.intra_out", T, dv, C);
+  scan("gdn.chunk_qk_kk", seq, 2 * C, dk);
+  scan("gdn.chunk_wu", seq, dk + dv, C);
+  scan("gdn.state_out", 2 * seq, dv, dk);
+  scan("gdn.state_update", dk, dv, seq);
+  scan("gdn.intra_out", seq, dv, C);
   // Gated RMSNorm: read the output and z, write the output.
   LayerOp norm = MemoryOp("gdn.norm", "rmsnorm_fwd", 3.0 * T * v * kBf16, "");
   // Backward reads dy, the output and z, writes both gradients.
   b.Add(norm, {MemoryOp("gdn.norm.bwd", "rmsnorm_bwd", 5.0 * T * v * kBf16, "",
                         Pass::kDgrad)});
+  if (cp > 1) {
+    const double out = double(T) * v * kBf16;
+    b.Add(CollectiveOp("gdn.a2a_hp2cp", CollectiveKind::kAllToAll, Group::kCp,
+                       out, ""),
+          {CollectiveOp("gdn.a2a_hp2cp.bwd", CollectiveKind::kAllToAll,
+                        Group::kCp, out, "", Pass::kDgrad)});
+  }
   b.Matmul({.name = "out_proj", .m = T, .n = h, .k = v});
   b.RowOutput("out_proj", "");
 }

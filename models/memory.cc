@@ -292,6 +292,60 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
   return out;
 }
 
+// The forward working set of Transformer Engine's CP exchange in one
+// softmax-attention layer (TransformerEngine@d0067d0 context_parallel.py):
+//  - p2p (AttnFuncWithCPAndKVP2P.forward): every step's received K/V buffer
+//    stays in the p2p_comm_buffers list, and every step's partial output
+//    (out_per_step, 16-bit) and softmax statistics (fp32) until the
+//    corrections after the loop, so ring x (K/V + output + statistics) of
+//    the rank's chunk are held at the loop's end; a2a+p2p holds the same
+//    on its outer ring for the inner group's gathered tokens and 1/inner
+//    of the heads.
+//  - allgather: the gathered K/V of the whole sequence (cp x the local).
+//  - a2a: the all-to-all outputs are the local Q, K, V resized (head split
+//    for sequence split): no more than the layer already holds.
+// K/V move in the attention's input dtype (uint8 with per-tensor FP8
+// attention).
+double CpExchangeTransient(const Shapes& x, LayerKind kind) {
+  const int cp = x.par.cp;
+  if (cp <= 1 || kind.mixer == Mixer::kGatedDeltaNet) return 0;
+  const Model& m = x.m;
+  const bool mla = m.multi_latent_attention();
+  const double dqk = mla ? m.qk_head_dim() + m.qk_pos_emb_head_dim()
+                         : static_cast<double>(HeadDim(m));
+  const double dv = mla ? m.v_head_dim() : static_cast<double>(HeadDim(m));
+  const double heads_kv = mla ? x.heads : x.groups;
+  const double element =
+      x.tr.fp8_dot_product_attention && x.tr.precision != Precision::kMxfp8 &&
+              IsLowPrecision(x.tr.precision)
+          ? 1.0
+          : kAct;
+  double tokens = x.seq_tokens, kv_heads = heads_kv, q_heads = x.heads;
+  int ring = cp;
+  switch (x.tr.cp_comm_type) {
+    case CpCommType::kA2a:
+      return 0;
+    case CpCommType::kAllGather:
+      return cp * tokens * heads_kv * (dqk + dv) * element;
+    case CpCommType::kA2aP2p: {
+      const int inner = x.tr.hierarchical_cp_sizes.empty()
+                            ? 1
+                            : x.tr.hierarchical_cp_sizes.front();
+      tokens *= inner;
+      kv_heads = std::max(1.0, kv_heads / inner);
+      q_heads = std::max(1.0, q_heads / inner);
+      ring = cp / std::max(inner, 1);
+      break;
+    }
+    case CpCommType::kP2p:
+      break;
+  }
+  if (ring <= 1) return 0;
+  const double kv = tokens * kv_heads * (dqk + dv) * element;
+  const double out = tokens * q_heads * dv * kAct + tokens * q_heads * kFp32;
+  return ring * (kv + out);
+}
+
 // Activations of one virtual stage for one micro-batch.
 struct ChunkActivations {
   ModuleBytes bytes{};
@@ -321,6 +375,7 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
     if (rc.full && !rc.full_block && position % rc.full_num_layers != 0)
       l.stored = ModuleBytes{};
     c.transient = std::max(c.transient, l.replayed + 2 * l.largest);
+    c.transient = std::max(c.transient, CpExchangeTransient(x, kind));
     if (position < offloaded) {
       c.offloaded.push_back(Sum(l.stored));
       if (Sum(l.stored) > Sum(in_flight)) in_flight = l.stored;

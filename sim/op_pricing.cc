@@ -82,6 +82,7 @@ class Builder {
   }
   int last() const { return last_; }
   size_t size() const { return out_.ops.size(); }
+  void set_ring(const RingBalance& ring) { out_.ring = ring; }
   TimedOp& at(size_t i) { return out_.ops[i]; }
   void set_last(int op) { last_ = op; }
   OpTemplate Finish() {
@@ -122,59 +123,208 @@ calibration::AttentionShape Shape(const models::AttentionWork& a, int64_t seq_q,
   return s;
 }
 
-// Core attention; with cp > 1 Megatron's p2p ring (context_parallel.py,
-// AttnFuncWithCPAndKVP2P): each rank holds chunks i and 2cp-1-i of seq/(2cp)
-// tokens. Step 0 is the causal block of the local chunks; each of the cp - 1
-// later steps attends to a remote rank's K/V and does half a full block
-// (both local chunks against one remote chunk, or the later local chunk
-// against both), never an empty one. Before each step s > 0 the K/V block
-// moved one hop along the ring on the CP stream, sent while step s - 1
-// computed. Backward rotates K/V and the accumulating dK/dV (twice the
-// bytes) and ends with one more hop that returns dK/dV to its owner.
+// Bytes of one K/V (or Q, O) element as Transformer Engine moves it over
+// CP: FP8 attention with a per-tensor recipe (delayed or current scaling)
+// sends the quantized uint8 data; MXFP8 attention and 16-bit attention send
+// the 16-bit tensors (TE@d0067d0 context_parallel.py: "MXFP8/F16 attention:
+// q, k, v: dtype=fwd_nominal_dtype; FP8DS/CS attention: dtype=torch.uint8").
+double CpElementBytes(Dtype attention_dtype) {
+  return attention_dtype == Dtype::kFp8 ? 1.0 : kBf16Bytes;
+}
+
+// Core attention; with cp > 1 Transformer Engine's p2p ring
+// (AttnFuncWithCPAndKVP2P, TransformerEngine@d0067d0
+// transformer_engine/pytorch/attention/dot_product_attention/
+// context_parallel.py). Megatron's causal load balancing gives each rank
+// chunks i and 2cp-1-i of seq/(2cp) tokens. Step 0 is the causal
+// ("diagonal") block of the local chunks. Each of the cp - 1 later steps is
+// a "lower-triangle" tile on the ranks that hold the later chunks (both
+// local chunks against the first remote chunk: seq_q 2c, seq_kv c) and an
+// "upper-triangle" tile on the others (the second local chunk against both
+// remote chunks: seq_q c, seq_kv 2c); the ring couples the ranks, so each
+// step lasts as long as the slower of the two kernels.
+//  - Forward: K and V travel as one packed buffer (torch.cat of k and v,
+//    V at its own head dim), one isend/irecv pair per step, started at the
+//    top of step s for step s + 1 once the previous pair is done. After each
+//    step a small kernel merges the softmax statistics
+//    (flash_attn_fwd_softmax_lse_correction); after the loop one kernel per
+//    step rescales and adds its partial output into `out`
+//    (flash_attn_fwd_out_correction; the last rank's are all full-size,
+//    and the ring waits for it).
+//  - Backward: the message of step 0 is K/V alone, of the middle steps K/V
+//    and the accumulated dK/dV in one buffer ([2, kv]), of the last step
+//    dK/dV alone; nothing moves after the loop. Each step adds its dQ into
+//    the dQ buffer, then waits for its message and adds its dK/dV into the
+//    received dK/dV; that dK/dV leaves with the next step's message.
+//  - FP8 attention (per-tensor recipes, backward in FP8): K/V hops in
+//    uint8 on steps 0..cp-2, each step's dK/dV stays in a per-step buffer,
+//    and one all-to-all over the CP group returns them at the last step;
+//    the dQ / dK/dV partial sums are reduced after the loop.
 void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
              const std::vector<int>& hop_pair, bool backward,
              const RankContext& rank, Builder& b) {
   const calibration::CostModel& costs = *rank.costs;
-  const int64_t chunk = a.seq_q / 2;  // seq / (2 ring)
+  const int64_t local = a.seq_q;  // the rank's two chunks
+  const int64_t chunk = local / 2;
   const Estimate diagonal = costs.Attention(
-      Shape(a, a.seq_q, a.seq_q, a.causal, rank.attention_dtype), backward);
-  const Estimate half = costs.Attention(
-      Shape(a, a.seq_q, chunk, false, rank.attention_dtype), backward);
-  // One K/V block: the local 2 chunks' keys and values, 16-bit.
-  const double kv_bytes = static_cast<double>(a.batch) * a.seq_q * a.heads_kv *
-                          (a.head_dim_qk + a.head_dim_v) * kBf16Bytes;
-  const double hop_bytes = backward ? 2 * kv_bytes : kv_bytes;
-  auto hop = [&](int step) {
-    return SendRecvOp(rank, hop_pair, hop_bytes, StreamKind::kCp,
-                      name + " cp hop " + std::to_string(step));
+      Shape(a, local, local, a.causal, rank.attention_dtype), backward);
+  const Estimate lower = costs.Attention(
+      Shape(a, local, chunk, false, rank.attention_dtype), backward);
+  const Estimate upper = costs.Attention(
+      Shape(a, chunk, local, false, rank.attention_dtype), backward);
+  const Estimate& tile = lower.seconds >= upper.seconds ? lower : upper;
+  const double tokens = static_cast<double>(a.batch) * local;
+  const double element = CpElementBytes(rank.attention_dtype);
+  const bool fp8 = rank.attention_dtype == Dtype::kFp8;
+  const double kv_elements =
+      tokens * a.heads_kv * (a.head_dim_qk + a.head_dim_v);
+  const double kv_bytes = kv_elements * element;
+  const double q_bytes = tokens * a.heads_q * a.head_dim_qk * kBf16Bytes;
+  const double dkv_bytes = kv_elements * kBf16Bytes;
+  // Host calls per step (context_parallel.py): the ring exchange is
+  // torch.empty_like for the receive buffer, the isend/irecv pair and the
+  // req.wait(); a step is the q/k/v slicing views and the fused-attention
+  // call; a correction or accumulation is one fused (jit) call.
+  HostCalls hop_calls, step_calls, fix_calls;
+  hop_calls.torch = 4;
+  step_calls.torch = 1;
+  step_calls.views = 3;
+  fix_calls.torch = 1;
+  auto hop = [&](int step, double bytes, const char* what) {
+    TimedOp t = SendRecvOp(rank, hop_pair, bytes, StreamKind::kCp,
+                           name + " cp " + what + " " + std::to_string(step));
+    t.calls = hop_calls;
+    return t;
+  };
+  auto kernel = [&](std::string label, const char* category,
+                    const Estimate& e, const HostCalls& calls) {
+    TimedOp t = ComputeOp(name + label, category, e);
+    t.calls = calls;
+    return t;
   };
   const int entry = b.last();
-  int block = kEntry, transfer = kEntry;
-  for (int step = 0; step < ring; ++step) {
-    // The hop bringing the next block starts once this block is in hand
-    // (the previous hop done) and the rank's inputs are ready.
-    int next_transfer = kEntry;
-    if (step + 1 < ring) {
-      TimedOp t = hop(step + 1);
-      t.deps = {entry};
-      if (transfer != kEntry) t.deps.push_back(transfer);
-      next_transfer = b.Add(std::move(t));
+  int block = kEntry;  // the last compute-stream op
+  int transfer = kEntry;  // the exchange in flight
+  auto after = [&](std::initializer_list<int> deps) {
+    std::vector<int> out;
+    for (int d : deps) {
+      if (d != kEntry) out.push_back(d);
     }
-    TimedOp compute = ComputeOp(
-        name + (step == 0 ? " diag" : " step " + std::to_string(step)),
-        "attention", step == 0 ? diagonal : half);
-    compute.deps = {block == kEntry ? entry : block};
-    if (transfer != kEntry) compute.deps.push_back(transfer);
+    if (out.empty()) out.push_back(entry);
+    return out;
+  };
+  if (!backward) {
+    RingBalance balance;
+    balance.ring = ring;
+    balance.members_per_domain =
+        rank.shapes[static_cast<int>(models::Group::kCp)].members_per_domain;
+    balance.tile_s = tile.seconds;
+    balance.hop_s =
+        topology::EstimateCollective(*rank.network, Collective::kSendRecv,
+                                     topology::ShapeOf(hop_pair, *rank.cluster),
+                                     kv_bytes)
+            .seconds;
+    balance.crosses_domains =
+        hop_pair.size() == 2 &&
+        rank.cluster->DomainOf(hop_pair[0]) != rank.cluster->DomainOf(hop_pair[1]);
+    b.set_ring(balance);
+    const Estimate lse = costs.MemoryBound(
+        "copy", 3.0 * static_cast<double>(a.batch) * a.heads_q * local * 4);
+    for (int step = 0; step < ring; ++step) {
+      int next_transfer = kEntry;
+      if (step + 1 < ring) {
+        TimedOp t = hop(step + 1, kv_bytes, "kv hop");
+        t.deps = after({entry, transfer});
+        next_transfer = b.Add(std::move(t));
+      }
+      TimedOp compute = kernel(
+          step == 0 ? " diag" : " step " + std::to_string(step), "attention",
+          step == 0 ? diagonal : tile, step_calls);
+      compute.deps = after({block, transfer});
+      block = b.Add(std::move(compute));
+      if (step > 0) {
+        TimedOp fix = kernel(" lse correction " + std::to_string(step),
+                             "memory_bound", lse, fix_calls);
+        fix.deps = {block};
+        block = b.Add(std::move(fix));
+      }
+      transfer = next_transfer;
+    }
+    // Read the step's partial output and the running `out`, write `out`.
+    const Estimate out_fix = costs.MemoryBound(
+        "copy", 3.0 * tokens * a.heads_q * a.head_dim_v * kBf16Bytes);
+    for (int step = 0; step < ring; ++step) {
+      TimedOp fix = kernel(" out correction " + std::to_string(step),
+                           "memory_bound", out_fix, fix_calls);
+      fix.deps = {block};
+      block = b.Add(std::move(fix));
+    }
+    b.set_last(block);
+    return;
+  }
+  // Backward. The slower rank's accumulations per tile: a lower tile adds a
+  // full dQ and half a dK/dV, an upper one half a dQ and a full dK/dV; an
+  // add reads both operands and writes one (3 x the bytes).
+  const Estimate dq_full = costs.MemoryBound("copy", 3.0 * q_bytes);
+  const Estimate dq_half = costs.MemoryBound("copy", 1.5 * q_bytes);
+  const Estimate dkv_full = costs.MemoryBound("copy", 3.0 * dkv_bytes);
+  const Estimate dkv_half = costs.MemoryBound("copy", 1.5 * dkv_bytes);
+  const bool lower_slower = dq_full.seconds + dkv_half.seconds >=
+                            dq_half.seconds + dkv_full.seconds;
+  for (int step = 0; step < ring; ++step) {
+    // This step's message: K/V for the next step (not after the last) and,
+    // after the first, the dK/dV accumulated so far.
+    const bool sends_kv = step + 1 < ring;
+    const bool sends_dkv = !fp8 && step > 0;
+    const double bytes =
+        (sends_kv ? kv_bytes : 0) + (sends_dkv ? dkv_bytes : 0);
+    int message = kEntry;
+    if (bytes > 0) {
+      TimedOp t = hop(step, bytes, sends_dkv ? "kv+dkv hop" : "kv hop");
+      if (!sends_kv) t.name = name + " cp dkv hop " + std::to_string(step);
+      t.deps = after({entry, transfer, block});
+      message = b.Add(std::move(t));
+    }
+    TimedOp compute = kernel(
+        step == 0 ? " diag" : " step " + std::to_string(step), "attention",
+        step == 0 ? diagonal : tile, step_calls);
+    compute.deps = after({block, transfer});
     block = b.Add(std::move(compute));
-    transfer = next_transfer;
+    const bool diag = step == 0;
+    TimedOp dq = kernel(" dq add " + std::to_string(step), "memory_bound",
+                        diag || lower_slower ? dq_full : dq_half, fix_calls);
+    dq.deps = {block};
+    block = b.Add(std::move(dq));
+    if (!fp8) {
+      TimedOp dkv =
+          kernel(" dkv add " + std::to_string(step), "memory_bound",
+                 diag || !lower_slower ? dkv_full : dkv_half, fix_calls);
+      dkv.deps = after({block, message});
+      block = b.Add(std::move(dkv));
+    }
+    transfer = message;
+  }
+  if (fp8) {
+    // The per-step dK/dV (uint8) go home in one all-to-all, then the
+    // partial dQ and dK/dV of the cp steps are summed.
+    TimedOp t = Transfer(rank, Collective::kAllToAll,
+                         rank.groups[static_cast<int>(models::Group::kCp)],
+                         rank.shapes[static_cast<int>(models::Group::kCp)],
+                         ring * kv_elements, StreamKind::kCp,
+                         name + " cp dkv all-to-all");
+    t.group = models::Group::kCp;
+    t.calls = hop_calls;
+    t.deps = after({block, transfer});
+    const int home = b.Add(std::move(t));
+    TimedOp sum = kernel(
+        " dq dkv sum", "memory_bound",
+        costs.MemoryBound("copy", ring * (q_bytes / kBf16Bytes + kv_elements) +
+                                      q_bytes + dkv_bytes),
+        fix_calls);
+    sum.deps = {home, block};
+    block = b.Add(std::move(sum));
   }
   b.set_last(block);
-  if (backward) {
-    TimedOp back = hop(ring);
-    back.name = name + " cp dkv home";
-    back.deps = {block};
-    b.Add(std::move(back));
-  }
 }
 
 // Core attention with context parallelism, by Megatron's --cp-comm-type:
@@ -206,8 +356,11 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
       AddRing(op.name, a, cp, rank.cp_hop, backward, rank, b);
       return;
     case models::CpCommType::kAllGather: {
-      const double kv = tokens * cp * a.heads_kv *
-                        (a.head_dim_qk + a.head_dim_v) * kBf16Bytes;
+      // K/V gathered as the attention's input dtype; dK/dV reduce-scattered
+      // in 16 bits.
+      const double kv =
+          tokens * cp * a.heads_kv * (a.head_dim_qk + a.head_dim_v) *
+          (backward ? kBf16Bytes : CpElementBytes(rank.attention_dtype));
       const auto gather = CollectiveOp(
           rank, models::Group::kCp,
           backward ? Collective::kReduceScatter : Collective::kAllGather, kv,
@@ -232,11 +385,16 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
       const topology::GroupShape& shape =
           a2a_only ? rank.shapes[static_cast<int>(models::Group::kCp)]
                    : rank.cp_inner_shape;
-      const double qkv = tokens *
-                         (a.heads_q * a.head_dim_qk +
-                          a.heads_kv * (a.head_dim_qk + a.head_dim_v)) *
-                         kBf16Bytes;
-      const double out = tokens * a.heads_q * a.head_dim_v * kBf16Bytes;
+      // Q, K, V go in as the attention's input dtype (uint8 with FP8
+      // attention) and the output comes back in 16 bits; backward sends dO
+      // in as the backward's input dtype and dQ, dK, dV back in 16 bits.
+      const double element = CpElementBytes(rank.attention_dtype);
+      const double qkv_elements =
+          tokens * (a.heads_q * a.head_dim_qk +
+                    a.heads_kv * (a.head_dim_qk + a.head_dim_v));
+      const double out_elements = tokens * a.heads_q * a.head_dim_v;
+      const double qkv = qkv_elements * (backward ? kBf16Bytes : element);
+      const double out = out_elements * (backward ? element : kBf16Bytes);
       auto a2a = [&](double bytes, const char* what) {
         TimedOp t = Transfer(rank, Collective::kAllToAll, gpus, shape, bytes,
                              StreamKind::kCp, op.name + " cp a2a " + what);

@@ -85,8 +85,23 @@ struct TimedOp {
   int16_t category_id = -1;
 };
 
+// A p2p context-parallel ring's balance in one forward pass: its slowest
+// hop moving one step's K/V block (the analytical network's estimate, with
+// either network) against the step's attention tile. A ring whose hop
+// outlasts its tile cannot hide the exchange (Megatron-Bridge's
+// performance guide: "the short chunk length can barely overlap the p2p
+// communications, so a2a+p2p ought to be the preferred choice").
+struct RingBalance {
+  double hop_s = 0, tile_s = 0;
+  bool crosses_domains = false;  // the slowest hop leaves the NVLink domain
+  int ring = 0;                  // ranks on the ring
+  int members_per_domain = 0;    // of the whole CP group, per NVLink domain
+};
+
 struct OpTemplate {
   std::vector<TimedOp> ops;
+  // Set when the template holds a forward p2p ring (AddRing).
+  std::optional<RingBalance> ring;
   int exit = kEntry;  // the op whose finish ends it (kEntry: empty)
   // The op the next layer's pass waits for, where that is not the exit:
   // the last op before the weight gradients DeferWeightGradients moved to

@@ -1,5 +1,7 @@
 #include "sim/replay.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -231,6 +233,41 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
 
   const int lanes = static_cast<int>(builder.lanes().size());
   StepResult out = SummarizeStep(engine, builder.TakeStreams(), lanes);
+  out.cp_ring = builder.cp_ring();
+  if (const std::optional<RingBalance>& ring = out.cp_ring;
+      ring && s.training.cp_comm_type == models::CpCommType::kP2p &&
+      ring->crosses_domains && ring->hop_s > ring->tile_s) {
+    // The a2a+p2p split to propose: the inner a2a group as large as the CP
+    // ranks one NVLink domain holds, halved until Transformer Engine's head
+    // split accepts it (scenarios::CpExchangeRule).
+    const int cp = s.parallel.cp;
+    int inner = std::max(1, ring->members_per_domain);
+    while (inner > 1 &&
+           (cp % inner != 0 ||
+            scenarios::CpExchangeRule(s.model, s.parallel.tp, cp,
+                                      models::CpCommType::kA2aP2p, "a2a+p2p",
+                                      std::vector<int>{inner, cp / inner}))) {
+      inner /= 2;
+    }
+    const std::string advice =
+        inner > 1 ? "--cp-comm-type a2a+p2p --hierarchical-cp-sizes " +
+                        std::to_string(inner) + "," + std::to_string(cp / inner) +
+                        " keeps the a2a inside the domain and gives each "
+                        "ring step " +
+                        std::to_string(inner) + "x the attention for the same "
+                        "K/V bytes"
+                  : "no a2a+p2p split fits the heads per TP rank";
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "cp_comm_type p2p: the %d-rank ring crosses NVLink domains "
+                  "and its slowest hop (%.2f ms a K/V block) outlasts a "
+                  "step's attention (%.2f ms), so the exchange cannot hide; "
+                  "%s (Megatron-Bridge performance guide: a2a+p2p at large "
+                  "CP)",
+                  ring->ring, ring->hop_s * 1e3, ring->tile_s * 1e3,
+                  advice.c_str());
+    out.warnings.push_back(text);
+  }
   // Python's automatic garbage collector (no --manual-gc) pauses ranks at
   // different times and each collective waits for the paused one: a stall
   // of host.csv's auto_gc_stall_fraction of the step, after the replay.

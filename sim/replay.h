@@ -57,6 +57,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,12 @@ struct StepResult {
   // representative), and the slowest (most compute-stream time).
   std::vector<RankTime> ranks;
   int slowest_rank = 0;
+  // What the replay found worth telling the user (a p2p CP ring that
+  // crosses NVLink domains with hops longer than its attention steps).
+  std::vector<std::string> warnings;
+  // The forward p2p ring's balance where the layout has one (the layer
+  // whose hop outlasts its tile the most).
+  std::optional<RingBalance> cp_ring;
 };
 
 [[nodiscard]] util::Result<StepResult> Replay(

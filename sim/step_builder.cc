@@ -178,6 +178,10 @@ util::Result<StepBuilder::Item> StepBuilder::PriceItem(
   Item item;
   auto forward = PriceOps(ops.forward, rank);
   if (!forward) return std::unexpected(forward.error());
+  if (const std::optional<RingBalance>& ring = forward->ring; ring) {
+    auto ratio = [](const RingBalance& r) { return r.hop_s / r.tile_s; };
+    if (!cp_ring_ || ratio(*ring) > ratio(*cp_ring_)) cp_ring_ = ring;
+  }
   std::vector<models::LayerOp> backward = ops.recompute;
   for (models::LayerOp& op : backward) op.name = "recompute " + op.name;
   backward.insert(backward.end(), ops.backward.begin(), ops.backward.end());

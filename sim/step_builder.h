@@ -97,8 +97,12 @@ class StepBuilder {
   int LaneIndex(int r, int l) const { return r * lanes_per_stage_ + l; }
   // Seconds of compute-stream work of op class `name` on lane `lane`.
   double ClassSeconds(int lane, const std::string& name) const;
+  // The forward p2p CP ring whose hop outlasts its attention tile the most
+  // (the largest hop / tile over the priced layers); nullopt without one.
+  const std::optional<RingBalance>& cp_ring() const { return cp_ring_; }
 
  private:
+  std::optional<RingBalance> cp_ring_;
   using ClassTimes = std::vector<std::pair<int, double>>;
   using LaneDeps = std::vector<std::vector<OpId>>;  // per lane of a stage
   using Bundle = OpId;  // a pipeline-schedule op id: one op per lane

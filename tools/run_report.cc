@@ -188,6 +188,7 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
     out += "default: " + d + "\n";
   }
   for (const std::string& w : s.warnings) out += "warning: " + w + "\n";
+  for (const std::string& w : st.warnings) out += "warning: " + w + "\n";
   return out;
 }
 
@@ -303,7 +304,17 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   }
   field("ops", JsonNumber(static_cast<double>(st.ops)));
   field("defaults_used", JsonList(s.defaults_used));
-  out += "  \"warnings\": " + JsonList(s.warnings) + "\n}\n";
+  if (const std::optional<sim::RingBalance>& ring = st.cp_ring; ring) {
+    field("cp_ring",
+          "{\"ranks\": " + JsonNumber(ring->ring) +
+              ", \"hop_s\": " + JsonNumber(ring->hop_s) +
+              ", \"tile_s\": " + JsonNumber(ring->tile_s) +
+              ", \"crosses_domains\": " +
+              (ring->crosses_domains ? "true" : "false") + "}");
+  }
+  std::vector<std::string> warnings = s.warnings;
+  warnings.insert(warnings.end(), st.warnings.begin(), st.warnings.end());
+  out += "  \"warnings\": " + JsonList(warnings) + "\n}\n";
   return out;
 }
 

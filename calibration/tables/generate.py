@@ -1150,10 +1150,16 @@ def derived_attention(T, spec, kinds):
     head-dim-128 row of the direction over H100's best FP16 cuDNN
     head-dim-128 row (FA3 paper figure): the H100 rows' shape dependence at
     the GPU's level."""
-    # H100 has no windowed measurement: H200's windowed rows (the same GH100
-    # compute and clocks), scaled by the dense peaks (equal).
+    # H100 has no windowed measurement and none at MLA's head dims (192 for
+    # q/k, 128 for v: DeepSeek-V3, Kimi-K2, Moonlight): H200's published rows
+    # of those kinds (the same GH100 compute and clocks), scaled by the dense
+    # peaks (equal). H200's MLA rows are forward only (its backward ran
+    # deterministic, CUDNN_SDPA_DETERMINISTIC); no published non-
+    # deterministic Hopper MLA backward exists, so H100's MLA backward stays
+    # on the head-dim curve of its other rows.
     for row in list(T["h200"]["attention"].rows.values()):
-        if int(row["window"]) == 0 or row["source"].startswith("derived:"):
+        mla = row["head_dim_qk"] != row["head_dim_v"]
+        if (int(row["window"]) == 0 and not mla) or row["source"].startswith("derived:"):
             continue
         cls = "bf16" if row["dtype"] == "bf16" else "fp8"
         peak, h200_peak = spec["h100"][cls], spec["h200"][cls]

@@ -533,6 +533,38 @@ TEST(LayerOps, Qwen3NextFlopsDifferFromBridgeByTheChunkedScan) {
   }
 }
 
+// With CP, a Gated DeltaNet layer trades the sequence split for a head
+// split (Megatron-LM gated_delta_net/gdn.py a2a_cp_to_hp / a2a_hp_to_cp):
+// an all-to-all over CP of the projections (q, k, v, z of 16 key and 32
+// value heads of 128, b and a of the 32 value heads: 2 x 2048 + 2 x 4096 +
+// 64 = 12352 per token, 16-bit) before the scan and one of the gated norm's
+// output (32 x 128 per token) after it; the scan runs on the whole sequence
+// (T x cp tokens) with 32 / cp value heads, the same FLOPs as without CP.
+TEST(LayerOps, Qwen3NextDeltaNetUnderCpTradesSequenceForHeads) {
+  const Model m = Load("qwen3-next-80b-a3b");
+  const int cp = 4;
+  const TrainingOptions tr = Training(16384, 1);
+  const LayerOps split = BuildLayerOps(m, 0, false, Layout(1, false, cp), tr,
+                                       false);
+  const int64_t T = 16384 / cp;
+  const LayerOp& in = Find(split.forward, "gdn.a2a_cp2hp");
+  EXPECT_EQ(in.kind, OpKind::kCollective);
+  EXPECT_EQ(in.group, Group::kCp);
+  EXPECT_EQ(in.collective, CollectiveKind::kAllToAll);
+  EXPECT_DOUBLE_EQ(in.bytes, double(T) * 12352 * 2);
+  EXPECT_DOUBLE_EQ(Find(split.forward, "gdn.a2a_hp2cp").bytes,
+                   double(T) * 32 * 128 * 2);
+  Find(split.backward, "gdn.a2a_cp2hp.bwd");
+  Find(split.backward, "gdn.a2a_hp2cp.bwd");
+  const LayerOp& scan = Find(split.forward, "gdn.state_update");
+  EXPECT_EQ(scan.groups, 32 / cp);
+  EXPECT_EQ(scan.k, T * cp);
+  const LayerOps whole = BuildLayerOps(m, 0, false, Layout(1, false), tr, false);
+  EXPECT_EQ(Count(whole.forward, OpKind::kCollective), 0);
+  EXPECT_DOUBLE_EQ(scan.flops * cp,
+                   Find(whole.forward, "gdn.state_update").flops);
+}
+
 TEST(LayerOps, Qwen3NextDeltaNetLayersHaveNoSoftmaxAttention) {
   const Model m = Load("qwen3-next-80b-a3b");
   const Parallelism par = Layout(2, true, 1, 8);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -293,6 +294,39 @@ TEST(EstimateMemory, DeepSeekV3UnoptimizedMatchesTheCard) {
   EXPECT_NEAR(mla, 30.4, 0.15 * 30.4);
   EXPECT_NEAR(norm, 8.2, 0.15 * 8.2);
   EXPECT_NEAR(act, 3.8, 0.15 * 3.8);
+}
+
+// Transformer Engine's p2p forward (context_parallel.py,
+// AttnFuncWithCPAndKVP2P) keeps every step's received K/V buffer and partial
+// output until the corrections after its loop: on the seed layout (DeepSeek-
+// V3 128K, CP32, 4096 tokens a rank, 128 heads of 192 + 128) that is
+// 32 x (4096 x 128 x 320 x 2 B of K/V + 4096 x 128 x (128 x 2 + 4) B of output
+// and fp32 statistics) = 15.1 GB a layer's forward. a2a+p2p 8 x 4 holds 4
+// steps of 8 x 4096 tokens with 16 heads: the same per step, a quarter in
+// all, below the layer's own backward working set.
+TEST(MemoryTest, CpRingForwardHoldsEveryStepsKvAndOutput) {
+  auto spec = scenarios::LoadScenario(std::string(MOESIM_SOURCE_DIR) +
+                                      "/scenarios/default.textproto");
+  ASSERT_TRUE(spec) << spec.error().message;
+  auto transient = [&](const char* type, std::vector<int> sizes) {
+    scenarios::Scenario s = *spec;
+    s.set_cp_comm_type(type);
+    s.clear_hierarchical_context_parallel_sizes();
+    for (int size : sizes) s.add_hierarchical_context_parallel_sizes(size);
+    auto r = scenarios::Resolve(s, "test");
+    EXPECT_TRUE(r) << r.error().message;
+    if (!r) return 0.0;
+    const MemoryEstimate m = EstimateMemory(r->model, r->pipeline, r->parallel,
+                                            r->training, 80 * kGiB);
+    double most = 0;
+    for (const auto& st : m.stages) most = std::max(most, st.transient_bytes);
+    return most;
+  };
+  const double per_step = 4096.0 * 128 * 320 * 2 + 4096.0 * 128 * (128 * 2 + 4);
+  EXPECT_DOUBLE_EQ(transient("p2p", {}), 32 * per_step);
+  const double hierarchical = transient("a2a+p2p", {8, 4});
+  EXPECT_GE(hierarchical, 4 * per_step);
+  EXPECT_LT(hierarchical, 32 * per_step / 4);
 }
 
 }  // namespace

@@ -214,17 +214,42 @@ TEST(OpPricing, Fp8AttentionPricesCoreAttentionInTheRecipesFormat) {
   EXPECT_LT(f.platform.costs->Attention(shape, false).seconds, bf16);
 }
 
+// The op of `t` named `name` (ASSERTs it is there).
+const TimedOp& Named(const OpTemplate& t, const std::string& name) {
+  for (const TimedOp& op : t.ops) {
+    if (op.name == name) return op;
+  }
+  ADD_FAILURE() << "no op " << name;
+  return t.ops.front();
+}
+
+// Seconds of the ops of `t` whose name contains `part`.
+Time SumNamed(const OpTemplate& t, const std::string& part) {
+  Time sum;
+  for (const TimedOp& op : t.ops) {
+    if (op.name.find(part) != std::string::npos) sum += op.duration;
+  }
+  return sum;
+}
+
+// Transformer Engine's forward ring on 2 ranks (context_parallel.py,
+// AttnFuncWithCPAndKVP2P): the hop for step 1 beside the diagonal block,
+// step 1's tile, its softmax-statistics correction, then one output
+// correction per step. Within a node the hop is shorter than the diagonal
+// block and nothing of it is exposed.
 TEST(OpPricing, CpRingHiddenWhenHopShorterThanBlock) {
   const Fixture f = test_support::H100Platform(16);
   // GPUs 0 and 1 share an NVLink domain: the hop takes less than the block.
   auto t = PriceOps({MlaAttention()}, Context(f, models::Group::kCp, {0, 1}));
   ASSERT_TRUE(t) << t.error().message;
-  ASSERT_EQ(t->ops.size(), 3u);  // hop, diagonal, half block
-  const Time hop = t->ops[0].duration, diag = t->ops[1].duration,
-             half = t->ops[2].duration;
+  ASSERT_EQ(t->ops.size(), 6u);
+  const Time hop = Named(*t, "core_attn cp kv hop 1").duration,
+             diag = Named(*t, "core_attn diag").duration,
+             tile = Named(*t, "core_attn step 1").duration,
+             fixes = SumNamed(*t, "correction");
   ASSERT_LT(hop, diag);
   const auto [makespan, exposed] = RunAlone(*t);
-  EXPECT_EQ(makespan, diag + half);
+  EXPECT_EQ(makespan, diag + tile + fixes);
   EXPECT_EQ(exposed, 0.0);
 }
 
@@ -234,13 +259,16 @@ TEST(OpPricing, CpRingExposedByTheDifferenceWhenHopLonger) {
   // (about 7 ms for 335 MB) and outlasts the diagonal block.
   auto t = PriceOps({MlaAttention()}, Context(f, models::Group::kCp, {0, 8}));
   ASSERT_TRUE(t) << t.error().message;
-  const Time hop = t->ops[0].duration, diag = t->ops[1].duration,
-             half = t->ops[2].duration;
+  const Time hop = Named(*t, "core_attn cp kv hop 1").duration,
+             diag = Named(*t, "core_attn diag").duration,
+             tile = Named(*t, "core_attn step 1").duration,
+             fixes = SumNamed(*t, "correction");
   ASSERT_GT(hop, diag);
   const auto [makespan, exposed] = RunAlone(*t);
-  EXPECT_EQ(makespan, hop + half);
+  EXPECT_EQ(makespan, hop + tile + fixes);
   EXPECT_NEAR(exposed, (hop - diag).seconds(), 1e-12);
-  // The hop is what the collective model says for one send/recv.
+  // The hop is what the collective model says for one send/recv of the
+  // packed K and V (V at its own head dim 128, K at 192).
   const double expected =
       topology::EstimateCollective(
           f.platform.network, topology::Collective::kSendRecv,
@@ -248,6 +276,104 @@ TEST(OpPricing, CpRingExposedByTheDifferenceWhenHopLonger) {
           4096.0 * 128 * 320 * 2)
           .seconds;
   EXPECT_EQ(hop, Time::FromSecondsCeil(expected));
+  // The template records the ring's balance for the run's warning.
+  ASSERT_TRUE(t->ring.has_value());
+  EXPECT_TRUE(t->ring->crosses_domains);
+  EXPECT_NEAR(t->ring->hop_s, expected, 1e-12);
+  EXPECT_GT(t->ring->hop_s, t->ring->tile_s);
+}
+
+// A step after the first is a lower-triangle tile on some ranks (2c queries
+// against c keys) and an upper-triangle one on the others (c against 2c);
+// the ring waits for the slower, so the step is priced at the longer of the
+// two kernels, and the output corrections rescale the rank's whole output
+// (3 x tokens x heads x v x 2 B each, the last rank's size).
+TEST(OpPricing, CpRingStepIsTheSlowerTileAndCorrectionsReadTheOutput) {
+  const Fixture f = test_support::H100Platform(16);
+  auto t = PriceOps({MlaAttention()}, Context(f, models::Group::kCp, {0, 1}));
+  ASSERT_TRUE(t) << t.error().message;
+  const calibration::CostModel& costs = *f.platform.costs;
+  calibration::AttentionShape lower{.batch = 1,
+                                    .seq_q = 4096,
+                                    .seq_kv = 2048,
+                                    .heads_q = 128,
+                                    .heads_kv = 128,
+                                    .head_dim_qk = 192,
+                                    .head_dim_v = 128,
+                                    .causal = false};
+  calibration::AttentionShape upper = lower;
+  upper.seq_q = 2048;
+  upper.seq_kv = 4096;
+  const double slower = std::max(costs.Attention(lower, false).seconds,
+                                 costs.Attention(upper, false).seconds);
+  EXPECT_EQ(Named(*t, "core_attn step 1").duration,
+            Time::FromSecondsCeil(slower));
+  EXPECT_EQ(
+      Named(*t, "core_attn out correction 0").duration,
+      Time::FromSecondsCeil(
+          costs.MemoryBound("copy", 3.0 * 4096 * 128 * 128 * 2).seconds));
+}
+
+// Backward on a 4-rank ring, as TE sends it: step 0 K/V alone, steps 1 and
+// 2 K/V with the accumulated dK/dV in one buffer (twice the bytes), step 3
+// dK/dV alone; no message after the last step's kernel (the last dK/dV
+// add waits for step 3's message, which runs beside step 3's kernel).
+TEST(OpPricing, CpRingBackwardSendsKvThenKvAndDkvThenDkv) {
+  const Fixture f = test_support::H100Platform(16);
+  models::LayerOp op = MlaAttention();
+  op.pass = models::Pass::kDgrad;
+  op.attention.seq_q = 2048;  // 8K tokens over 4 ranks
+  auto t = PriceOps({op}, Context(f, models::Group::kCp, {0, 1, 2, 3}));
+  ASSERT_TRUE(t) << t.error().message;
+  const double kv = 2048.0 * 128 * 320 * 2;
+  const topology::GroupShape pair =
+      topology::ShapeOf(std::vector<int>{0, 1}, *f.platform.cluster);
+  auto hop = [&](double bytes) {
+    return Time::FromSecondsCeil(
+        topology::EstimateCollective(f.platform.network,
+                                     topology::Collective::kSendRecv, pair,
+                                     bytes)
+            .seconds);
+  };
+  EXPECT_EQ(Named(*t, "core_attn cp kv hop 0").duration, hop(kv));
+  EXPECT_EQ(Named(*t, "core_attn cp kv+dkv hop 1").duration, hop(2 * kv));
+  EXPECT_EQ(Named(*t, "core_attn cp kv+dkv hop 2").duration, hop(2 * kv));
+  EXPECT_EQ(Named(*t, "core_attn cp dkv hop 3").duration, hop(kv));
+  int messages = 0;
+  for (const TimedOp& o : t->ops) messages += o.stream == StreamKind::kCp;
+  EXPECT_EQ(messages, 4);
+  // The template ends with the last dK/dV add, which waits for step 3's
+  // message.
+  const TimedOp& last = t->ops[t->exit];
+  EXPECT_EQ(last.name, "core_attn dkv add 3");
+}
+
+// FP8 attention with a per-tensor recipe sends K and V as uint8 (TE: "FP8DS/CS
+// attention: q, k, v: dtype=torch.uint8"): half the bytes of the 16-bit hop.
+// MXFP8 attention keeps 16-bit tensors on the wire.
+TEST(OpPricing, CpRingFp8AttentionSendsOneBytePerElement) {
+  const Fixture f = test_support::H100Platform(16);
+  RankContext rank = Context(f, models::Group::kCp, {0, 8});
+  const topology::GroupShape pair =
+      topology::ShapeOf(std::vector<int>{0, 8}, *f.platform.cluster);
+  auto hop = [&](double bytes) {
+    return Time::FromSecondsCeil(
+        topology::EstimateCollective(f.platform.network,
+                                     topology::Collective::kSendRecv, pair,
+                                     bytes)
+            .seconds);
+  };
+  const double elements = 4096.0 * 128 * 320;
+  for (auto [dtype, bytes] :
+       {std::pair{calibration::Dtype::kFp8, 1.0},
+        std::pair{calibration::Dtype::kMxfp8, 2.0},
+        std::pair{calibration::Dtype::kBf16, 2.0}}) {
+    rank.attention_dtype = dtype;
+    auto t = PriceOps({MlaAttention()}, rank);
+    ASSERT_TRUE(t) << t.error().message;
+    EXPECT_EQ(Named(*t, "core_attn cp kv hop 1").duration,
+              hop(elements * bytes));
+  }
 }
 
 // Ulysses CP (a2a) on 2 GPUs of a node: an all-to-all of this rank's Q, K, V
@@ -819,6 +945,7 @@ TEST(Replay, LongContextCpSizingRuleEmerges) {
     s.set_num_gpus(c.gpus);
     s.mutable_layout()->set_context_parallel_size(c.cp);
     s.set_cp_comm_type(c.hierarchy.empty() ? "a2a" : "a2a+p2p");
+    s.clear_hierarchical_context_parallel_sizes();
     for (int size : c.hierarchy)
       s.add_hierarchical_context_parallel_sizes(size);
     auto r = scenarios::Resolve(s, "test");
