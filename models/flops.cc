@@ -127,4 +127,3 @@ double FlopsPerSequence(const Model& m, int64_t seq_length, int tp,
 }
 
 }  // namespace moesim::models
-

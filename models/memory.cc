@@ -315,11 +315,11 @@ double CpExchangeTransient(const Shapes& x, LayerKind kind) {
                          : static_cast<double>(HeadDim(m));
   const double dv = mla ? m.v_head_dim() : static_cast<double>(HeadDim(m));
   const double heads_kv = mla ? x.heads : x.groups;
-  const double element =
-      x.tr.fp8_dot_product_attention && x.tr.precision != Precision::kMxfp8 &&
-              IsLowPrecision(x.tr.precision)
-          ? 1.0
-          : kAct;
+  const double element = x.tr.fp8_dot_product_attention &&
+                                 x.tr.precision != Precision::kMxfp8 &&
+                                 IsLowPrecision(x.tr.precision)
+                             ? 1.0
+                             : kAct;
   double tokens = x.seq_tokens, kv_heads = heads_kv, q_heads = x.heads;
   int ring = cp;
   switch (x.tr.cp_comm_type) {

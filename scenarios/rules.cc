@@ -834,14 +834,13 @@ std::optional<FieldRule> CpExchangeRule(const models::Model& model, int tp,
     for (auto [what, count] : counts) {
       const int64_t per_rank = count / std::max(tp, 1);
       if (per_rank % group == 0) continue;
-      return broken(field, std::string(mode) + " scatters heads over CP: " +
-                               std::string(what) + " " + std::to_string(count) +
-                               " / tensor_model_parallel_size " +
-                               std::to_string(tp) + " = " +
-                               std::to_string(per_rank) +
-                               " heads per TP rank not divisible by " +
-                               std::string(group_name) + " " +
-                               std::to_string(group));
+      return broken(
+          field, std::string(mode) +
+                     " scatters heads over CP: " + std::string(what) + " " +
+                     std::to_string(count) + " / tensor_model_parallel_size " +
+                     std::to_string(tp) + " = " + std::to_string(per_rank) +
+                     " heads per TP rank not divisible by " +
+                     std::string(group_name) + " " + std::to_string(group));
     }
     return std::nullopt;
   };
@@ -858,13 +857,12 @@ std::optional<FieldRule> CpExchangeRule(const models::Model& model, int tp,
     for (auto [what, count] : linear) {
       const int64_t per_rank = count / std::max(tp, 1);
       if (per_rank % cp == 0) continue;
-      return broken("layout.context_parallel_size",
-                    "Gated DeltaNet scatters heads over CP: " +
-                        std::string(what) + " " + std::to_string(count) +
-                        " / tensor_model_parallel_size " + std::to_string(tp) +
-                        " = " + std::to_string(per_rank) +
-                        " not divisible by context_parallel_size " +
-                        std::to_string(cp));
+      return broken(
+          "layout.context_parallel_size",
+          "Gated DeltaNet scatters heads over CP: " + std::string(what) + " " +
+              std::to_string(count) + " / tensor_model_parallel_size " +
+              std::to_string(tp) + " = " + std::to_string(per_rank) +
+              " not divisible by context_parallel_size " + std::to_string(cp));
     }
   }
   if (!sizes.empty() && type != models::CpCommType::kA2aP2p) {

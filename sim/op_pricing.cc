@@ -196,14 +196,14 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
     t.calls = hop_calls;
     return t;
   };
-  auto kernel = [&](std::string label, const char* category,
-                    const Estimate& e, const HostCalls& calls) {
+  auto kernel = [&](std::string label, const char* category, const Estimate& e,
+                    const HostCalls& calls) {
     TimedOp t = ComputeOp(name + label, category, e);
     t.calls = calls;
     return t;
   };
   const int entry = b.last();
-  int block = kEntry;  // the last compute-stream op
+  int block = kEntry;     // the last compute-stream op
   int transfer = kEntry;  // the exchange in flight
   auto after = [&](std::initializer_list<int> deps) {
     std::vector<int> out;
@@ -219,14 +219,13 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
     balance.members_per_domain =
         rank.shapes[static_cast<int>(models::Group::kCp)].members_per_domain;
     balance.tile_s = tile.seconds;
-    balance.hop_s =
-        topology::EstimateCollective(*rank.network, Collective::kSendRecv,
-                                     topology::ShapeOf(hop_pair, *rank.cluster),
-                                     kv_bytes)
-            .seconds;
+    balance.hop_s = topology::EstimateCollective(
+                        *rank.network, Collective::kSendRecv,
+                        topology::ShapeOf(hop_pair, *rank.cluster), kv_bytes)
+                        .seconds;
     balance.crosses_domains =
-        hop_pair.size() == 2 &&
-        rank.cluster->DomainOf(hop_pair[0]) != rank.cluster->DomainOf(hop_pair[1]);
+        hop_pair.size() == 2 && rank.cluster->DomainOf(hop_pair[0]) !=
+                                    rank.cluster->DomainOf(hop_pair[1]);
     b.set_ring(balance);
     const Estimate lse = costs.MemoryBound(
         "copy", 3.0 * static_cast<double>(a.batch) * a.heads_q * local * 4);
@@ -237,9 +236,9 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
         t.deps = after({entry, transfer});
         next_transfer = b.Add(std::move(t));
       }
-      TimedOp compute = kernel(
-          step == 0 ? " diag" : " step " + std::to_string(step), "attention",
-          step == 0 ? diagonal : tile, step_calls);
+      TimedOp compute =
+          kernel(step == 0 ? " diag" : " step " + std::to_string(step),
+                 "attention", step == 0 ? diagonal : tile, step_calls);
       compute.deps = after({block, transfer});
       block = b.Add(std::move(compute));
       if (step > 0) {
@@ -269,8 +268,8 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
   const Estimate dq_half = costs.MemoryBound("copy", 1.5 * q_bytes);
   const Estimate dkv_full = costs.MemoryBound("copy", 3.0 * dkv_bytes);
   const Estimate dkv_half = costs.MemoryBound("copy", 1.5 * dkv_bytes);
-  const bool lower_slower = dq_full.seconds + dkv_half.seconds >=
-                            dq_half.seconds + dkv_full.seconds;
+  const bool lower_slower =
+      dq_full.seconds + dkv_half.seconds >= dq_half.seconds + dkv_full.seconds;
   for (int step = 0; step < ring; ++step) {
     // This step's message: K/V for the next step (not after the last) and,
     // after the first, the dK/dV accumulated so far.
@@ -285,9 +284,9 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
       t.deps = after({entry, transfer, block});
       message = b.Add(std::move(t));
     }
-    TimedOp compute = kernel(
-        step == 0 ? " diag" : " step " + std::to_string(step), "attention",
-        step == 0 ? diagonal : tile, step_calls);
+    TimedOp compute =
+        kernel(step == 0 ? " diag" : " step " + std::to_string(step),
+               "attention", step == 0 ? diagonal : tile, step_calls);
     compute.deps = after({block, transfer});
     block = b.Add(std::move(compute));
     const bool diag = step == 0;

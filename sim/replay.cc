@@ -1,9 +1,8 @@
 #include "sim/replay.h"
 
-#include <cstdio>
-
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <span>
 
 #include "models/flops.h"
@@ -250,13 +249,15 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
       inner /= 2;
     }
     const std::string advice =
-        inner > 1 ? "--cp-comm-type a2a+p2p --hierarchical-cp-sizes " +
-                        std::to_string(inner) + "," + std::to_string(cp / inner) +
-                        " keeps the a2a inside the domain and gives each "
-                        "ring step " +
-                        std::to_string(inner) + "x the attention for the same "
-                        "K/V bytes"
-                  : "no a2a+p2p split fits the heads per TP rank";
+        inner > 1
+            ? "--cp-comm-type a2a+p2p --hierarchical-cp-sizes " +
+                  std::to_string(inner) + "," + std::to_string(cp / inner) +
+                  " keeps the a2a inside the domain and gives each "
+                  "ring step " +
+                  std::to_string(inner) +
+                  "x the attention for the same "
+                  "K/V bytes"
+            : "no a2a+p2p split fits the heads per TP rank";
     char text[512];
     std::snprintf(text, sizeof text,
                   "cp_comm_type p2p: the %d-rank ring crosses NVLink domains "

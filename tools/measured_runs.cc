@@ -11,6 +11,7 @@
 #include "calibration/tables.h"
 #include "models/memory.h"
 #include "models/zoo.h"
+#include "scenarios/vocabulary.h"
 #include "sim/replay.h"
 #include "sim/step_stats.h"
 #include "tools/text_format.h"
@@ -145,6 +146,53 @@ std::string ExtraArgs(const std::string& extra, ScenarioFlags& flags) {
   return args;
 }
 
+// The optional cp_comm_type column and the hierarchical sizes in `extra`
+// (hierarchical_context_parallel_sizes=8 4, inner first, as Megatron's
+// flag): a word moesim does not know, or a split Transformer Engine
+// refuses (scenarios::CpExchangeRule), is an error naming the row.
+util::Result<void> CpExchange(const util::CsvTable& t, size_t i,
+                              const std::string& file, MeasuredRun& r) {
+  constexpr std::string_view kColumn = "cp_comm_type";
+  constexpr std::string_view kSizesKey = "hierarchical_context_parallel_sizes";
+  const std::string& word = t.Get(i, kColumn);
+  std::vector<int> sizes;
+  for (const std::string& kv : util::SplitList(t.Get(i, "extra"), ";")) {
+    if (kv.rfind(std::string(kSizesKey) + "=", 0) != 0) continue;
+    for (const std::string& part :
+         util::SplitList(kv.substr(kSizesKey.size() + 1), " x,")) {
+      auto size = Integer(part, file, r.line, "extra");
+      if (!size) return std::unexpected(size.error());
+      sizes.push_back(size->value_or(0));
+    }
+  }
+  if (word.empty() && sizes.empty()) return {};
+  auto type = scenarios::ParseCpCommType(word.empty() ? "p2p" : word);
+  if (!type) {
+    return std::unexpected(
+        RowError(file, r.line, kColumn, type.error().message));
+  }
+  r.cp_comm_type = word;
+  ScenarioFlags& f = r.flags;
+  if (!word.empty()) f.cp_comm_type = word;
+  if (!sizes.empty()) {
+    std::string text;
+    for (int size : sizes)
+      text += (text.empty() ? "" : ",") + std::to_string(size);
+    f.hierarchical_cp_sizes = text;
+  }
+  auto model = models::LoadModel(r.model);
+  if (!model) return {};  // the model column's own error comes first
+  const std::optional<scenarios::FieldRule> broken =
+      scenarios::CpExchangeRule(*model, f.tp.value_or(1), f.cp.value_or(1),
+                                *type, word.empty() ? "p2p" : word, sizes);
+  if (!broken) return {};
+  const std::string field = broken->field == kColumn ? std::string(kColumn)
+                            : broken->field == "layout.context_parallel_size"
+                                ? std::string("cp")
+                                : "extra " + broken->field;
+  return std::unexpected(RowError(file, r.line, field, broken->rule));
+}
+
 util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
                                    const std::string& file) {
   MeasuredRun r;
@@ -155,6 +203,7 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
   r.precision = t.Get(i, "precision");
   r.confidence = t.Get(i, "confidence");
   r.container = t.Get(i, "container");
+  r.source = t.Get(i, "source");
   if (r.id.empty())
     return std::unexpected(RowError(file, r.line, "id", "is empty"));
   const std::vector<std::string> zoo = models::ZooNames();
@@ -207,6 +256,37 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
   set("pp_layout", f.pp_layout);
   if (const std::string& rc = t.Get(i, "recompute"); !rc.empty()) {
     f.recompute = rc;
+  }
+  if (auto cp = CpExchange(t, i, file, r); !cp)
+    return std::unexpected(cp.error());
+  if (const std::string& word = t.Get(i, "flops_formula"); !word.empty()) {
+    const std::optional<models::FlopsFormula> formula =
+        models::ParseFlopsFormula(word);
+    if (!formula) {
+      return std::unexpected(
+          RowError(file, r.line, "flops_formula",
+                   "unknown '" + word + "' (megatron-bridge, nemo-2024)"));
+    }
+    auto model = models::LoadModel(r.model);
+    if (model && !models::CanCountAs(*model, *formula)) {
+      return std::unexpected(RowError(
+          file, r.line, "flops_formula",
+          word +
+              " counts dense llama-family models only (NeMo's llama2 / "
+              "llama3 formula), not '" +
+              r.model + "'"));
+    }
+    r.flops_formula = *formula;
+  }
+  for (const std::string& kv : util::SplitList(t.Get(i, "extra"), ";")) {
+    if (kv == "packed_sequences=thd" && r.unexpressible.empty()) {
+      // A packed batch's attention is causal within each document, and
+      // the documents' lengths are not published; the row is kept, not
+      // replayed.
+      r.unexpressible =
+          "THD-packed sequences (document lengths not published): packed "
+          "batches are not modelled";
+    }
   }
   std::string args = ExtraArgs(t.Get(i, "extra"), f);
   auto mtp = Integer(t.Get(i, "mtp_layers"), file, r.line, "mtp_layers");
@@ -342,8 +422,20 @@ std::vector<RunPrediction> RunReplayer::Simulate(
       r.model_tflops = step->tflops_per_gpu;
       r.tokens_per_s = step->tokens_per_sec_per_gpu;
       const std::optional<double> logged = rows[i].logged_flops_per_token();
-      r.row_flops_count = logged.has_value();
-      r.tflops = logged ? r.tokens_per_s * *logged / 1e12 : r.model_tflops;
+      if (logged) {
+        r.flops_count = "row";
+        r.tflops = r.tokens_per_s * *logged / 1e12;
+      } else if (rows[i].flops_formula !=
+                 models::FlopsFormula::kMegatronBridge) {
+        r.flops_count = "nemo-2024";
+        r.tflops =
+            r.tokens_per_s *
+            models::FlopsPerSequence(s.model, s.spec.seq_length(),
+                                     s.parallel.tp, rows[i].flops_formula) /
+            s.spec.seq_length() / 1e12;
+      } else {
+        r.tflops = r.model_tflops;
+      }
       r.step_s = step->step_time_s;
       const models::MemoryEstimate m =
           models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,

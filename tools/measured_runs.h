@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "calibration/profile.h"
+#include "models/flops.h"
 #include "scenarios/scenario.h"
 #include "tools/scenario_flags.h"
 #include "util/error.h"
@@ -28,6 +29,11 @@ namespace moesim::tools {
 struct MeasuredRun {
   std::string id, model, gpu, precision, confidence;
   std::string container;  // the optional `container` column ("" if absent)
+  std::string source;     // the optional `source` column
+  // The optional `cp_comm_type` column as written ("" when absent or empty:
+  // Megatron's default, p2p) and `flops_formula` (empty: megatron-bridge).
+  std::string cp_comm_type;
+  models::FlopsFormula flops_formula = models::FlopsFormula::kMegatronBridge;
   std::string unexpressible;  // why the row cannot be simulated, if so
   int line = 0;
   ScenarioFlags flags;
@@ -36,6 +42,8 @@ struct MeasuredRun {
   // gives the FLOPs per token the run's own logger counted.
   std::optional<double> tokens_per_s;
   // The row's FLOPs per token (TFLOPS / tokens/s), when it publishes both.
+  // Without tokens/s, a row whose flops_formula is not megatron-bridge is
+  // compared in that formula's count (validate).
   std::optional<double> logged_flops_per_token() const {
     if (!tflops || !tokens_per_s) return std::nullopt;
     return *tflops * 1e12 / *tokens_per_s;
@@ -69,12 +77,16 @@ struct RunPrediction {
   // (predicted tokens/s x the row's logged FLOPs per token): Bridge's
   // formula changed between containers (GPT-OSS experts counted non-gated
   // and the sliding window ignored before 26.06, 27.2 against today's 32.6
-  // GF/token), and a TFLOPS figure is only comparable within one count. Else
+  // GF/token), and a TFLOPS figure is only comparable within one count.
+  // Without tokens/s, predicted tokens/s x the FLOPs per token of the row's
+  // flops_formula (NeMo's 2024 count for its long-sequence tables). Else
   // moesim's count, today's Megatron-Bridge formula (models/flops.h).
   double tflops = 0, step_s = 0, mem_gib = 0;
   double tokens_per_s = 0;          // predicted tokens/s/GPU
   double model_tflops = 0;          // in moesim's own FLOPs count
-  bool row_flops_count = false;     // tflops is in the row's count
+  // The count `tflops` is in: "row" (the row's logged FLOPs per token),
+  // a flops_formula word ("nemo-2024"), or "moesim".
+  std::string flops_count = "moesim";
   std::vector<std::string> defaults_used;
   // What the replay says of the run, for grouping errors: the binding wall
   // (sim::DiagnoseWall, as `moesim run` names it), the host CPU of the

@@ -305,12 +305,11 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   field("ops", JsonNumber(static_cast<double>(st.ops)));
   field("defaults_used", JsonList(s.defaults_used));
   if (const std::optional<sim::RingBalance>& ring = st.cp_ring; ring) {
-    field("cp_ring",
-          "{\"ranks\": " + JsonNumber(ring->ring) +
-              ", \"hop_s\": " + JsonNumber(ring->hop_s) +
-              ", \"tile_s\": " + JsonNumber(ring->tile_s) +
-              ", \"crosses_domains\": " +
-              (ring->crosses_domains ? "true" : "false") + "}");
+    field("cp_ring", "{\"ranks\": " + JsonNumber(ring->ring) +
+                         ", \"hop_s\": " + JsonNumber(ring->hop_s) +
+                         ", \"tile_s\": " + JsonNumber(ring->tile_s) +
+                         ", \"crosses_domains\": " +
+                         (ring->crosses_domains ? "true" : "false") + "}");
   }
   std::vector<std::string> warnings = s.warnings;
   warnings.insert(warnings.end(), st.warnings.begin(), st.warnings.end());

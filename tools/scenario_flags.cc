@@ -129,6 +129,10 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
   set_string(f.cuda_graph, spec.mutable_cuda_graph());
   set_string(f.routing, spec.mutable_routing());
   set_string(f.cp_comm_type, spec.mutable_cp_comm_type());
+  // --cp-comm-type replaces the file's exchange whole: a2a+p2p sizes from
+  // the file mean nothing to another type (--hierarchical-cp-sizes, below,
+  // sets new ones).
+  if (f.cp_comm_type) spec.clear_hierarchical_context_parallel_sizes();
   scenarios::Layout& l = *spec.mutable_layout();
   set_string(f.pp_layout, l.mutable_pipeline_model_parallel_layout());
 

@@ -204,7 +204,10 @@ Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
     }
     base = std::move(*loaded);
     if (spec.base().has_recompute()) base.clear_recompute();
-    if (spec.base().hierarchical_context_parallel_sizes_size() > 0)
+    // The base's CP exchange replaces the file's whole: its type and its
+    // hierarchical sizes (a2a+p2p's sizes mean nothing to another type).
+    if (spec.base().hierarchical_context_parallel_sizes_size() > 0 ||
+        !spec.base().cp_comm_type().empty())
       base.clear_hierarchical_context_parallel_sizes();
   }
   base.MergeFrom(spec.base());

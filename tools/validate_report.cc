@@ -41,10 +41,25 @@ Stats StatsOf(const std::vector<double>& errors) {
   return s;
 }
 
+std::string StatsJson(const Stats& s) {
+  return "{\"rows\": " + JsonNumber(s.rows) +
+         ", \"mape_pct\": " + JsonNumber(s.mape) +
+         ", \"median_abs_error_pct\": " + JsonNumber(s.median_abs) +
+         ", \"median_signed_error_pct\": " + JsonNumber(s.median_signed) + "}";
+}
+
 // --group-by keys: the row's own columns, then what the replay says of it.
 constexpr std::string_view kGroupKeys[] = {
-    "model",     "gpu",  "precision", "confidence",    "container",
-    "cuda_graph", "wall", "host",      "local_experts"};
+    "model",        "gpu",        "precision", "confidence",
+    "container",    "cuda_graph", "seq_len",   "cp",
+    "cp_comm_type", "wall",       "host",      "local_experts"};
+
+// The row's CP exchange: "-" without CP, Megatron's default p2p when the
+// row states none.
+std::string CpCommOf(const MeasuredRun& row) {
+  if (row.flags.cp.value_or(1) <= 1) return "-";
+  return row.cp_comm_type.empty() ? "p2p" : row.cp_comm_type;
+}
 
 // One cell per key; a key's value may hold spaces (a CPU name).
 std::vector<std::string> GroupKey(const RunPrediction& r,
@@ -58,9 +73,12 @@ std::vector<std::string> GroupKey(const RunPrediction& r,
                     : b == "confidence" ? row.confidence
                     : b == "container"  ? row.container
                     : b == "cuda_graph" ? row.flags.cuda_graph.value_or("")
-                    : b == "wall"       ? r.wall
-                    : b == "host"       ? r.host_cpu
-                                        : std::to_string(r.local_experts);
+                    : b == "seq_len" ? std::to_string(row.flags.seq.value_or(0))
+                    : b == "cp"      ? std::to_string(row.flags.cp.value_or(1))
+                    : b == "cp_comm_type" ? CpCommOf(row)
+                    : b == "wall"         ? r.wall
+                    : b == "host"         ? r.host_cpu
+                                          : std::to_string(r.local_experts);
     if (v.empty()) v = b == "cuda_graph" ? "none" : "-";
     key.push_back(std::move(v));
   }
@@ -95,6 +113,23 @@ std::string Joined(const std::vector<std::string>& key) {
 
 bool Low(const MeasuredRun& row) { return row.confidence == "low"; }
 
+// Long context: 16K tokens and longer (the rows run at 4K, 8K, then 16K up);
+// the accuracy guard's short-context figure is over the rest.
+constexpr int kLongContextTokens = 16384;
+bool LongContext(const MeasuredRun& row) {
+  return row.flags.seq.value_or(0) >= kLongContextTokens;
+}
+
+// A long-context series: one source's rows of one model on one GPU.
+struct SeriesKey {
+  std::string source, model, gpu;
+  auto operator<=>(const SeriesKey&) const = default;
+};
+struct Series {
+  std::string container;
+  std::vector<double> errors;
+};
+
 }  // namespace
 
 void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
@@ -106,9 +141,19 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
                  "'shipped' for calibration/runs/ab_pairs.csv");
   app.add_option("--group-by", f.group_by,
                  "Comma-separated: model, gpu, precision, confidence, "
-                 "container, cuda_graph (the row's columns); wall, host, "
+                 "container, cuda_graph, seq_len, cp, cp_comm_type (the "
+                 "row's columns; cp_comm_type p2p where a CP row states "
+                 "none, - without CP); wall, host, "
                  "local_experts (the replay's binding wall, the system's "
                  "host CPU, routed experts per EP rank)");
+  app.add_option("--min-seq-len", f.min_seq_len,
+                 "Only the rows of at least this many tokens (16384: the "
+                 "long-context rows)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-seq-len", f.max_seq_len,
+                 "Only the rows of at most this many tokens (8192: the "
+                 "short-context rows the accuracy guard covers)")
+      ->check(CLI::NonNegativeNumber);
   CLI::Option* json = app.add_flag("--json", f.json, "Print JSON");
   app.add_flag("--markdown", f.markdown,
                "Print only the accuracy table by group, in Markdown (the "
@@ -149,6 +194,12 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
           FlagError("--group-by", "unknown key '" + b + "' (" + keys + ")"));
     }
   }
+  if (f.min_seq_len > 0 || f.max_seq_len > 0) {
+    std::erase_if(runs->rows, [&](const MeasuredRun& row) {
+      const int seq = row.flags.seq.value_or(0);
+      return seq < f.min_seq_len || (f.max_seq_len > 0 && seq > f.max_seq_len);
+    });
+  }
   if (f.commands) {
     std::string out;
     for (const MeasuredRun& row : runs->rows) {
@@ -164,7 +215,9 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   const std::vector<RunPrediction> results = replayer.Simulate(profile, f.jobs);
 
   // Statistics: TFLOPS over high/medium rows, low rows apart; memory.
-  std::vector<double> main_errors, low_errors, mem_errors;
+  std::vector<double> main_errors, low_errors, mem_errors, short_errors,
+      long_errors;
+  std::map<SeriesKey, Series> series;
   std::map<std::vector<std::string>, std::vector<double>, KeyLess> groups;
   std::vector<const RunPrediction*> ranked;
   for (const RunPrediction& r : results) {
@@ -174,6 +227,14 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       if (!Low(*r.row)) {
         groups[GroupKey(r, by)].push_back(r.error_pct());
         ranked.push_back(&r);
+        if (LongContext(*r.row)) {
+          long_errors.push_back(r.error_pct());
+          Series& one = series[{r.row->source, r.row->model, r.row->gpu}];
+          one.container = r.row->container;
+          one.errors.push_back(r.error_pct());
+        } else {
+          short_errors.push_back(r.error_pct());
+        }
       }
     }
     if (r.row->mem_gib) {
@@ -186,7 +247,8 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
                      return std::abs(a->error_pct()) > std::abs(b->error_pct());
                    });
   const Stats main = StatsOf(main_errors), low = StatsOf(low_errors),
-              mem = StatsOf(mem_errors);
+              mem = StatsOf(mem_errors), short_context = StatsOf(short_errors),
+              long_context = StatsOf(long_errors);
 
   // A/B pairs.
   struct PairResult {
@@ -299,34 +361,49 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       auto opt = [](const std::optional<double>& v) {
         return v ? JsonNumber(*v) : std::string("null");
       };
-      out += "    {\"id\": " + JsonString(r.row->id) +
-             ", \"confidence\": " + JsonString(r.row->confidence) +
-             ", \"predicted_tflops_per_gpu\": " + JsonNumber(r.tflops) +
-             ", \"measured_tflops_per_gpu\": " + opt(r.row->tflops) +
-             ", \"flops_count\": " +
-             JsonString(r.row_flops_count ? "row" : "moesim") +
-             ", \"moesim_count_tflops_per_gpu\": " +
-             JsonNumber(r.model_tflops) +
-             ", \"predicted_tokens_per_sec_per_gpu\": " +
-             JsonNumber(r.tokens_per_s) +
-             ", \"measured_tokens_per_sec_per_gpu\": " +
-             opt(r.row->tokens_per_s) +
-             ", \"error_pct\": " +
-             (r.row->tflops ? JsonNumber(r.error_pct()) : "null") +
-             ", \"predicted_step_time_s\": " + JsonNumber(r.step_s) +
-             ", \"measured_step_time_s\": " + opt(r.row->step_s) +
-             ", \"predicted_peak_mem_gib\": " + JsonNumber(r.mem_gib) +
-             ", \"measured_peak_mem_gib\": " + opt(r.row->mem_gib) +
-             ", \"wall\": " + JsonString(r.wall) +
-             ", \"wall\": " + JsonString(r.wall) +
-             ", \"host\": " + JsonString(r.host_cpu) +
-             ", \"defaults_used\": " + JsonList(r.defaults_used) + "}";
+      out +=
+          "    {\"id\": " + JsonString(r.row->id) +
+          ", \"confidence\": " + JsonString(r.row->confidence) +
+          ", \"predicted_tflops_per_gpu\": " + JsonNumber(r.tflops) +
+          ", \"measured_tflops_per_gpu\": " + opt(r.row->tflops) +
+          ", \"flops_count\": " + JsonString(r.flops_count) +
+          ", \"moesim_count_tflops_per_gpu\": " + JsonNumber(r.model_tflops) +
+          ", \"predicted_tokens_per_sec_per_gpu\": " +
+          JsonNumber(r.tokens_per_s) +
+          ", \"measured_tokens_per_sec_per_gpu\": " + opt(r.row->tokens_per_s) +
+          ", \"error_pct\": " +
+          (r.row->tflops ? JsonNumber(r.error_pct()) : "null") +
+          ", \"predicted_step_time_s\": " + JsonNumber(r.step_s) +
+          ", \"measured_step_time_s\": " + opt(r.row->step_s) +
+          ", \"predicted_peak_mem_gib\": " + JsonNumber(r.mem_gib) +
+          ", \"measured_peak_mem_gib\": " + opt(r.row->mem_gib) +
+          ", \"wall\": " + JsonString(r.wall) +
+          ", \"wall\": " + JsonString(r.wall) +
+          ", \"host\": " + JsonString(r.host_cpu) +
+          ", \"defaults_used\": " + JsonList(r.defaults_used) + "}";
     }
     out += "\n  ],\n  \"mape_pct\": " + JsonNumber(main.mape) +
            ",\n  \"median_abs_error_pct\": " + JsonNumber(main.median_abs) +
-           ",\n  \"low_confidence\": {\"rows\": " + JsonNumber(low.rows) +
-           ", \"mape_pct\": " + JsonNumber(low.mape) + "}" +
-           ",\n  \"memory_mape_pct\": " + JsonNumber(mem.mape) +
+           ",\n  \"short_context\": " + StatsJson(short_context) +
+           ",\n  \"long_context\": " + StatsJson(long_context) +
+           ",\n  \"long_context_series\": [";
+    first = true;
+    for (const auto& [key, one] : series) {
+      const Stats st = StatsOf(one.errors);
+      out += first ? "\n" : ",\n";
+      first = false;
+      out += "    {\"model\": " + JsonString(key.model) +
+             ", \"gpu\": " + JsonString(key.gpu) +
+             ", \"container\": " + JsonString(one.container) +
+             ", \"source\": " + JsonString(key.source) +
+             ", \"rows\": " + JsonNumber(st.rows) +
+             ", \"mape_pct\": " + JsonNumber(st.mape) +
+             ", \"median_signed_error_pct\": " + JsonNumber(st.median_signed) +
+             "}";
+    }
+    out += "\n  ]" + std::string(",\n  \"low_confidence\": {\"rows\": ") +
+           JsonNumber(low.rows) + ", \"mape_pct\": " + JsonNumber(low.mape) +
+           "}" + ",\n  \"memory_mape_pct\": " + JsonNumber(mem.mape) +
            ",\n  \"skipped\": [";
     first = true;
     for (const RunPrediction& r : results) {
@@ -375,7 +452,13 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       main.rows, main.mape, main.median_abs, main.median_signed);
   out +=
       "(a row that publishes tokens/s is compared in its own FLOPs count: "
-      "predicted tokens/s x its logged FLOPs per token; else in moesim's)\n";
+      "predicted tokens/s x its logged FLOPs per token; else in its "
+      "flops_formula's count, moesim's by default)\n";
+  out += Format(
+      "  up to 8K tokens: %d rows, MAPE %.1f%%, median |error| %.1f%%; "
+      "16K and longer: %d rows, MAPE %.1f%%, median |error| %.1f%%\n",
+      short_context.rows, short_context.mape, short_context.median_abs,
+      long_context.rows, long_context.mape, long_context.median_abs);
   out += Format("low confidence (apart): %d rows, MAPE %.1f%%\n", low.rows,
                 low.mape);
   out += Format("peak memory: %d rows, MAPE %.1f%%\n\n", mem.rows, mem.mape);
@@ -389,6 +472,18 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     const Stats s = StatsOf(errors);
     out += Format("%-*s %5d %7.1f%% %+7.1f%%\n", width, Joined(key).c_str(),
                   s.rows, s.mape, s.median_signed);
+  }
+  if (!series.empty()) {
+    out +=
+        "\nlong-context series (one source, model and GPU; 16K tokens "
+        "and longer)\n";
+    for (const auto& [key, one] : series) {
+      const Stats st = StatsOf(one.errors);
+      out += Format(
+          "  %-22s %-6s %-10s %5d %7.1f%% %+7.1f%%  %s\n", key.model.c_str(),
+          key.gpu.c_str(), one.container.empty() ? "-" : one.container.c_str(),
+          st.rows, st.mape, st.median_signed, key.source.substr(0, 60).c_str());
+    }
   }
   out +=
       "\nten worst rows                                            measured "

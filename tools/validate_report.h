@@ -30,6 +30,9 @@ struct ValidateFlags {
   bool commands = false;  // each row's `moesim run` command, no replay
   int jobs = 0;           // replay threads; 0: one per hardware thread
   std::string calibration_file;  // a profile to apply; empty: none
+  // --min-seq-len / --max-seq-len: only the rows of at least / at most
+  // this many tokens (0: no bound).
+  int min_seq_len = 0, max_seq_len = 0;
 };
 
 void AddValidateFlags(CLI::App& app, ValidateFlags& flags);

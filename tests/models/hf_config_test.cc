@@ -90,8 +90,7 @@ INSTANTIATE_TEST_SUITE_P(
         ZooCase{"qwen3-next-80b-a3b", "qwen3_next", {}},
         ZooCase{"gpt-oss-120b", "gpt_oss", {}},
         ZooCase{"mixtral-8x7b", "mixtral", {}},
-        ZooCase{"llama3-70b", "llama", {}},
-        ZooCase{"llama2-7b", "llama", {}},
+        ZooCase{"llama3-70b", "llama", {}}, ZooCase{"llama2-7b", "llama", {}},
         ZooCase{"qwen3-8b", "qwen3", {}}),
     [](const ::testing::TestParamInfo<ZooCase>& info) {
       std::string name = info.param.model;

@@ -544,8 +544,8 @@ TEST(LayerOps, Qwen3NextDeltaNetUnderCpTradesSequenceForHeads) {
   const Model m = Load("qwen3-next-80b-a3b");
   const int cp = 4;
   const TrainingOptions tr = Training(16384, 1);
-  const LayerOps split = BuildLayerOps(m, 0, false, Layout(1, false, cp), tr,
-                                       false);
+  const LayerOps split =
+      BuildLayerOps(m, 0, false, Layout(1, false, cp), tr, false);
   const int64_t T = 16384 / cp;
   const LayerOp& in = Find(split.forward, "gdn.a2a_cp2hp");
   EXPECT_EQ(in.kind, OpKind::kCollective);
@@ -559,7 +559,8 @@ TEST(LayerOps, Qwen3NextDeltaNetUnderCpTradesSequenceForHeads) {
   const LayerOp& scan = Find(split.forward, "gdn.state_update");
   EXPECT_EQ(scan.groups, 32 / cp);
   EXPECT_EQ(scan.k, T * cp);
-  const LayerOps whole = BuildLayerOps(m, 0, false, Layout(1, false), tr, false);
+  const LayerOps whole =
+      BuildLayerOps(m, 0, false, Layout(1, false), tr, false);
   EXPECT_EQ(Count(whole.forward, OpKind::kCollective), 0);
   EXPECT_DOUBLE_EQ(scan.flops * cp,
                    Find(whole.forward, "gdn.state_update").flops);

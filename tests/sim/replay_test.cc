@@ -308,10 +308,9 @@ TEST(OpPricing, CpRingStepIsTheSlowerTileAndCorrectionsReadTheOutput) {
                                  costs.Attention(upper, false).seconds);
   EXPECT_EQ(Named(*t, "core_attn step 1").duration,
             Time::FromSecondsCeil(slower));
-  EXPECT_EQ(
-      Named(*t, "core_attn out correction 0").duration,
-      Time::FromSecondsCeil(
-          costs.MemoryBound("copy", 3.0 * 4096 * 128 * 128 * 2).seconds));
+  EXPECT_EQ(Named(*t, "core_attn out correction 0").duration,
+            Time::FromSecondsCeil(
+                costs.MemoryBound("copy", 3.0 * 4096 * 128 * 128 * 2).seconds));
 }
 
 // Backward on a 4-rank ring, as TE sends it: step 0 K/V alone, steps 1 and
@@ -330,9 +329,8 @@ TEST(OpPricing, CpRingBackwardSendsKvThenKvAndDkvThenDkv) {
       topology::ShapeOf(std::vector<int>{0, 1}, *f.platform.cluster);
   auto hop = [&](double bytes) {
     return Time::FromSecondsCeil(
-        topology::EstimateCollective(f.platform.network,
-                                     topology::Collective::kSendRecv, pair,
-                                     bytes)
+        topology::EstimateCollective(
+            f.platform.network, topology::Collective::kSendRecv, pair, bytes)
             .seconds);
   };
   EXPECT_EQ(Named(*t, "core_attn cp kv hop 0").duration, hop(kv));
@@ -358,16 +356,14 @@ TEST(OpPricing, CpRingFp8AttentionSendsOneBytePerElement) {
       topology::ShapeOf(std::vector<int>{0, 8}, *f.platform.cluster);
   auto hop = [&](double bytes) {
     return Time::FromSecondsCeil(
-        topology::EstimateCollective(f.platform.network,
-                                     topology::Collective::kSendRecv, pair,
-                                     bytes)
+        topology::EstimateCollective(
+            f.platform.network, topology::Collective::kSendRecv, pair, bytes)
             .seconds);
   };
   const double elements = 4096.0 * 128 * 320;
-  for (auto [dtype, bytes] :
-       {std::pair{calibration::Dtype::kFp8, 1.0},
-        std::pair{calibration::Dtype::kMxfp8, 2.0},
-        std::pair{calibration::Dtype::kBf16, 2.0}}) {
+  for (auto [dtype, bytes] : {std::pair{calibration::Dtype::kFp8, 1.0},
+                              std::pair{calibration::Dtype::kMxfp8, 2.0},
+                              std::pair{calibration::Dtype::kBf16, 2.0}}) {
     rank.attention_dtype = dtype;
     auto t = PriceOps({MlaAttention()}, rank);
     ASSERT_TRUE(t) << t.error().message;

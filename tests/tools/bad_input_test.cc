@@ -284,6 +284,37 @@ const BadInput kBadInputs[] = {
      {"{tmp}/runs_unknown_model.csv"},
      "{tmp}/runs_unknown_model.csv:2: model: unknown model 'deepseek-v9'",
      "validate"},
+    // The CP exchange of a runs row (cp_comm_type column, the hierarchical
+    // sizes in extra) and its FLOPs count (flops_formula): checked by the
+    // same rules as a scenario's (scenarios::CpExchangeRule), row named.
+    {"ValidateUnknownCpCommType",
+     {"{tmp}/runs_unknown_cp_comm.csv"},
+     "{tmp}/runs_unknown_cp_comm.csv:2: cp_comm_type: unknown 'ring' (p2p, "
+     "a2a, allgather, a2a+p2p)",
+     "validate"},
+    {"ValidateA2aHeadsNotDivisible",
+     {"{tmp}/runs_a2a_heads.csv"},
+     "{tmp}/runs_a2a_heads.csv:2: cp_comm_type: a2a scatters heads over CP: "
+     "num_attention_heads 128 / tensor_model_parallel_size 1 = 128 heads per "
+     "TP rank not divisible by context_parallel_size 3",
+     "validate"},
+    {"ValidateHierarchicalProduct",
+     {"{tmp}/runs_hierarchical_product.csv"},
+     "{tmp}/runs_hierarchical_product.csv:2: extra "
+     "hierarchical_context_parallel_sizes: product 2*4 = 8 is not "
+     "context_parallel_size 4",
+     "validate"},
+    {"ValidateUnknownFlopsFormula",
+     {"{tmp}/runs_unknown_flops_formula.csv"},
+     "{tmp}/runs_unknown_flops_formula.csv:2: flops_formula: unknown 'nemo' "
+     "(megatron-bridge, nemo-2024)",
+     "validate"},
+    {"ValidateNemoFormulaOnMoe",
+     {"{tmp}/runs_nemo_formula_moe.csv"},
+     "{tmp}/runs_nemo_formula_moe.csv:2: flops_formula: nemo-2024 counts "
+     "dense llama-family models only (NeMo's llama2 / llama3 formula), not "
+     "'deepseek-v3'",
+     "validate"},
     {"ValidateMissingFile",
      {"{tmp}/absent_runs.csv"},
      "flags: RUNS: cannot read",
@@ -620,6 +651,30 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
     runs_variant("runs_bad_number.csv", ",256,", ",256x,", false);
     runs_variant("runs_unknown_model.csv", ",deepseek-v3,", ",deepseek-v9,",
                  false);
+    // The first row is TP1 CP1 PP16 with vpp and cp_comm_type empty
+    // (",16,,,mxfp8,"); flops_formula sits after the empty peak memory.
+    auto runs_edits =
+        [&](const std::string& name,
+            std::vector<std::pair<std::string, std::string>> edits) {
+          std::string r = first;
+          for (const auto& [from, to] : edits) {
+            const size_t at = r.find(from);
+            ASSERT_NE(at, std::string::npos) << from;
+            r.replace(at, from.size(), to);
+          }
+          Write(name, header + "\n" + r + "\n");
+        };
+    runs_edits("runs_unknown_cp_comm.csv",
+               {{",1,1,8,1,16,,,", ",1,2,8,1,16,,ring,"}});
+    runs_edits("runs_a2a_heads.csv", {{",1,1,8,1,16,,,", ",1,3,8,1,16,,a2a,"}});
+    runs_edits("runs_hierarchical_product.csv",
+               {{",1,1,8,1,16,,,", ",1,4,8,1,16,,a2a+p2p,"},
+                {",manual_gc=True;",
+                 ",hierarchical_context_parallel_sizes=2 4;manual_gc=True;"}});
+    runs_edits("runs_unknown_flops_formula.csv",
+               {{",15.1774,,,25.09,", ",15.1774,,nemo,25.09,"}});
+    runs_edits("runs_nemo_formula_moe.csv",
+               {{",15.1774,,,25.09,", ",15.1774,,nemo-2024,25.09,"}});
     // Calibration profiles, each broken in one way.
     Write("profile_range.textproto",
           "name: \"lab\"\nfactors {\n  gemm_efficiency: 5\n}\n");
