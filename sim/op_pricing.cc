@@ -213,6 +213,15 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
     if (out.empty()) out.push_back(entry);
     return out;
   };
+  // Step `step`'s attention kernel, once the previous kernel and the
+  // exchange that brought its K/V are done.
+  auto add_tile = [&](int step) {
+    TimedOp compute =
+        kernel(step == 0 ? " diag" : " step " + std::to_string(step),
+               "attention", step == 0 ? diagonal : tile, step_calls);
+    compute.deps = after({block, transfer});
+    block = b.Add(std::move(compute));
+  };
   if (!backward) {
     RingBalance balance;
     balance.ring = ring;
@@ -236,11 +245,7 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
         t.deps = after({entry, transfer});
         next_transfer = b.Add(std::move(t));
       }
-      TimedOp compute =
-          kernel(step == 0 ? " diag" : " step " + std::to_string(step),
-                 "attention", step == 0 ? diagonal : tile, step_calls);
-      compute.deps = after({block, transfer});
-      block = b.Add(std::move(compute));
+      add_tile(step);
       if (step > 0) {
         TimedOp fix = kernel(" lse correction " + std::to_string(step),
                              "memory_bound", lse, fix_calls);
@@ -284,11 +289,7 @@ void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
       t.deps = after({entry, transfer, block});
       message = b.Add(std::move(t));
     }
-    TimedOp compute =
-        kernel(step == 0 ? " diag" : " step " + std::to_string(step),
-               "attention", step == 0 ? diagonal : tile, step_calls);
-    compute.deps = after({block, transfer});
-    block = b.Add(std::move(compute));
+    add_tile(step);
     const bool diag = step == 0;
     TimedOp dq = kernel(" dq add " + std::to_string(step), "memory_bound",
                         diag || lower_slower ? dq_full : dq_half, fix_calls);
