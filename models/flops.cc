@@ -1,5 +1,7 @@
 #include "models/flops.h"
 
+#include <utility>
+
 #include "models/architecture.h"
 
 namespace moesim::models {
@@ -98,10 +100,33 @@ double ModelFlopsPerSequence(const Model& m, int64_t seq_length, int tp) {
          (mlp_macs + attention_macs + mtp_macs + logits_macs);
 }
 
+namespace {
+constexpr std::pair<FlopsFormula, std::string_view> kFormulaWords[] = {
+    {FlopsFormula::kMegatronBridge, "megatron-bridge"},
+    {FlopsFormula::kNemo2024, "nemo-2024"}};
+}  // namespace
+
 std::optional<FlopsFormula> ParseFlopsFormula(std::string_view word) {
-  if (word == "megatron-bridge") return FlopsFormula::kMegatronBridge;
-  if (word == "nemo-2024") return FlopsFormula::kNemo2024;
+  for (auto [formula, name] : kFormulaWords) {
+    if (name == word) return formula;
+  }
   return std::nullopt;
+}
+
+std::string_view FlopsFormulaName(FlopsFormula formula) {
+  for (auto [f, name] : kFormulaWords) {
+    if (f == formula) return name;
+  }
+  return "";
+}
+
+std::string FlopsFormulaWords() {
+  std::string out;
+  for (auto [formula, name] : kFormulaWords) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
 }
 
 bool CanCountAs(const Model& m, FlopsFormula formula) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "models/model.pb.h"
@@ -45,8 +46,11 @@ enum class FlopsFormula {
 };
 
 // "megatron-bridge", "nemo-2024": the words of the runs CSV's
-// flops_formula column; nullopt for any other.
+// flops_formula column; nullopt for any other. FlopsFormulaName is the
+// inverse, FlopsFormulaWords all of them, comma-separated.
 std::optional<FlopsFormula> ParseFlopsFormula(std::string_view word);
+std::string_view FlopsFormulaName(FlopsFormula formula);
+std::string FlopsFormulaWords();
 
 // FLOPs of one sequence in `formula`. kNemo2024 applies to dense,
 // non-MLA models with SwiGLU and head dim h/a (NeMo's llama families);

@@ -106,6 +106,14 @@ Shapes MakeShapes(const Model& m, const Parallelism& par,
                 static_cast<double>(PaddedVocab(m, par.tp)) / par.tp};
 }
 
+// FP8 attention as TE runs it: under the per-tensor recipes only
+// (dot_product_attention.py init_fp8_metadata), its Q, K, V in uint8.
+bool PerTensorFp8Attention(const TrainingOptions& tr) {
+  return tr.fp8_dot_product_attention &&
+         (tr.precision == Precision::kFp8CurrentScaling ||
+          tr.precision == Precision::kFp8Delayed);
+}
+
 // Stored activations of one layer for one micro-batch (memory_flops.md b.3),
 // and what its recompute modules free.
 struct LayerActivations {
@@ -133,9 +141,7 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
   // current scaling). MXFP8 attention is left at 16 bits: the TE code at hand
   // (dot_product_attention.py init_fp8_metadata) runs FP8 attention under
   // per-tensor recipes only, so what MXFP8 attention saves is not known.
-  const bool fp8_attention = x.tr.fp8_dot_product_attention &&
-                             (x.tr.precision == Precision::kFp8CurrentScaling ||
-                              x.tr.precision == Precision::kFp8Delayed);
+  const bool fp8_attention = PerTensorFp8Attention(x.tr);
   const double qkv_bytes = fp8_attention ? 1 : kAct;
   const double o_bytes =
       fp8_attention && x.tr.precision == Precision::kFp8Delayed ? 1 : kAct;
@@ -315,11 +321,7 @@ double CpExchangeTransient(const Shapes& x, LayerKind kind) {
                          : static_cast<double>(HeadDim(m));
   const double dv = mla ? m.v_head_dim() : static_cast<double>(HeadDim(m));
   const double heads_kv = mla ? x.heads : x.groups;
-  const double element = x.tr.fp8_dot_product_attention &&
-                                 x.tr.precision != Precision::kMxfp8 &&
-                                 IsLowPrecision(x.tr.precision)
-                             ? 1.0
-                             : kAct;
+  const double element = PerTensorFp8Attention(x.tr) ? 1.0 : kAct;
   double tokens = x.seq_tokens, kv_heads = heads_kv, q_heads = x.heads;
   int ring = cp;
   switch (x.tr.cp_comm_type) {

@@ -151,7 +151,8 @@ std::string ExtraArgs(const std::string& extra, ScenarioFlags& flags) {
 // flag): a word moesim does not know, or a split Transformer Engine
 // refuses (scenarios::CpExchangeRule), is an error naming the row.
 util::Result<void> CpExchange(const util::CsvTable& t, size_t i,
-                              const std::string& file, MeasuredRun& r) {
+                              const std::string& file,
+                              const models::Model& model, MeasuredRun& r) {
   constexpr std::string_view kColumn = "cp_comm_type";
   constexpr std::string_view kSizesKey = "hierarchical_context_parallel_sizes";
   const std::string& word = t.Get(i, kColumn);
@@ -180,10 +181,8 @@ util::Result<void> CpExchange(const util::CsvTable& t, size_t i,
       text += (text.empty() ? "" : ",") + std::to_string(size);
     f.hierarchical_cp_sizes = text;
   }
-  auto model = models::LoadModel(r.model);
-  if (!model) return {};  // the model column's own error comes first
   const std::optional<scenarios::FieldRule> broken =
-      scenarios::CpExchangeRule(*model, f.tp.value_or(1), f.cp.value_or(1),
+      scenarios::CpExchangeRule(model, f.tp.value_or(1), f.cp.value_or(1),
                                 *type, word.empty() ? "p2p" : word, sizes);
   if (!broken) return {};
   const std::string field = broken->field == kColumn ? std::string(kColumn)
@@ -257,7 +256,11 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
   if (const std::string& rc = t.Get(i, "recompute"); !rc.empty()) {
     f.recompute = rc;
   }
-  if (auto cp = CpExchange(t, i, file, r); !cp)
+  // The zoo name was checked above; the model's architecture is needed by
+  // the CP exchange's head rules and the FLOPs formula's family check.
+  auto model = models::LoadModel(r.model);
+  if (!model) return std::unexpected(model.error());
+  if (auto cp = CpExchange(t, i, file, *model, r); !cp)
     return std::unexpected(cp.error());
   if (const std::string& word = t.Get(i, "flops_formula"); !word.empty()) {
     const std::optional<models::FlopsFormula> formula =
@@ -265,10 +268,10 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
     if (!formula) {
       return std::unexpected(
           RowError(file, r.line, "flops_formula",
-                   "unknown '" + word + "' (megatron-bridge, nemo-2024)"));
+                   "unknown '" + word + "' (" + models::FlopsFormulaWords() +
+                       ")"));
     }
-    auto model = models::LoadModel(r.model);
-    if (model && !models::CanCountAs(*model, *formula)) {
+    if (!models::CanCountAs(*model, *formula)) {
       return std::unexpected(RowError(
           file, r.line, "flops_formula",
           word +
@@ -427,7 +430,7 @@ std::vector<RunPrediction> RunReplayer::Simulate(
         r.tflops = r.tokens_per_s * *logged / 1e12;
       } else if (rows[i].flops_formula !=
                  models::FlopsFormula::kMegatronBridge) {
-        r.flops_count = "nemo-2024";
+        r.flops_count = models::FlopsFormulaName(rows[i].flops_formula);
         r.tflops =
             r.tokens_per_s *
             models::FlopsPerSequence(s.model, s.spec.seq_length(),

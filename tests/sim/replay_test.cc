@@ -232,6 +232,15 @@ Time SumNamed(const OpTemplate& t, const std::string& part) {
   return sum;
 }
 
+// Seconds the collective model gives one send/recv of `bytes` between the
+// two GPUs of `pair`.
+double SendRecvSeconds(const Fixture& f, std::vector<int> pair, double bytes) {
+  return topology::EstimateCollective(
+             f.platform.network, topology::Collective::kSendRecv,
+             topology::ShapeOf(pair, *f.platform.cluster), bytes)
+      .seconds;
+}
+
 // Transformer Engine's forward ring on 2 ranks (context_parallel.py,
 // AttnFuncWithCPAndKVP2P): the hop for step 1 beside the diagonal block,
 // step 1's tile, its softmax-statistics correction, then one output
@@ -269,12 +278,7 @@ TEST(OpPricing, CpRingExposedByTheDifferenceWhenHopLonger) {
   EXPECT_NEAR(exposed, (hop - diag).seconds(), 1e-12);
   // The hop is what the collective model says for one send/recv of the
   // packed K and V (V at its own head dim 128, K at 192).
-  const double expected =
-      topology::EstimateCollective(
-          f.platform.network, topology::Collective::kSendRecv,
-          topology::ShapeOf(std::vector<int>{0, 8}, *f.platform.cluster),
-          4096.0 * 128 * 320 * 2)
-          .seconds;
+  const double expected = SendRecvSeconds(f, {0, 8}, 4096.0 * 128 * 320 * 2);
   EXPECT_EQ(hop, Time::FromSecondsCeil(expected));
   // The template records the ring's balance for the run's warning.
   ASSERT_TRUE(t->ring.has_value());
@@ -325,13 +329,8 @@ TEST(OpPricing, CpRingBackwardSendsKvThenKvAndDkvThenDkv) {
   auto t = PriceOps({op}, Context(f, models::Group::kCp, {0, 1, 2, 3}));
   ASSERT_TRUE(t) << t.error().message;
   const double kv = 2048.0 * 128 * 320 * 2;
-  const topology::GroupShape pair =
-      topology::ShapeOf(std::vector<int>{0, 1}, *f.platform.cluster);
   auto hop = [&](double bytes) {
-    return Time::FromSecondsCeil(
-        topology::EstimateCollective(
-            f.platform.network, topology::Collective::kSendRecv, pair, bytes)
-            .seconds);
+    return Time::FromSecondsCeil(SendRecvSeconds(f, {0, 1}, bytes));
   };
   EXPECT_EQ(Named(*t, "core_attn cp kv hop 0").duration, hop(kv));
   EXPECT_EQ(Named(*t, "core_attn cp kv+dkv hop 1").duration, hop(2 * kv));
@@ -352,13 +351,8 @@ TEST(OpPricing, CpRingBackwardSendsKvThenKvAndDkvThenDkv) {
 TEST(OpPricing, CpRingFp8AttentionSendsOneBytePerElement) {
   const Fixture f = test_support::H100Platform(16);
   RankContext rank = Context(f, models::Group::kCp, {0, 8});
-  const topology::GroupShape pair =
-      topology::ShapeOf(std::vector<int>{0, 8}, *f.platform.cluster);
   auto hop = [&](double bytes) {
-    return Time::FromSecondsCeil(
-        topology::EstimateCollective(
-            f.platform.network, topology::Collective::kSendRecv, pair, bytes)
-            .seconds);
+    return Time::FromSecondsCeil(SendRecvSeconds(f, {0, 8}, bytes));
   };
   const double elements = 4096.0 * 128 * 320;
   for (auto [dtype, bytes] : {std::pair{calibration::Dtype::kFp8, 1.0},
