@@ -249,6 +249,23 @@ Result<void> CheckSequenceAndBatch(const ResolvedScenario& r,
         kVpp, "virtual_pipeline_model_parallel_size " + std::to_string(p.vpp) +
                   " needs pipeline_model_parallel_size > 1"));
   }
+  // Megatron-Core's interleaved schedule takes micro-batches in groups of
+  // microbatch_group_size_per_vp_stage (default PP) and refuses a count of
+  // fewer than one group or with a last group shorter than PP
+  // (pipeline_parallel/schedules.py, forward_backward_pipelining_with_
+  // interleaving: "The number of contiguous micro-batches ..." and "The
+  // remainder of M ..."); with the default group size, a multiple of PP.
+  const int64_t micro_batches = gbs / (mbs * p.dp);
+  if (p.vpp > 1 && micro_batches % p.pp != 0) {
+    return std::unexpected(at.Error(
+        kGbs, "with an interleaved pipeline (virtual_pipeline_model_parallel_"
+              "size " + std::to_string(p.vpp) + "), the " +
+                  std::to_string(micro_batches) +
+                  " micro-batches per step (global_batch_size / "
+                  "(micro_batch_size*DP)) must be a multiple of "
+                  "pipeline_model_parallel_size " + std::to_string(p.pp) +
+                  ", as Megatron-Core's interleaved schedule requires"));
+  }
   // Without a layout string the decoder layers split evenly over PP x VPP
   // (the pipeline helper enforces it too; this names the knob to change).
   const int64_t layers = r.model.num_layers();

@@ -84,6 +84,11 @@ inline constexpr int64_t kMaxMicroBatches = int64_t{1} << 14;
 //   seconds to minutes.
 inline constexpr double kMaxStepSeconds = 1e5;
 
+// kMaxStragglerFactor: 10, a GPU ten times slower than its peers; measured
+//   stragglers run 1.05-1.5x slower, and a larger factor, applied to a step
+//   near kMaxStepSeconds, could overflow int64 picoseconds.
+inline constexpr double kMaxStragglerFactor = 10;
+
 // Checks the limits above that the spec's own fields can break (num_gpus,
 // seq_length, num_layers, parallel sizes and their meshes, batch sizes);
 // runs before defaults are filled, so unset (0) fields pass.

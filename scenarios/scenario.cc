@@ -149,7 +149,9 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
         l.virtual_pipeline_model_parallel_size(), l);
   d.Int("micro_batch_size", 1, &Layout::set_micro_batch_size,
         l.micro_batch_size(), l);
-  // One micro-batch per data-parallel rank. DP is only meaningful when the
+  // One micro-batch per data-parallel rank; with an interleaved pipeline, PP
+  // of them, the fewest Megatron-Core's interleaved schedule accepts (see
+  // CheckSequenceAndBatch in rules.cc). DP is only meaningful when the
   // attention mesh divides the GPUs; CheckRules reports it when it does not.
   const int attention = l.tensor_model_parallel_size() *
                         l.context_parallel_size() *
@@ -157,7 +159,11 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   const int dp = s.num_gpus() % attention == 0 ? s.num_gpus() / attention : 1;
   // micro_batch_size and DP are each within limits (CheckLimits), their
   // product need not be.
-  const int64_t default_gbs = int64_t{l.micro_batch_size()} * dp;
+  const int64_t default_gbs =
+      int64_t{l.micro_batch_size()} * dp *
+      (l.virtual_pipeline_model_parallel_size() > 1
+           ? l.pipeline_model_parallel_size()
+           : 1);
   if (l.global_batch_size() == 0 && default_gbs > internal::kMaxGlobalBatch) {
     return std::unexpected(at.Error(
         "layout.global_batch_size",

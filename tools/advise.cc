@@ -491,22 +491,23 @@ std::string FormatScenarioFlags(const scenarios::Scenario& s) {
   std::string out = Format(
       "--model %s --system %s --gpus %d --seq %d --num-layers %d --tp %d "
       "--cp %d --ep %d --etp %d --pp %d --vpp %d",
-      s.model().c_str(), s.system().c_str(), s.num_gpus(), s.seq_length(),
+      ShellWord(s.model()).c_str(), ShellWord(s.system()).c_str(),
+      s.num_gpus(), s.seq_length(),
       s.num_layers(), l.tensor_model_parallel_size(), l.context_parallel_size(),
       l.expert_model_parallel_size(), l.expert_tensor_parallel_size(),
       l.pipeline_model_parallel_size(),
       l.virtual_pipeline_model_parallel_size());
   if (!l.pipeline_model_parallel_layout().empty())
-    out += " --pp-layout \"" + l.pipeline_model_parallel_layout() + "\"";
+    out += " --pp-layout " + ShellWord(l.pipeline_model_parallel_layout());
   out +=
       Format(" --mbs %d --gbs %d", l.micro_batch_size(), l.global_batch_size());
-  out += " --precision " + s.precision() + " --dispatcher " + s.dispatcher() +
-         " --routing " + s.routing() + " --recompute " +
-         RecomputeText(s.recompute()) + " --cuda-graph \"" + s.cuda_graph() +
-         "\"";
+  out += " --precision " + ShellWord(s.precision()) + " --dispatcher " +
+         ShellWord(s.dispatcher()) + " --routing " + ShellWord(s.routing()) +
+         " --recompute " + ShellWord(RecomputeText(s.recompute())) +
+         " --cuda-graph " + ShellWord(s.cuda_graph());
   out += " --cpu-offload " + Number(s.optimizer_offload_fraction());
   out += Format(" --ep-overlap %d", s.overlap_moe_expert_parallel_comm());
-  out += " --cp-comm-type " + s.cp_comm_type();
+  out += " --cp-comm-type " + ShellWord(s.cp_comm_type());
   if (s.hierarchical_context_parallel_sizes_size() > 0) {
     std::vector<std::string> sizes;
     for (int size : s.hierarchical_context_parallel_sizes())

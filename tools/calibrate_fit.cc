@@ -11,6 +11,7 @@
 #include "calibration/tables.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/output.h"
 
 namespace moesim::tools {
 
@@ -402,10 +403,10 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
              "factors fitted on the others%s",
              f.folds, f.per_gpu ? " of its GPU type" : ""));
   header.push_back("");
-  std::ofstream out(f.out, std::ios::binary);
-  if (!(out << calibration::FormatProfile(profile, header))) {
-    return std::unexpected(FlagError("--out", "cannot write '" + f.out + "'"));
-  }
+  if (auto ok = util::WriteOutputFile(
+          f.out, calibration::FormatProfile(profile, header), "--out");
+      !ok)
+    return std::unexpected(ok.error());
 
   if (f.json) {
     auto factors_json = [](const Corrections& c,

@@ -9,6 +9,7 @@
 #include "calibration/tables.h"
 #include "tools/text_format.h"
 #include "topology/system.h"
+#include "util/output.h"
 #include "util/textproto.h"
 
 namespace moesim::tools {
@@ -146,9 +147,8 @@ util::Result<std::string> RunImportNccl(const ImportNcclFlags& f) {
   }
   const std::string csv = calibration::CollectiveRowsToCsv(rows);
   if (f.out.empty()) return csv;
-  std::ofstream out(f.out);
-  if (!(out << csv))
-    return std::unexpected(FlagError("--out", "cannot write '" + f.out + "'"));
+  if (auto ok = util::WriteOutputFile(f.out, csv, "--out"); !ok)
+    return std::unexpected(ok.error());
   return Format("wrote %zu rows to %s\n", rows.size(), f.out.c_str());
 }
 

@@ -1,6 +1,8 @@
 // moesim: the command line. Every util::Error and every flag-parsing error
-// becomes one line on stderr and exit code 2; a valid scenario that does not
-// fit in memory is a verdict printed on stdout with exit code 0.
+// becomes one line on stderr (control characters escaped, length bounded:
+// util/message.h) and exit code 2; a report that cannot be written to stdout
+// (a closed pipe, a full disk) exits 1 with the reason; a valid scenario that
+// does not fit in memory is a verdict printed on stdout with exit code 0.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -14,19 +16,57 @@
 #include "tools/sweep.h"
 #include "tools/topo_report.h"
 #include "tools/validate_report.h"
+#include "util/message.h"
+#include "util/output.h"
 
 namespace {
 
 constexpr int kInputError = 2;
+// stdout could not take the report (a closed pipe, a full disk): not an
+// input error, but no success either.
+constexpr int kOutputError = 1;
 
 int Fail(const std::string& message) {
-  std::cerr << "moesim: " << message << "\n";
+  std::cerr << "moesim: " << moesim::util::ShowableMessage(message) << "\n";
   return kInputError;
+}
+
+// Prints a command's report; exit 0 only when all of it reached stdout.
+int Print(const std::string& report) {
+  if (auto ok = moesim::util::WriteStdout(report); !ok) {
+    std::cerr << "moesim: " << ok.error().message << "\n";
+    return kOutputError;
+  }
+  return 0;
+}
+
+// Integer flags take decimal digits only: CLI11 would read --gpus 0x10 as
+// 16 and --gpus 010 as octal 8, which no user means.
+void RequireDecimalIntegers(CLI::App& app) {
+  static const CLI::Validator kDecimal(
+      [](std::string& value) -> std::string {
+        const size_t start = !value.empty() && value[0] == '-' ? 1 : 0;
+        const bool digits =
+            value.size() > start &&
+            value.find_first_not_of("0123456789", start) == std::string::npos;
+        const bool leading_zero = value.size() > start + 1 && value[start] == '0';
+        if (digits && !leading_zero) return "";
+        return "'" + moesim::util::Excerpt(value) +
+               "' is not a decimal integer";
+      },
+      "DECIMAL");
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    if (type.starts_with("INT") || type.starts_with("UINT"))
+      option->check(kDecimal);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) RequireDecimalIntegers(*sub);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  moesim::util::InstallOutputSignalHandlers();
   CLI::App app{"moesim: discrete-event simulator of long-context MoE training"};
   app.require_subcommand(1);
 
@@ -99,6 +139,7 @@ int main(int argc, char** argv) {
       "runs; reports cross-validated MAPE beside the training MAPE");
   moesim::tools::AddCalibrateFitFlags(*fit, fit_flags);
 
+  RequireDecimalIntegers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -113,43 +154,38 @@ int main(int argc, char** argv) {
   if (run->parsed()) {
     auto report = moesim::tools::RunCommand(run_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (validate->parsed()) {
     auto report = moesim::tools::RunValidate(validate_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (memory->parsed()) {
     auto scenario = moesim::tools::ResolveFlags(memory_flags);
     if (!scenario) return Fail(scenario.error().message);
     const moesim::tools::MemoryReport report =
         moesim::tools::BuildMemoryReport(*scenario);
-    std::cout << (memory_json
-                      ? moesim::tools::FormatMemoryJson(*scenario, report)
-                      : moesim::tools::FormatMemoryText(*scenario, report));
-    return 0;
+    return Print(memory_json
+                     ? moesim::tools::FormatMemoryJson(*scenario, report)
+                     : moesim::tools::FormatMemoryText(*scenario, report));
   }
   if (topo->parsed()) {
     if (topo_flags.check) {
       // Exit 1 when a prediction is off by more than 15% (not an input error).
       auto check = moesim::tools::RunTopoCheck(15.0);
       if (!check) return Fail(check.error().message);
-      std::cout << check->text;
+      if (const int rc = Print(check->text); rc != 0) return rc;
       return check->all_within ? 0 : 1;
     }
     auto report = moesim::tools::RunTopo(topo_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (sweep_merge->parsed()) {
     auto report = moesim::tools::RunSweepMerge(merge_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (sweep->parsed()) {
     // Under mpirun (a MOESIM_MPI build) the ranks divide the space; rank 0
@@ -158,32 +194,27 @@ int main(int argc, char** argv) {
     const bool quiet = group != nullptr && group->rank() != 0;
     auto report = moesim::tools::RunSweep(sweep_flags, group.get());
     if (!report) return quiet ? kInputError : Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (advise->parsed()) {
     auto report = moesim::tools::RunAdvise(advise_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (validate_kernels->parsed()) {
     auto report = moesim::tools::RunValidateKernels(vk_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (import_nccl->parsed()) {
     auto report = moesim::tools::RunImportNccl(nccl_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   if (fit->parsed()) {
     auto report = moesim::tools::RunCalibrateFit(fit_flags);
     if (!report) return Fail(report.error().message);
-    std::cout << *report;
-    return 0;
+    return Print(*report);
   }
   return Fail("no command given; try --help");
 }

@@ -14,6 +14,7 @@
 #include "scenarios/vocabulary.h"
 #include "sim/replay.h"
 #include "sim/step_stats.h"
+#include "tools/jobs.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
 #include "util/textproto.h"
@@ -330,12 +331,8 @@ util::Result<MeasuredRuns> LoadMeasuredRuns(const std::string& file,
     if (!shipped) return std::unexpected(shipped.error());
     text = std::string(*shipped);
   } else {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      return std::unexpected(FlagError(flag, "cannot read '" + file + "'"));
-    }
-    auto read = util::ReadFile(file);  // size-limited
-    if (!read) return std::unexpected(read.error());
+    auto read = util::ReadFile(file);  // bounded; never blocks
+    if (!read) return std::unexpected(FlagError(flag, read.error().message));
     text = std::move(*read);
   }
   auto table = util::CsvTable::Parse(text, runs.name);
@@ -450,10 +447,7 @@ std::vector<RunPrediction> RunReplayer::Simulate(
       r.local_experts = s.model.num_moe_experts() / s.parallel.ep;
     }
   };
-  const int threads =
-      jobs > 0
-          ? jobs
-          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = JobCount(jobs);
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
   work();

@@ -56,7 +56,7 @@ struct MeasuredRuns {
 };
 
 // Reads a runs CSV; `file` empty: the shipped calibration/runs/runs.csv.
-// Errors: "flags: <flag>: cannot read '<file>'" (flag names the command-line
+// Errors: "flags: <flag>: <file>: cannot read file" (flag names the command-line
 // argument the file came from), "<file>:1: missing column '<c>'",
 // "<file>:<line>: <column>: <rule>".
 [[nodiscard]] util::Result<MeasuredRuns> LoadMeasuredRuns(

@@ -5,8 +5,11 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "scenarios/rules.h"
 #include "sim/step_stats.h"
 #include "tools/text_format.h"
+#include "util/message.h"
+#include "util/output.h"
 
 namespace moesim::tools {
 
@@ -72,10 +75,13 @@ util::Result<std::vector<sim::Straggler>> ParseStragglers(const RunFlags& f,
       return std::unexpected(FlagError(
           kFlag, "must be RANK:FACTOR (e.g. 12:1.5), got '" + value + "'"));
     }
-    if (!std::isfinite(factor) || factor < 1) {
+    if (!std::isfinite(factor) || factor < 1 ||
+        factor > scenarios::internal::kMaxStragglerFactor) {
       return std::unexpected(FlagError(
-          kFlag,
-          "factor must be a finite number >= 1, got '" + factor_text + "'"));
+          kFlag, "factor must be a number in [1, " +
+                     std::to_string(
+                         static_cast<int>(scenarios::internal::kMaxStragglerFactor)) +
+                     "], got '" + util::Excerpt(factor_text) + "'"));
     }
     if (rank < 0 || rank >= num_gpus) {
       return std::unexpected(
@@ -348,14 +354,17 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
   options.trace = !f.trace_file.empty();
   options.full = f.full;
   options.stragglers = std::move(*stragglers);
+  // Before the replay: a trace that would overwrite an input is refused
+  // at once, not after the work.
+  if (auto ok = util::CheckOutputTargets({{"--trace", f.trace_file}}); !ok)
+    return std::unexpected(ok.error());
   auto report = BuildRunReport(*scenario, options, profile);
   if (!report) return std::unexpected(report.error());
   if (options.trace) {
-    std::ofstream trace(f.trace_file, std::ios::binary);
-    if (!(trace << report->step.trace)) {
-      return std::unexpected(
-          FlagError("--trace", "cannot write '" + f.trace_file + "'"));
-    }
+    if (auto ok =
+            util::WriteOutputFile(f.trace_file, report->step.trace, "--trace");
+        !ok)
+      return std::unexpected(ok.error());
   }
   return f.json ? FormatRunJson(*scenario, *report)
                 : FormatRunText(*scenario, *report);

@@ -263,6 +263,8 @@ namespace {
 
 // `value` as one shell word: bare when it holds only characters the shell
 // leaves alone, otherwise single-quoted (a ' inside becomes '\'').
+}  // namespace
+
 std::string ShellWord(const std::string& value) {
   const bool bare =
       !value.empty() &&
@@ -273,8 +275,6 @@ std::string ShellWord(const std::string& value) {
   for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
-
-}  // namespace
 
 Result<std::vector<double>> ReadRoutingHistogram(const std::string& file) {
   auto text = util::ReadFile(file);

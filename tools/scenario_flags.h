@@ -82,6 +82,11 @@ struct FlagScenario {
 // <result>` resolves to the same scenario.
 [[nodiscard]] std::string FlagsCommandLine(const ScenarioFlags& flags);
 
+// `value` as one POSIX shell word: bare when it holds only characters no
+// shell treats specially, else single-quoted ('\'' for a quote inside), so
+// a printed command line re-runs unchanged under sh -c whatever a path holds.
+[[nodiscard]] std::string ShellWord(const std::string& value);
+
 }  // namespace moesim::tools
 
 #endif  // MOESIM_TOOLS_SCENARIO_FLAGS_H_

@@ -14,8 +14,10 @@
 
 #include "models/memory.h"
 #include "sim/replay.h"
+#include "tools/jobs.h"
 #include "tools/sweep_format.h"
 #include "tools/text_format.h"
+#include "util/output.h"
 #include "util/textproto.h"
 
 namespace moesim::tools {
@@ -87,24 +89,20 @@ Result<std::pair<int, int>> ParseShard(const std::string& text) {
   return std::pair{k, n};
 }
 
-Result<void> WriteFile(const std::string& path, const std::string& content,
-                       std::string_view flag) {
-  std::ofstream out(path, std::ios::binary);
-  if (!(out << content)) {
-    return std::unexpected(FlagError(flag, "cannot write '" + path + "'"));
-  }
-  return {};
-}
 
 // Writes --csv and --html, then returns what goes on stdout.
 Result<std::string> Emit(const SweepOutcome& outcome,
                          const SweepOutputFlags& f) {
+  if (auto ok = util::CheckOutputTargets(
+          {{"--csv", f.csv_file}, {"--html", f.html_file}});
+      !ok)
+    return std::unexpected(ok.error());
   if (!f.csv_file.empty()) {
-    if (auto ok = WriteFile(f.csv_file, FormatSweepCsv(outcome), "--csv"); !ok)
+    if (auto ok = util::WriteOutputFile(f.csv_file, FormatSweepCsv(outcome), "--csv"); !ok)
       return std::unexpected(ok.error());
   }
   if (!f.html_file.empty()) {
-    if (auto ok = WriteFile(f.html_file, FormatSweepHtml(outcome, f.metric),
+    if (auto ok = util::WriteOutputFile(f.html_file, FormatSweepHtml(outcome, f.metric),
                             "--html");
         !ok)
       return std::unexpected(ok.error());
@@ -392,10 +390,12 @@ Result<std::string> RunSweep(const SweepFlags& f, SweepGroup* group) {
   }
   auto space = LoadSweepSpace(f);
   if (!space) return std::unexpected(space.error());
-  options.jobs =
-      f.jobs > 0
-          ? f.jobs
-          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Outputs that would overwrite an input are refused before the work.
+  if (auto ok = util::CheckOutputTargets(
+          {{"--csv", f.output.csv_file}, {"--html", f.output.html_file}});
+      !ok)
+    return std::unexpected(ok.error());
+  options.jobs = JobCount(f.jobs);
   const bool grouped = group != nullptr && group->size() > 1;
   if (grouped) {
     options.shard = group->rank();

@@ -1,5 +1,7 @@
 #include "tools/text_format.h"
 
+#include <cmath>
+
 namespace moesim::tools {
 
 util::Error FlagError(std::string_view flag, std::string_view rule) {
@@ -21,7 +23,15 @@ std::string JsonString(std::string_view s) {
   return out + "\"";
 }
 
-std::string JsonNumber(double v) { return Format("%.6g", v); }
+std::string JsonNumber(double v) {
+  // RFC 8259 has no NaN or infinity: a value that is not a number is null.
+  if (!std::isfinite(v)) return "null";
+  // Integers up to 2^53 (counts, sequence lengths, GPU counts) exactly:
+  // %.6g would print 1048576 as 1.04858e+06.
+  if (v == std::floor(v) && std::fabs(v) < 9007199254740992.0)
+    return Format("%.0f", v);
+  return Format("%.6g", v);
+}
 
 std::string JsonList(const std::vector<std::string>& items) {
   std::string out = "[";

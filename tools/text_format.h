@@ -26,7 +26,8 @@ util::Error FlagError(std::string_view flag, std::string_view rule);
 
 // A JSON string literal with quotes, backslashes and control bytes escaped.
 std::string JsonString(std::string_view s);
-// Integers exactly, others with 6 significant digits.
+// Integers (up to 2^53) exactly, others with 6 significant digits; NaN and
+// infinities as null, since RFC 8259 JSON has neither.
 std::string JsonNumber(double v);
 std::string JsonList(const std::vector<std::string>& items);
 

@@ -9,6 +9,7 @@
 #include "topology/network_params.h"
 #include "topology/placement.h"
 #include "topology/system.h"
+#include "util/output.h"
 
 namespace moesim::tools {
 namespace {
@@ -193,11 +194,9 @@ util::Result<std::string> RunTopo(const TopoFlags& f) {
     placement = std::move(*p);
   }
   if (!f.dot_file.empty()) {
-    std::ofstream dot(f.dot_file);
-    if (!(dot << cluster->ToDot())) {
-      return std::unexpected(
-          FlagError("--dot", "cannot write '" + f.dot_file + "'"));
-    }
+    if (auto ok = util::WriteOutputFile(f.dot_file, cluster->ToDot(), "--dot");
+        !ok)
+      return std::unexpected(ok.error());
   }
   const ClusterSummary summary = cluster->Summarize();
   const Placement* p = placement ? &*placement : nullptr;

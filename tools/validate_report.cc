@@ -268,13 +268,10 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       if (!content) return std::unexpected(content.error());
       pairs_text = std::string(*content);
     } else {
-      std::ifstream in(f.pairs_file, std::ios::binary);
-      if (!in) {
-        return std::unexpected(
-            FlagError("--pairs", "cannot read '" + f.pairs_file + "'"));
+      auto read = util::ReadFile(f.pairs_file);  // bounded; never blocks
+      if (!read) {
+        return std::unexpected(FlagError("--pairs", read.error().message));
       }
-      auto read = util::ReadFile(f.pairs_file);  // size-limited
-      if (!read) return std::unexpected(read.error());
       pairs_text = std::move(*read);
     }
     auto pt = util::CsvTable::Parse(pairs_text, pairs_name);

@@ -3,8 +3,17 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
-#include <filesystem>
-#include <fstream>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+
+#include "util/output.h"
 
 namespace moesim::util {
 namespace {
@@ -49,23 +58,64 @@ Result<void> ParseTextProto(
 }
 
 Result<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    return Fail(path + ": cannot read file: is a folder");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail(path + ": cannot read file");
-  // Read in chunks up to the limit, so an endless or huge file (/dev/zero, a
-  // misplaced dataset) is refused instead of exhausting memory.
+  // O_NONBLOCK: opening a FIFO without a writer must not block; regular
+  // files ignore it. The descriptor is read with poll() under one deadline,
+  // so a pipe or device that never ends is refused instead of hanging.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == EISDIR) return Fail(path + ": cannot read file: is a folder");
+    return Fail(path + ": cannot read file");
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Fail(path + ": cannot read file");
+  if (S_ISDIR(st.st_mode)) return Fail(path + ": cannot read file: is a folder");
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
+    return Fail(path +
+                ": cannot read file: not a regular file, pipe or character "
+                "device");
+  }
+  if (S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) > kMaxInputFileBytes) {
+    return Fail(path + ": cannot read file: larger than the " +
+                std::to_string(kMaxInputFileBytes >> 20) +
+                " MiB limit for input files");
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::seconds(kMaxInputReadSeconds);
   std::string content;
   char chunk[1 << 16];
-  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
-    content.append(chunk, static_cast<size_t>(in.gcount()));
-    if (content.size() > kMaxInputFileBytes) {
-      return Fail(path + ": cannot read file: larger than the " +
-                  std::to_string(kMaxInputFileBytes >> 20) +
-                  " MiB limit for input files");
+  while (true) {
+    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n > 0) {
+      content.append(chunk, static_cast<size_t>(n));
+      // Endless or huge inputs (/dev/zero, a misplaced dataset) are refused
+      // at the limit instead of exhausting memory.
+      if (content.size() > kMaxInputFileBytes) {
+        return Fail(path + ": cannot read file: larger than the " +
+                    std::to_string(kMaxInputFileBytes >> 20) +
+                    " MiB limit for input files");
+      }
+      continue;
     }
+    if (n == 0) break;  // end of file (a FIFO without a writer reads empty)
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+      return Fail(path + ": cannot read file: " + std::strerror(errno));
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return Fail(path + ": cannot read file: no end of input within " +
+                  std::to_string(kMaxInputReadSeconds) +
+                  " s (a pipe or device that does not end)");
+    }
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(left.count()));
   }
+  RecordInputFile(path);
   return content;
 }
 

@@ -27,9 +27,16 @@ namespace moesim::util {
 // nccl-tests log), and small enough that reading it cannot exhaust memory.
 inline constexpr size_t kMaxInputFileBytes = size_t{64} << 20;
 
-// Reads a whole file. Errors: "<path>: cannot read file", with ": is a
-// folder" or ": larger than the 64 MiB limit for input files" when that is
-// why.
+// The longest moesim waits for a pipe or device to end (`cat x | moesim run
+// /dev/stdin`, a FIFO): 3 s, far beyond any local writer; a FIFO nobody
+// writes to reads as empty at once.
+inline constexpr int kMaxInputReadSeconds = 3;
+
+// Reads a whole file: a regular file, a pipe or a character device (never
+// blocking on open, bounded in size and in time). Errors: "<path>: cannot
+// read file", with ": is a folder", ": larger than the 64 MiB limit for input
+// files", ": no end of input within 3 s ..." or ": not a regular file, pipe
+// or character device" when that is why.
 [[nodiscard]] Result<std::string> ReadFile(const std::string& path);
 
 // Line (1-based) of the first occurrence of `field:` or `field {` at the start

@@ -703,6 +703,29 @@ const BadInput kCatalogue[] = {
      {"run", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
       "--megatron-args", "--num-layers 2000000000"},
      "flags: --num-layers: 2000000000 is above the limit of 1024 layers"},
+    // Issue 29: layouts Megatron refuses, factors past the limit, and
+    // messages that would carry the input's control characters or length.
+    {"LayoutInterleavedMicroBatches",
+     {"run", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
+      "--tp", "2", "--pp", "4", "--vpp", "4", "--gbs", "5"},
+     "flags: --gbs: with an interleaved pipeline "
+     "(virtual_pipeline_model_parallel_size 4), the 5 micro-batches per step "
+     "(global_batch_size / (micro_batch_size*DP)) must be a multiple of "
+     "pipeline_model_parallel_size 4"},
+    {"StragglerFactorHuge",
+     {"run", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
+      "--full", "--straggler", "0:1e308"},
+     "flags: --straggler: factor must be a number in [1, 10], got '1e308'"},
+    {"StragglerFactorTimeOverflow",
+     {"run", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
+      "--full", "--straggler", "0:1e8"},
+     "flags: --straggler: factor must be a number in [1, 10], got '1e8'"},
+    {"MessageControlCharacters",
+     {"run", "a\rb\x1b[31mc\x07" "d"},
+     "moesim: a\\rb\\x1B[31mc\\x07d: cannot read file"},
+    {"MessageHugeName",
+     {"run", std::string(100'000, 'x')},
+     " bytes cut] ... "},
 };
 
 const std::string kInputs =

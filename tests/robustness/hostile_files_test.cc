@@ -1,0 +1,241 @@
+// Files that are not what they seem (issue 29): FIFOs and pipes as inputs,
+// outputs that name the command's own input or each other, a full disk or a
+// closed stdout, a signal in the middle of a long command. The real binary
+// runs as a child under the catalogue's limits; each case builds its files
+// in a fresh folder, since a FIFO cannot be checked in.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "child_process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using moesim::testing_util::ChildLimits;
+using moesim::testing_util::ChildResult;
+using moesim::testing_util::RunChild;
+
+const std::string kDefaultScenario =
+    std::string(MOESIM_SOURCE_DIR) + "/scenarios/default.textproto";
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class HostileFilesTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("moesim_hostile_" + std::to_string(::getpid()) + "_" +
+            testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    scenario_ = (dir_ / "s.textproto").string();
+    fs::copy_file(kDefaultScenario, scenario_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ChildResult Moesim(std::vector<std::string> args) {
+    args.insert(args.begin(), MOESIM_BINARY);
+    ChildLimits limits;
+    limits.address_space_bytes = uint64_t{1} << 30;
+    limits.wall = std::chrono::milliseconds(30'000);
+    return RunChild(args, limits);
+  }
+
+  // Files in the folder other than `keep` (a temporary output left behind).
+  std::vector<std::string> Leftovers(const std::vector<std::string>& keep) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      const std::string name = e.path().filename().string();
+      if (std::find(keep.begin(), keep.end(), name) == keep.end())
+        out.push_back(name);
+    }
+    return out;
+  }
+
+  fs::path dir_;
+  std::string scenario_;
+};
+
+// A FIFO nobody writes to used to block forever at open(); it now reads as
+// empty at once, and the scenario parser says what is missing.
+TEST_F(HostileFilesTest, FifoWithoutWriterIsReadAsEmptyAtOnce) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", fifo},
+        {"run", "--model", fifo, "--system", "dgx-h100", "--gpus", "8"},
+        {"validate", fifo},
+        {"calibrate", "import-nccl-tests", fifo}}) {
+    const ChildResult r = Moesim(args);
+    ASSERT_TRUE(r.exited) << args[0] << ": signal " << r.signal;
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_LT(r.elapsed.count(), 5000) << args[0];
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  }
+}
+
+// A FIFO whose writer never closes it: refused after ReadFile's 3 s bound
+// (util/textproto.h kMaxInputReadSeconds), not a hang.
+TEST_F(HostileFilesTest, PipeThatNeverEndsIsRefusedInBoundedTime) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    // Holds the FIFO open for writing, writes nothing, until killed.
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd >= 0) ::pause();
+    ::_exit(0);
+  }
+  const ChildResult r = Moesim({"run", fifo});
+  ::kill(writer, SIGKILL);
+  ::waitpid(writer, nullptr, 0);
+  ASSERT_TRUE(r.exited) << "signal " << r.signal;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(fifo + ": cannot read file: no end of input within 3 s"),
+            std::string::npos)
+      << r.err;
+  EXPECT_LT(r.elapsed.count(), 5000);
+}
+
+// --trace naming the scenario it reads, under another spelling: refused
+// before anything is written, and the scenario is intact.
+TEST_F(HostileFilesTest, OutputThatIsTheInputIsRefusedAndInputKept) {
+  const std::string before = Slurp(scenario_);
+  const std::string other_spelling =
+      (dir_ / "." / ".." / dir_.filename() / "s.textproto").string();
+  const ChildResult r = Moesim({"run", scenario_, "--trace", other_spelling});
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("flags: --trace: '" + other_spelling +
+                       "' is the input file read as '" + scenario_ + "'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Slurp(scenario_), before);
+}
+
+// --csv and --html to one file would clobber each other.
+TEST_F(HostileFilesTest, TwoOutputsToOneFileAreRefused) {
+  const std::string out = (dir_ / "out").string();
+  const ChildResult r =
+      Moesim({"sweep", "--model", "llama3-8b", "--system", "dgx-h100",
+              "--gpus", "8", "--tp", "1,2", "--csv", out, "--html", out});
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("flags: --html: '" + out + "' is also the --csv output"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// A full disk: the report does not reach stdout, so no exit 0; an output
+// file on a full device fails with the reason.
+TEST_F(HostileFilesTest, FullDiskIsAnErrorNotASuccess) {
+  std::vector<std::string> sh = {"/bin/sh", "-c",
+                                 std::string("exec '") + MOESIM_BINARY +
+                                     "' run '" + scenario_ + "' > /dev/full"};
+  ChildLimits limits;
+  limits.wall = std::chrono::milliseconds(30'000);
+  ChildResult r = RunChild(sh, limits);
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("moesim: stdout: cannot write: No space left on device"),
+            std::string::npos)
+      << r.err;
+  r = Moesim({"run", scenario_, "--trace", "/dev/full"});
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("flags: --trace: cannot write '/dev/full': No space "
+                       "left on device"),
+            std::string::npos)
+      << r.err;
+}
+
+// A long sweep killed midway (SIGTERM, as a batch scheduler does, then
+// SIGINT, as Ctrl-C does) leaves either no --csv file or a complete one,
+// and no temporary file beside it. A complete CSV ends with a newline after
+// its last candidate row.
+TEST_F(HostileFilesTest, KilledSweepLeavesNoHalfWrittenOutput) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    const std::string csv = (dir_ / "sweep.csv").string();
+    fs::remove(csv);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      const int null_fd = ::open("/dev/null", O_WRONLY);
+      ::dup2(null_fd, 1);
+      ::dup2(null_fd, 2);
+      ::execl(MOESIM_BINARY, MOESIM_BINARY, "sweep", "--model", "deepseek-v3",
+              "--system", "dgx-h100", "--gpus", "256:1024", "--tp", "1:8",
+              "--ep", "8:64", "--pp", "4:16", "--seq", "4096:16384", "--csv",
+              csv.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    ::kill(child, sig);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (fs::exists(csv)) {
+      // The sweep finished before the signal: the file must be whole.
+      const std::string text = Slurp(csv);
+      ASSERT_FALSE(text.empty());
+      EXPECT_EQ(text.back(), '\n');
+    } else {
+      EXPECT_TRUE(WIFSIGNALED(status)) << "status " << status;
+    }
+    EXPECT_EQ(Leftovers({"s.textproto", "sweep.csv"}),
+              std::vector<std::string>{})
+        << "signal " << sig;
+  }
+}
+
+// advise prints its final layout as flags; a model path holding shell
+// syntax (a ';' command, a quote) must come out quoted, so pasting the line
+// runs moesim on that path and nothing else.
+TEST_F(HostileFilesTest, AdvisePrintedFlagsRerunUnderShWithHostilePath) {
+  const fs::path folder = dir_ / "a;touch PWNED;b'c";
+  fs::create_directories(folder);
+  fs::copy_file(std::string(MOESIM_SOURCE_DIR) +
+                    "/tests/data/hf/qwen3-30b-a3b/config.json",
+                folder / "config.json");
+  ChildResult r = Moesim({"advise", "--model", (folder / "config.json").string(),
+                          "--system", "dgx-h100", "--gpus", "8"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.err;
+  const std::string marker = "moesim flags:  ";
+  const size_t at = r.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t end = r.out.find('\n', at);
+  const std::string flags =
+      r.out.substr(at + marker.size(), end - at - marker.size());
+  ChildLimits limits;
+  limits.wall = std::chrono::milliseconds(30'000);
+  r = RunChild({"/bin/sh", "-c",
+                "cd '" + dir_.string() + "' && exec '" + MOESIM_BINARY +
+                    "' memory " + flags},
+               limits);
+  EXPECT_TRUE(r.exited && r.exit_code == 0) << flags << "\n" << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED")) << flags;
+  // The model takes its folder's name: the whole hostile path arrived.
+  EXPECT_TRUE(r.out.starts_with("model a;touch PWNED;b'c on 8 x dgx-h100"))
+      << r.out.substr(0, 200);
+}
+
+}  // namespace
