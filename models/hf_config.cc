@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/json_check.h"
+
 namespace moesim::models {
 namespace {
 
@@ -62,6 +64,15 @@ class ConfigReader {
       return 0;
     }
     return AsInt(key, *v);
+  }
+  // Required integer that counts something (heads, widths): >= 1.
+  int64_t PositiveInt(std::string_view key) {
+    return Positive(key, Int(key));
+  }
+  // Optional count: `fallback` when absent or null, else >= 1 (a 0 would
+  // read as moesim's "derive it" default, silently).
+  int64_t PositiveIntOr(std::string_view key, int64_t fallback) {
+    return Find(key) == nullptr ? fallback : Positive(key, IntOr(key, 0));
   }
   // Optional integer: `fallback` when absent or null.
   int64_t IntOr(std::string_view key, int64_t fallback) {
@@ -133,6 +144,11 @@ class ConfigReader {
   }
 
  private:
+  int64_t Positive(std::string_view key, int64_t value) {
+    if (Find(key) != nullptr && value < 1)
+      Fail(key, "must be >= 1, got " + std::to_string(value));
+    return value;
+  }
   int64_t AsInt(std::string_view key, const Value& v) {
     // JSON numbers arrive as doubles; integers up to 2^53 are exact.
     constexpr double kMaxExact = 9007199254740992.0;
@@ -238,9 +254,9 @@ void ReadCommon(ConfigReader& cfg, Model& model) {
 // defaults: KV heads = attention heads (MHA), head_dim = hidden / heads.
 void ReadGqa(ConfigReader& cfg, Model& model) {
   int64_t heads = model.num_attention_heads();
-  model.set_num_query_groups(cfg.IntOr("num_key_value_heads", heads));
+  model.set_num_query_groups(cfg.PositiveIntOr("num_key_value_heads", heads));
   int64_t default_head_dim = heads > 0 ? model.hidden_size() / heads : 0;
-  model.set_kv_channels(cfg.IntOr("head_dim", default_head_dim));
+  model.set_kv_channels(cfg.PositiveIntOr("head_dim", default_head_dim));
 }
 
 // DeepSeek-V3 and Kimi-K2 (same keys; HF configuration_deepseek_v3.py).
@@ -260,7 +276,7 @@ void ReadDeepSeekV3(ConfigReader& cfg, Model& model) {
   model.set_v_head_dim(cfg.Int("v_head_dim"));
 
   int64_t experts = cfg.Int("n_routed_experts");
-  int64_t expert_ffn = cfg.Int("moe_intermediate_size");
+  int64_t expert_ffn = cfg.PositiveInt("moe_intermediate_size");
   model.set_num_moe_experts(experts);
   model.set_moe_router_topk(cfg.Int("num_experts_per_tok"));
   model.set_moe_ffn_hidden_size(expert_ffn);
@@ -304,6 +320,15 @@ void ReadQwenMoeLayers(ConfigReader& cfg, Model& model) {
   int64_t step = cfg.IntOr("decoder_sparse_step", 1);
   if (step <= 0) cfg.Fail("decoder_sparse_step", "must be > 0");
   std::vector<int64_t> dense_only = cfg.IntList("mlp_only_layers");
+  for (int64_t layer : dense_only) {
+    if (layer < 0 || layer >= model.num_layers()) {
+      cfg.Fail("mlp_only_layers",
+               "layer " + std::to_string(layer) + " is not in [0, " +
+                   std::to_string(model.num_layers()) +
+                   ") (num_hidden_layers)");
+      break;
+    }
+  }
   std::vector<int32_t> pattern;
   for (int64_t i = 0; i < model.num_layers() && step > 0; ++i) {
     bool listed =
@@ -320,7 +345,7 @@ void ReadQwen3Moe(ConfigReader& cfg, Model& model) {
   model.set_qk_layernorm(true);
   model.set_num_moe_experts(cfg.Int("num_experts"));
   model.set_moe_router_topk(cfg.Int("num_experts_per_tok"));
-  model.set_moe_ffn_hidden_size(cfg.Int("moe_intermediate_size"));
+  model.set_moe_ffn_hidden_size(cfg.PositiveInt("moe_intermediate_size"));
   model.set_moe_shared_expert_intermediate_size(
       cfg.IntOr("shared_expert_intermediate_size", 0));
   ReadQwenMoeLayers(cfg, model);
@@ -421,31 +446,6 @@ void ReadMixtral(ConfigReader& cfg, Model& model) {
   }
 }
 
-// Deepest nesting of objects and lists in `json` (brackets inside strings
-// not counted). protobuf's JSON parser takes time superlinear in the depth,
-// so depth is checked first.
-int JsonDepth(std::string_view json) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
 // HF configs nest three levels (rope_scaling, quantization_config).
 constexpr int kMaxJsonDepth = 32;
 
@@ -453,11 +453,11 @@ constexpr int kMaxJsonDepth = 32;
 
 util::Result<Model> ParseHfConfig(std::string_view json, std::string_view file,
                                   std::string_view name) {
-  if (JsonDepth(json) > kMaxJsonDepth) {
-    return util::Fail(std::string(file) +
-                      ": malformed JSON: nested deeper than " +
-                      std::to_string(kMaxJsonDepth) + " levels");
-  }
+  // RFC 8259 only (protobuf's parser takes trailing commas and single
+  // quotes), and the depth checked before protobuf's parser, whose time
+  // grows superlinearly with it.
+  if (auto ok = util::CheckStrictJson(json, file, kMaxJsonDepth); !ok)
+    return std::unexpected(ok.error());
   Struct root;
   auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), &root);

@@ -188,8 +188,8 @@ const BadInput kCatalogue[] = {
     {"HfDeepNesting",
      {"memory", "--model", "{in}/hf/deep_nesting/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/deep_nesting/config.json: malformed JSON: nested "
-     "deeper than 32 levels"},
+     "flags: --model: {in}/hf/deep_nesting/config.json:1:61: malformed J"
+     "SON: nested deeper than 32 levels"},
     {"HfDuplicateKey",
      {"memory", "--model", "{in}/hf/duplicate_key/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
@@ -199,8 +199,8 @@ const BadInput kCatalogue[] = {
     {"HfEmpty",
      {"memory", "--model", "{in}/hf/empty/config.json", "--system", "dgx-h100",
       "--gpus", "8"},
-     "flags: --model: {in}/hf/empty/config.json: malformed JSON: Unexpected "
-     "end of string. Expected a value."},
+     "flags: --model: {in}/hf/empty/config.json:1:1: malformed JSON: une"
+     "xpected end of input"},
     {"HfExpertsNegative",
      {"memory", "--model", "{in}/hf/experts_negative/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
@@ -209,8 +209,8 @@ const BadInput kCatalogue[] = {
     {"HfGarbage",
      {"memory", "--model", "{in}/hf/garbage/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/garbage/config.json: malformed JSON: Encountered "
-     "non UTF-8 code points."},
+     "flags: --model: {in}/hf/garbage/config.json:1:1: malformed JSON: e"
+     "xpected a value"},
     {"HfHeadsHuge",
      {"memory", "--model", "{in}/hf/heads_huge/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
@@ -234,13 +234,13 @@ const BadInput kCatalogue[] = {
     {"HfHiddenSizeInfinity",
      {"memory", "--model", "{in}/hf/hidden_size_infinity/config.json",
       "--system", "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/hidden_size_infinity/config.json: malformed "
-     "JSON: Unexpected token."},
+     "flags: --model: {in}/hf/hidden_size_infinity/config.json:4:18: mal"
+     "formed JSON: expected a value"},
     {"HfHiddenSizeNan",
      {"memory", "--model", "{in}/hf/hidden_size_nan/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/hidden_size_nan/config.json: malformed JSON: "
-     "Unexpected token."},
+     "flags: --model: {in}/hf/hidden_size_nan/config.json:4:18: malforme"
+     "d JSON: expected a value"},
     {"HfHiddenSizeNegative",
      {"memory", "--model", "{in}/hf/hidden_size_negative/config.json",
       "--system", "dgx-h100", "--gpus", "8"},
@@ -279,8 +279,8 @@ const BadInput kCatalogue[] = {
     {"HfNulBytes",
      {"memory", "--model", "{in}/hf/nul_bytes/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/nul_bytes/config.json: malformed JSON: Expected "
-     "an object key or }."},
+     "flags: --model: {in}/hf/nul_bytes/config.json:1:24: malformed JSON"
+     ": expected a quoted key"},
     {"HfTieString",
      {"memory", "--model", "{in}/hf/tie_string/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
@@ -299,8 +299,8 @@ const BadInput kCatalogue[] = {
     {"HfTruncated",
      {"memory", "--model", "{in}/hf/truncated/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/truncated/config.json: malformed JSON: "
-     "Unexpected end of string. Expected an object key or }."},
+     "flags: --model: {in}/hf/truncated/config.json:5:30: malformed JSON"
+     ": unexpected end of input"},
     {"HfVocab1e18",
      {"memory", "--model", "{in}/hf/vocab_1e18/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
@@ -720,6 +720,36 @@ const BadInput kCatalogue[] = {
      {"run", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
       "--full", "--straggler", "0:1e8"},
      "flags: --straggler: factor must be a number in [1, 10], got '1e8'"},
+    {"HfKvHeadsZero",
+     {"memory", "--model", "{in}/hf/kv_heads_zero/config.json", "--system",
+      "dgx-h100", "--gpus", "8"},
+     "flags: --model: {in}/hf/kv_heads_zero/config.json: "
+     "num_key_value_heads: must be >= 1, got 0"},
+    {"HfMoeFfnZero",
+     {"memory", "--model", "{in}/hf/moe_ffn_zero/config.json", "--system",
+      "dgx-h100", "--gpus", "8"},
+     "flags: --model: {in}/hf/moe_ffn_zero/config.json: "
+     "moe_intermediate_size: must be >= 1, got 0"},
+    {"HfHeadDimNegative",
+     {"memory", "--model", "{in}/hf/head_dim_negative/config.json", "--system",
+      "dgx-h100", "--gpus", "8"},
+     "flags: --model: {in}/hf/head_dim_negative/config.json: "
+     "head_dim: must be >= 1, got -128"},
+    {"HfMlpOnlyOutOfRange",
+     {"memory", "--model", "{in}/hf/mlp_only_out_of_range/config.json", "--system",
+      "dgx-h100", "--gpus", "8"},
+     "flags: --model: {in}/hf/mlp_only_out_of_range/config.json: "
+     "mlp_only_layers: layer 48 is not in [0, 48)"},
+    {"HfTrailingComma",
+     {"memory", "--model", "{in}/hf/trailing_comma/config.json", "--system",
+      "dgx-h100", "--gpus", "8"},
+     "flags: --model: {in}/hf/trailing_comma/config.json:"
+     "37:1: malformed JSON: trailing comma before '}'"},
+    {"HfSingleQuotes",
+     {"memory", "--model", "{in}/hf/single_quotes/config.json", "--system",
+      "dgx-h100", "--gpus", "8"},
+     "flags: --model: {in}/hf/single_quotes/config.json:"
+     "2:3: malformed JSON: single-quoted key"},
     {"MessageControlCharacters",
      {"run", "a\rb\x1b[31mc\x07" "d"},
      "moesim: a\\rb\\x1B[31mc\\x07d: cannot read file"},

@@ -221,7 +221,7 @@ const BadInput kBadInputs[] = {
     {"MalformedConfigJson",
      {"--model", "{tmp}/broken/config.json", "--system", "dgx-h100", "--gpus",
       "8"},
-     "{tmp}/broken/config.json: malformed JSON"},
+     "{tmp}/broken/config.json:1:40: malformed JSON: expected a value"},
     {"UnsupportedConfigJson",
      {"--model", "{tmp}/bert/config.json", "--system", "dgx-h100", "--gpus",
       "8"},

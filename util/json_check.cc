@@ -1,0 +1,200 @@
+#include "util/json_check.h"
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+namespace moesim::util {
+namespace {
+
+class Checker {
+ public:
+  Checker(std::string_view text, std::string_view file, int max_depth)
+      : t_(text), file_(file), max_depth_(max_depth) {}
+
+  Result<void> Run() {
+    // What the parser expects next, and the open containers ('{' or '[').
+    enum class Want { kValue, kKey, kColon, kCommaOrClose };
+    std::vector<char> open;
+    Want want = Want::kValue;
+    bool done = false;  // the top-level value is complete
+    while (true) {
+      SkipBlanks();
+      if (i_ >= t_.size()) break;
+      const char c = t_[i_];
+      if (done) return Error("text after the JSON value");
+      switch (want) {
+        case Want::kKey:
+          if (c == '}' && last_was_open_) {
+            ++i_;
+            open.pop_back();
+            break;
+          }
+          if (c == '}') return Error("trailing comma before '}'");
+          if (c == '\'') return Error("single-quoted key (JSON keys take \")");
+          if (c != '"') return Error("expected a quoted key");
+          if (auto ok = String(); !ok) return ok;
+          want = Want::kColon;
+          last_was_open_ = false;
+          continue;
+        case Want::kColon:
+          if (c != ':') return Error("expected ':' after the key");
+          ++i_;
+          want = Want::kValue;
+          continue;
+        case Want::kCommaOrClose:
+          if (c == ',') {
+            ++i_;
+            want = open.back() == '{' ? Want::kKey : Want::kValue;
+            last_was_open_ = false;
+            continue;
+          }
+          if ((c == '}' && open.back() == '{') ||
+              (c == ']' && open.back() == '[')) {
+            ++i_;
+            open.pop_back();
+            break;
+          }
+          return Error(std::string("expected ',' or '") +
+                       (open.back() == '{' ? '}' : ']') + "'");
+        case Want::kValue:
+          if (c == ']' && !open.empty() && open.back() == '[') {
+            if (!last_was_open_) return Error("trailing comma before ']'");
+            ++i_;
+            open.pop_back();
+            break;
+          }
+          if (c == '{' || c == '[') {
+            if (static_cast<int>(open.size()) >= max_depth_) {
+              return Error("nested deeper than " + std::to_string(max_depth_) +
+                           " levels");
+            }
+            open.push_back(c);
+            ++i_;
+            want = c == '{' ? Want::kKey : Want::kValue;
+            last_was_open_ = true;
+            continue;
+          }
+          last_was_open_ = false;
+          if (c == '"') {
+            if (auto ok = String(); !ok) return ok;
+          } else if (c == '\'') {
+            return Error("single-quoted string (JSON strings take \")");
+          } else if (c == '-' || (c >= '0' && c <= '9')) {
+            if (auto ok = Number(); !ok) return ok;
+          } else if (!Word("true") && !Word("false") && !Word("null")) {
+            return Error(c == '/' ? "comment (JSON has none)"
+                                  : "expected a value");
+          }
+          break;
+      }
+      // A value (scalar or container) just ended.
+      if (open.empty()) {
+        done = true;
+      } else {
+        want = Want::kCommaOrClose;
+        last_was_open_ = false;
+      }
+    }
+    if (!done) return Error("unexpected end of input");
+    return {};
+  }
+
+ private:
+  void SkipBlanks() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\t' ||
+                              t_[i_] == '\n' || t_[i_] == '\r'))
+      ++i_;
+  }
+
+  bool Word(std::string_view w) {
+    if (t_.substr(i_, w.size()) != w) return false;
+    i_ += w.size();
+    return true;
+  }
+
+  Result<void> String() {
+    ++i_;  // the opening quote
+    while (i_ < t_.size()) {
+      const unsigned char c = static_cast<unsigned char>(t_[i_]);
+      if (c == '"') {
+        ++i_;
+        return {};
+      }
+      if (c < 0x20) return Error("control character inside a string");
+      if (c == '\\') {
+        if (i_ + 1 >= t_.size()) break;
+        const char e = t_[i_ + 1];
+        if (e == 'u') {
+          for (size_t k = 2; k < 6; ++k) {
+            if (i_ + k >= t_.size() || !std::isxdigit(static_cast<unsigned char>(t_[i_ + k])))
+              return Error("\\u takes four hex digits");
+          }
+          i_ += 6;
+          continue;
+        }
+        if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos)
+          return Error("unknown escape inside a string");
+        i_ += 2;
+        continue;
+      }
+      ++i_;
+    }
+    return Error("unterminated string");
+  }
+
+  Result<void> Number() {
+    auto digits = [&] {
+      const size_t start = i_;
+      while (i_ < t_.size() && t_[i_] >= '0' && t_[i_] <= '9') ++i_;
+      return i_ - start;
+    };
+    if (t_[i_] == '-') ++i_;
+    if (i_ < t_.size() && t_[i_] == '0') {
+      ++i_;
+      if (i_ < t_.size() && t_[i_] >= '0' && t_[i_] <= '9')
+        return Error("number with a leading zero");
+    } else if (digits() == 0) {
+      return Error("expected digits");
+    }
+    if (i_ < t_.size() && t_[i_] == '.') {
+      ++i_;
+      if (digits() == 0) return Error("expected digits after '.'");
+    }
+    if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
+      ++i_;
+      if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
+      if (digits() == 0) return Error("expected digits in the exponent");
+    }
+    return {};
+  }
+
+  Result<void> Error(const std::string& what) const {
+    int line = 1, col = 1;
+    for (size_t k = 0; k < i_ && k < t_.size(); ++k) {
+      if (t_[k] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    return Fail(std::string(file_) + ":" + std::to_string(line) + ":" +
+                std::to_string(col) + ": malformed JSON: " + what);
+  }
+
+  std::string_view t_;
+  std::string_view file_;
+  int max_depth_;
+  size_t i_ = 0;
+  bool last_was_open_ = false;  // the last token opened a container
+};
+
+}  // namespace
+
+Result<void> CheckStrictJson(std::string_view text, std::string_view file,
+                             int max_depth) {
+  return Checker(text, file, max_depth).Run();
+}
+
+}  // namespace moesim::util

@@ -1,0 +1,23 @@
+// RFC 8259 syntax, strictly: what protobuf's lenient JSON parser would also
+// accept (trailing commas, single quotes, comments, bare words) is refused
+// before it is parsed.
+#ifndef MOESIM_UTIL_JSON_CHECK_H_
+#define MOESIM_UTIL_JSON_CHECK_H_
+
+#include <string_view>
+
+#include "util/error.h"
+
+namespace moesim::util {
+
+// Checks that `text` is one RFC 8259 JSON value (surrounded by blanks
+// only), nested at most `max_depth` levels. Iterative: depth costs no stack.
+// Errors: "<file>:<line>:<col>: malformed JSON: <what>", e.g. "trailing
+// comma before '}'", "single-quoted string (JSON strings take \")".
+[[nodiscard]] Result<void> CheckStrictJson(std::string_view text,
+                                           std::string_view file,
+                                           int max_depth);
+
+}  // namespace moesim::util
+
+#endif  // MOESIM_UTIL_JSON_CHECK_H_
