@@ -1,5 +1,6 @@
 #include "tools/scenario_flags.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <utility>
@@ -299,9 +300,18 @@ Result<std::vector<double>> ReadRoutingHistogram(const std::string& file) {
       auto [ptr, ec] =
           std::from_chars(token.data(), token.data() + token.size(), value);
       if (ec != std::errc() || ptr != token.data() + token.size()) {
-        return util::Fail(file + ":" + std::to_string(line) +
-                          ": moe_routing_histogram: '" + std::string(token) +
-                          "' is not a number");
+        // A short, printable token is quoted; anything else is described,
+        // so a wrong file (/proc/self/environ) is not echoed.
+        const bool showable =
+            token.size() <= 24 &&
+            std::all_of(token.begin(), token.end(),
+                        [](char c) { return c > 0x20 && c < 0x7F; });
+        return util::Fail(
+            file + ":" + std::to_string(line) + ": moe_routing_histogram: " +
+            (showable ? "'" + std::string(token) + "'"
+                      : "a token of " + std::to_string(token.size()) +
+                            " bytes") +
+            " is not a number");
       }
       counts.push_back(value);
       at = to;

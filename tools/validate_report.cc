@@ -12,6 +12,7 @@
 #include "tools/measured_runs.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/message.h"
 #include "util/textproto.h"
 
 namespace moesim::tools {
@@ -183,6 +184,11 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   if (!runs) return std::unexpected(runs.error());
   const std::string& runs_name = runs->name;
   std::vector<std::string> by = util::SplitList(f.group_by, ",");
+  if (by.empty()) {
+    return std::unexpected(FlagError(
+        "--group-by", "needs at least one key, e.g. model,gpu (got '" +
+                          util::Excerpt(f.group_by) + "')"));
+  }
   for (const std::string& b : by) {
     if (std::find(std::begin(kGroupKeys), std::end(kGroupKeys), b) ==
         std::end(kGroupKeys)) {

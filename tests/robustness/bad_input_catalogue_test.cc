@@ -750,6 +750,19 @@ const BadInput kCatalogue[] = {
       "dgx-h100", "--gpus", "8"},
      "flags: --model: {in}/hf/single_quotes/config.json:"
      "2:3: malformed JSON: single-quoted key"},
+    {"ValidateGroupByEmpty",
+     {"validate", "--group-by", ""},
+     "flags: --group-by: needs at least one key, e.g. model,gpu (got '')"},
+    {"TopoGpusPerDomainZero",
+     {"topo", "dgx-h100", "--gpus", "16", "--gpus-per-domain", "0"},
+     "flags: --gpus-per-domain: must be >= 1, got 0"},
+    // A wrong file given as a histogram: described, never echoed.
+    {"HistogramOtherFileNotEchoed",
+     {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus",
+      "8", "--ep", "8", "--routing", "dropless_natural",
+      "--routing-histogram", "{in}/routing/not_a_histogram.txt"},
+     "{in}/routing/not_a_histogram.txt:1: moe_routing_histogram: a token of "
+     "49 bytes is not a number"},
     {"MessageControlCharacters",
      {"run", "a\rb\x1b[31mc\x07" "d"},
      "moesim: a\\rb\\x1B[31mc\\x07d: cannot read file"},
