@@ -66,9 +66,7 @@ class ConfigReader {
     return AsInt(key, *v);
   }
   // Required integer that counts something (heads, widths): >= 1.
-  int64_t PositiveInt(std::string_view key) {
-    return Positive(key, Int(key));
-  }
+  int64_t PositiveInt(std::string_view key) { return Positive(key, Int(key)); }
   // Optional count: `fallback` when absent or null, else >= 1 (a 0 would
   // read as moesim's "derive it" default, silently).
   int64_t PositiveIntOr(std::string_view key, int64_t fallback) {
@@ -322,10 +320,10 @@ void ReadQwenMoeLayers(ConfigReader& cfg, Model& model) {
   std::vector<int64_t> dense_only = cfg.IntList("mlp_only_layers");
   for (int64_t layer : dense_only) {
     if (layer < 0 || layer >= model.num_layers()) {
-      cfg.Fail("mlp_only_layers",
-               "layer " + std::to_string(layer) + " is not in [0, " +
-                   std::to_string(model.num_layers()) +
-                   ") (num_hidden_layers)");
+      cfg.Fail("mlp_only_layers", "layer " + std::to_string(layer) +
+                                      " is not in [0, " +
+                                      std::to_string(model.num_layers()) +
+                                      ") (num_hidden_layers)");
       break;
     }
   }

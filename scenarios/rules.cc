@@ -258,13 +258,15 @@ Result<void> CheckSequenceAndBatch(const ResolvedScenario& r,
   const int64_t micro_batches = gbs / (mbs * p.dp);
   if (p.vpp > 1 && micro_batches % p.pp != 0) {
     return std::unexpected(at.Error(
-        kGbs, "with an interleaved pipeline (virtual_pipeline_model_parallel_"
-              "size " + std::to_string(p.vpp) + "), the " +
-                  std::to_string(micro_batches) +
-                  " micro-batches per step (global_batch_size / "
-                  "(micro_batch_size*DP)) must be a multiple of "
-                  "pipeline_model_parallel_size " + std::to_string(p.pp) +
-                  ", as Megatron-Core's interleaved schedule requires"));
+        kGbs,
+        "with an interleaved pipeline (virtual_pipeline_model_parallel_"
+        "size " +
+            std::to_string(p.vpp) + "), the " + std::to_string(micro_batches) +
+            " micro-batches per step (global_batch_size / "
+            "(micro_batch_size*DP)) must be a multiple of "
+            "pipeline_model_parallel_size " +
+            std::to_string(p.pp) +
+            ", as Megatron-Core's interleaved schedule requires"));
   }
   // Without a layout string the decoder layers split evenly over PP x VPP
   // (the pipeline helper enforces it too; this names the knob to change).
@@ -463,27 +465,28 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
   if (!histogram.empty()) {
     constexpr std::string_view kHistogram = "moe_routing_histogram";
     if (t.routing != models::Routing::kDroplessNatural) {
-      return std::unexpected(
-          at.Error(kHistogram, "shapes dropless_natural routing; routing is " +
-                                   r.spec.routing()));
+      return std::unexpected(at.Error(
+          kHistogram,
+          "shapes dropless_natural routing; routing is " + r.spec.routing()));
     }
     if (skew > 0) {
       return std::unexpected(at.Error(
           kHistogram, "and moe_routing_skew both set; give one of them"));
     }
     if (static_cast<int64_t>(histogram.size()) != r.model.num_moe_experts()) {
-      return std::unexpected(at.Error(
-          kHistogram,
-          "has " + std::to_string(histogram.size()) + " values; the model has " +
-              std::to_string(r.model.num_moe_experts()) + " routed experts"));
+      return std::unexpected(
+          at.Error(kHistogram, "has " + std::to_string(histogram.size()) +
+                                   " values; the model has " +
+                                   std::to_string(r.model.num_moe_experts()) +
+                                   " routed experts"));
     }
     double total = 0;
     for (int i = 0; i < histogram.size(); ++i) {
       if (!(histogram[i] >= 0 && histogram[i] <= 1e300)) {
-        return std::unexpected(at.Error(
-            kHistogram, "value " + std::to_string(i + 1) +
-                            " must be a finite count >= 0, got " +
-                            Num(histogram[i])));
+        return std::unexpected(
+            at.Error(kHistogram, "value " + std::to_string(i + 1) +
+                                     " must be a finite count >= 0, got " +
+                                     Num(histogram[i])));
       }
       total += histogram[i];
     }
@@ -589,11 +592,11 @@ Result<void> CheckCudaGraphAndOffload(const ResolvedScenario& r,
     // Megatron TransformerConfig: 0 <= cpu_offloading_num_layers < num_layers.
     const int64_t offloaded = r.spec.cpu_offloading_num_layers();
     if (offloaded < 0 || offloaded >= r.model.num_layers()) {
-      return std::unexpected(at.Error(
-          "cpu_offloading_num_layers",
-          "must be in [0, num_layers) = [0, " +
-              std::to_string(r.model.num_layers()) + "), got " +
-              std::to_string(offloaded)));
+      return std::unexpected(at.Error("cpu_offloading_num_layers",
+                                      "must be in [0, num_layers) = [0, " +
+                                          std::to_string(r.model.num_layers()) +
+                                          "), got " +
+                                          std::to_string(offloaded)));
     }
   } else if (r.spec.cpu_offloading_num_layers() != 0) {
     return std::unexpected(

@@ -159,11 +159,10 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   const int dp = s.num_gpus() % attention == 0 ? s.num_gpus() / attention : 1;
   // micro_batch_size and DP are each within limits (CheckLimits), their
   // product need not be.
-  const int64_t default_gbs =
-      int64_t{l.micro_batch_size()} * dp *
-      (l.virtual_pipeline_model_parallel_size() > 1
-           ? l.pipeline_model_parallel_size()
-           : 1);
+  const int64_t default_gbs = int64_t{l.micro_batch_size()} * dp *
+                              (l.virtual_pipeline_model_parallel_size() > 1
+                                   ? l.pipeline_model_parallel_size()
+                                   : 1);
   if (l.global_batch_size() == 0 && default_gbs > internal::kMaxGlobalBatch) {
     return std::unexpected(at.Error(
         "layout.global_batch_size",
@@ -410,10 +409,10 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   const std::string& sharding = spec.data_parallel_sharding_strategy();
   if (!sharding.empty() && sharding != "no_shard" && sharding != "optim" &&
       sharding != "optim_grads" && sharding != "optim_grads_params") {
-    return std::unexpected(at.Error(
-        "data_parallel_sharding_strategy",
-        "unknown '" + sharding +
-            "' (no_shard, optim, optim_grads, optim_grads_params)"));
+    return std::unexpected(
+        at.Error("data_parallel_sharding_strategy",
+                 "unknown '" + sharding +
+                     "' (no_shard, optim, optim_grads, optim_grads_params)"));
   }
   if (spec.use_megatron_fsdp()) {
     // Megatron-FSDP's no_shard keeps every state whole on every rank; the

@@ -491,11 +491,10 @@ std::string FormatScenarioFlags(const scenarios::Scenario& s) {
   std::string out = Format(
       "--model %s --system %s --gpus %d --seq %d --num-layers %d --tp %d "
       "--cp %d --ep %d --etp %d --pp %d --vpp %d",
-      ShellWord(s.model()).c_str(), ShellWord(s.system()).c_str(),
-      s.num_gpus(), s.seq_length(),
-      s.num_layers(), l.tensor_model_parallel_size(), l.context_parallel_size(),
-      l.expert_model_parallel_size(), l.expert_tensor_parallel_size(),
-      l.pipeline_model_parallel_size(),
+      ShellWord(s.model()).c_str(), ShellWord(s.system()).c_str(), s.num_gpus(),
+      s.seq_length(), s.num_layers(), l.tensor_model_parallel_size(),
+      l.context_parallel_size(), l.expert_model_parallel_size(),
+      l.expert_tensor_parallel_size(), l.pipeline_model_parallel_size(),
       l.virtual_pipeline_model_parallel_size());
   if (!l.pipeline_model_parallel_layout().empty())
     out += " --pp-layout " + ShellWord(l.pipeline_model_parallel_layout());

@@ -383,17 +383,17 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
       "data: " + data};
   for (const GpuFit& g : groups) {
     const FitResult& r = g.result;
-    const std::string who = g.gpu.empty() ? "" : g.gpu + " (" +
-                                                     std::to_string(r.rows) +
-                                                     " rows): ";
+    const std::string who =
+        g.gpu.empty() ? "" : g.gpu + " (" + std::to_string(r.rows) + " rows): ";
     header.push_back(who + "fitted: " + FactorList(r.fitted) + " (loss " +
                      f.loss + ")");
-    header.push_back(who + "not fitted (no row's prediction moves with "
-                           "them): " +
+    header.push_back(who +
+                     "not fitted (no row's prediction moves with "
+                     "them): " +
                      FactorList(r.not_fitted));
     if (!g.gpu.empty()) {
-      header.push_back(who + errors_of(r.baseline_mape_pct,
-                                       r.training_mape_pct, r.cv_mape_pct));
+      header.push_back(who + errors_of(r.baseline_mape_pct, r.training_mape_pct,
+                                       r.cv_mape_pct));
     }
   }
   header.push_back(
@@ -432,11 +432,10 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
           "\"fitted\": " + JsonList(fitted_names) + ",\n" + pad +
           "\"not_fitted\": " + JsonList(not_fitted_names) + ",\n" + pad +
           "\"factors\": " + factors_json(r.factors, r.fitted) + ",\n" + pad +
-          "\"baseline_mape_pct\": " + JsonNumber(r.baseline_mape_pct) +
-          ",\n" + pad + "\"training_mape_pct\": " +
-          JsonNumber(r.training_mape_pct) + ",\n" + pad +
-          "\"cv_mape_pct\": " + JsonNumber(r.cv_mape_pct) + ",\n" + pad +
-          "\"folds\": [";
+          "\"baseline_mape_pct\": " + JsonNumber(r.baseline_mape_pct) + ",\n" +
+          pad + "\"training_mape_pct\": " + JsonNumber(r.training_mape_pct) +
+          ",\n" + pad + "\"cv_mape_pct\": " + JsonNumber(r.cv_mape_pct) +
+          ",\n" + pad + "\"folds\": [";
       for (size_t i = 0; i < r.folds.size(); ++i) {
         const FoldResult& fr = r.folds[i];
         s += std::string(i ? ",\n" : "\n") + pad +
@@ -456,8 +455,8 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
            ",\n  \"training_mape_pct\": " + JsonNumber(training) +
            ",\n  \"cv_mape_pct\": " + JsonNumber(cv) + ",\n  \"per_gpu\": [";
       for (size_t i = 0; i < groups.size(); ++i) {
-        s += std::string(i ? ",\n" : "\n") + "    {\n      \"gpu\": " +
-             JsonString(groups[i].gpu) + ",\n" +
+        s += std::string(i ? ",\n" : "\n") +
+             "    {\n      \"gpu\": " + JsonString(groups[i].gpu) + ",\n" +
              fit_json(groups[i].result, "      ") + "\n    }";
       }
       s += "\n  ],\n  \"skipped\": " + JsonList(skipped);
@@ -473,8 +472,7 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
     const FitResult& r = g.result;
     if (!g.gpu.empty()) {
       s += Format("\n%s: %d rows, ", g.gpu.c_str(), r.rows) +
-           errors_of(r.baseline_mape_pct, r.training_mape_pct,
-                     r.cv_mape_pct) +
+           errors_of(r.baseline_mape_pct, r.training_mape_pct, r.cv_mape_pct) +
            "\n";
     }
     s += "\nfactor                        fitted\n";

@@ -49,7 +49,8 @@ void RequireDecimalIntegers(CLI::App& app) {
         const bool digits =
             value.size() > start &&
             value.find_first_not_of("0123456789", start) == std::string::npos;
-        const bool leading_zero = value.size() > start + 1 && value[start] == '0';
+        const bool leading_zero =
+            value.size() > start + 1 && value[start] == '0';
         if (digits && !leading_zero) return "";
         return "'" + moesim::util::Excerpt(value) +
                "' is not a decimal integer";

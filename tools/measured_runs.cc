@@ -267,10 +267,9 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
     const std::optional<models::FlopsFormula> formula =
         models::ParseFlopsFormula(word);
     if (!formula) {
-      return std::unexpected(
-          RowError(file, r.line, "flops_formula",
-                   "unknown '" + word + "' (" + models::FlopsFormulaWords() +
-                       ")"));
+      return std::unexpected(RowError(
+          file, r.line, "flops_formula",
+          "unknown '" + word + "' (" + models::FlopsFormulaWords() + ")"));
     }
     if (!models::CanCountAs(*model, *formula)) {
       return std::unexpected(RowError(

@@ -56,8 +56,8 @@ struct MeasuredRuns {
 };
 
 // Reads a runs CSV; `file` empty: the shipped calibration/runs/runs.csv.
-// Errors: "flags: <flag>: <file>: cannot read file" (flag names the command-line
-// argument the file came from), "<file>:1: missing column '<c>'",
+// Errors: "flags: <flag>: <file>: cannot read file" (flag names the
+// command-line argument the file came from), "<file>:1: missing column '<c>'",
 // "<file>:<line>: <column>: <rule>".
 [[nodiscard]] util::Result<MeasuredRuns> LoadMeasuredRuns(
     const std::string& file, std::string_view flag);
@@ -82,8 +82,8 @@ struct RunPrediction {
   // flops_formula (NeMo's 2024 count for its long-sequence tables). Else
   // moesim's count, today's Megatron-Bridge formula (models/flops.h).
   double tflops = 0, step_s = 0, mem_gib = 0;
-  double tokens_per_s = 0;          // predicted tokens/s/GPU
-  double model_tflops = 0;          // in moesim's own FLOPs count
+  double tokens_per_s = 0;  // predicted tokens/s/GPU
+  double model_tflops = 0;  // in moesim's own FLOPs count
   // The count `tflops` is in: "row" (the row's logged FLOPs per token),
   // a flops_formula word ("nemo-2024"), or "moesim".
   std::string flops_count = "moesim";

@@ -77,11 +77,11 @@ util::Result<std::vector<sim::Straggler>> ParseStragglers(const RunFlags& f,
     }
     if (!std::isfinite(factor) || factor < 1 ||
         factor > scenarios::internal::kMaxStragglerFactor) {
-      return std::unexpected(FlagError(
-          kFlag, "factor must be a number in [1, " +
-                     std::to_string(
-                         static_cast<int>(scenarios::internal::kMaxStragglerFactor)) +
-                     "], got '" + util::Excerpt(factor_text) + "'"));
+      return std::unexpected(
+          FlagError(kFlag, "factor must be a number in [1, " +
+                               std::to_string(static_cast<int>(
+                                   scenarios::internal::kMaxStragglerFactor)) +
+                               "], got '" + util::Excerpt(factor_text) + "'"));
     }
     if (rank < 0 || rank >= num_gpus) {
       return std::unexpected(
@@ -136,8 +136,7 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
     out += Format(
         "sustained load       GEMM and attention at %.1f %% of their "
         "benchmarked rate (calibration/tables/%s/sustained.csv)\n",
-        100 * r.sustained_compute_rate,
-        s.system.gpu().calibration().c_str());
+        100 * r.sustained_compute_rate, s.system.gpu().calibration().c_str());
   }
   if (st.gc_stall_s > 0) {
     out += Format(

@@ -268,12 +268,13 @@ namespace {
 
 std::string ShellWord(const std::string& value) {
   const bool bare =
-      !value.empty() &&
-      value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                              "VWXYZ0123456789._-/:,=+@%") == std::string::npos;
+      !value.empty() && value.find_first_not_of(
+                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                            "VWXYZ0123456789._-/:,=+@%") == std::string::npos;
   if (bare) return value;
   std::string out = "'";
-  for (char c : value) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : value)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
@@ -308,9 +309,9 @@ Result<std::vector<double>> ReadRoutingHistogram(const std::string& file) {
                         [](char c) { return c > 0x20 && c < 0x7F; });
         return util::Fail(
             file + ":" + std::to_string(line) + ": moe_routing_histogram: " +
-            (showable ? "'" + std::string(token) + "'"
-                      : "a token of " + std::to_string(token.size()) +
-                            " bytes") +
+            (showable
+                 ? "'" + std::string(token) + "'"
+                 : "a token of " + std::to_string(token.size()) + " bytes") +
             " is not a number");
       }
       counts.push_back(value);

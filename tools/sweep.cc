@@ -89,7 +89,6 @@ Result<std::pair<int, int>> ParseShard(const std::string& text) {
   return std::pair{k, n};
 }
 
-
 // Writes --csv and --html, then returns what goes on stdout.
 Result<std::string> Emit(const SweepOutcome& outcome,
                          const SweepOutputFlags& f) {
@@ -98,12 +97,14 @@ Result<std::string> Emit(const SweepOutcome& outcome,
       !ok)
     return std::unexpected(ok.error());
   if (!f.csv_file.empty()) {
-    if (auto ok = util::WriteOutputFile(f.csv_file, FormatSweepCsv(outcome), "--csv"); !ok)
+    if (auto ok =
+            util::WriteOutputFile(f.csv_file, FormatSweepCsv(outcome), "--csv");
+        !ok)
       return std::unexpected(ok.error());
   }
   if (!f.html_file.empty()) {
-    if (auto ok = util::WriteOutputFile(f.html_file, FormatSweepHtml(outcome, f.metric),
-                            "--html");
+    if (auto ok = util::WriteOutputFile(
+            f.html_file, FormatSweepHtml(outcome, f.metric), "--html");
         !ok)
       return std::unexpected(ok.error());
   }

@@ -182,9 +182,9 @@ util::Result<std::string> RunTopo(const TopoFlags& f) {
       params->net_hop_us;
   // Cluster::Build reads 0 as "the default"; a 0 the user typed is not that.
   if (f.gpus_per_domain && *f.gpus_per_domain < 1) {
-    return std::unexpected(FlagError(
-        "--gpus-per-domain",
-        "must be >= 1, got " + std::to_string(*f.gpus_per_domain)));
+    return std::unexpected(
+        FlagError("--gpus-per-domain",
+                  "must be >= 1, got " + std::to_string(*f.gpus_per_domain)));
   }
   auto cluster = Cluster::Build(*system, *f.gpus, latencies,
                                 f.gpus_per_domain.value_or(0));

@@ -127,7 +127,8 @@ class Checker {
         const char e = t_[i_ + 1];
         if (e == 'u') {
           for (size_t k = 2; k < 6; ++k) {
-            if (i_ + k >= t_.size() || !std::isxdigit(static_cast<unsigned char>(t_[i_ + k])))
+            if (i_ + k >= t_.size() ||
+                !std::isxdigit(static_cast<unsigned char>(t_[i_ + k])))
               return Error("\\u takes four hex digits");
           }
           i_ += 6;

@@ -196,9 +196,8 @@ void InstallOutputSignalHandlers() {
 }
 
 Result<void> WriteStdout(std::string_view content) {
-  if (!content.empty() &&
-      std::fwrite(content.data(), 1, content.size(), stdout) !=
-          content.size()) {
+  if (!content.empty() && std::fwrite(content.data(), 1, content.size(),
+                                      stdout) != content.size()) {
     return Fail(std::string("stdout: cannot write: ") + std::strerror(errno));
   }
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

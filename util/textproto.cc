@@ -1,10 +1,9 @@
 #include "util/textproto.h"
 
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
-
 #include <errno.h>
 #include <fcntl.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -72,7 +71,8 @@ Result<std::string> ReadFile(const std::string& path) {
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Fail(path + ": cannot read file");
-  if (S_ISDIR(st.st_mode)) return Fail(path + ": cannot read file: is a folder");
+  if (S_ISDIR(st.st_mode))
+    return Fail(path + ": cannot read file: is a folder");
   if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode)) {
     return Fail(path +
                 ": cannot read file: not a regular file, pipe or character "

@@ -736,8 +736,8 @@ const BadInput kCatalogue[] = {
      "flags: --model: {in}/hf/head_dim_negative/config.json: "
      "head_dim: must be >= 1, got -128"},
     {"HfMlpOnlyOutOfRange",
-     {"memory", "--model", "{in}/hf/mlp_only_out_of_range/config.json", "--system",
-      "dgx-h100", "--gpus", "8"},
+     {"memory", "--model", "{in}/hf/mlp_only_out_of_range/config.json",
+      "--system", "dgx-h100", "--gpus", "8"},
      "flags: --model: {in}/hf/mlp_only_out_of_range/config.json: "
      "mlp_only_layers: layer 48 is not in [0, 48)"},
     {"HfTrailingComma",
@@ -758,17 +758,17 @@ const BadInput kCatalogue[] = {
      "flags: --gpus-per-domain: must be >= 1, got 0"},
     // A wrong file given as a histogram: described, never echoed.
     {"HistogramOtherFileNotEchoed",
-     {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus",
-      "8", "--ep", "8", "--routing", "dropless_natural",
-      "--routing-histogram", "{in}/routing/not_a_histogram.txt"},
+     {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
+      "--ep", "8", "--routing", "dropless_natural", "--routing-histogram",
+      "{in}/routing/not_a_histogram.txt"},
      "{in}/routing/not_a_histogram.txt:1: moe_routing_histogram: a token of "
      "49 bytes is not a number"},
     {"MessageControlCharacters",
-     {"run", "a\rb\x1b[31mc\x07" "d"},
+     {"run",
+      "a\rb\x1b[31mc\x07"
+      "d"},
      "moesim: a\\rb\\x1B[31mc\\x07d: cannot read file"},
-    {"MessageHugeName",
-     {"run", std::string(100'000, 'x')},
-     " bytes cut] ... "},
+    {"MessageHugeName", {"run", std::string(100'000, 'x')}, " bytes cut] ... "},
 };
 
 const std::string kInputs =

@@ -3,8 +3,8 @@
 // closed stdout, a signal in the middle of a long command. The real binary
 // runs as a child under the catalogue's limits; each case builds its files
 // in a fresh folder, since a FIFO cannot be checked in.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -136,8 +136,8 @@ TEST_F(HostileFilesTest, OutputThatIsTheInputIsRefusedAndInputKept) {
 TEST_F(HostileFilesTest, TwoOutputsToOneFileAreRefused) {
   const std::string out = (dir_ / "out").string();
   const ChildResult r =
-      Moesim({"sweep", "--model", "llama3-8b", "--system", "dgx-h100",
-              "--gpus", "8", "--tp", "1,2", "--csv", out, "--html", out});
+      Moesim({"sweep", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus",
+              "8", "--tp", "1,2", "--csv", out, "--html", out});
   ASSERT_TRUE(r.exited);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("flags: --html: '" + out + "' is also the --csv output"),
@@ -216,8 +216,9 @@ TEST_F(HostileFilesTest, AdvisePrintedFlagsRerunUnderShWithHostilePath) {
   fs::copy_file(std::string(MOESIM_SOURCE_DIR) +
                     "/tests/data/hf/qwen3-30b-a3b/config.json",
                 folder / "config.json");
-  ChildResult r = Moesim({"advise", "--model", (folder / "config.json").string(),
-                          "--system", "dgx-h100", "--gpus", "8"});
+  ChildResult r =
+      Moesim({"advise", "--model", (folder / "config.json").string(),
+              "--system", "dgx-h100", "--gpus", "8"});
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.err;
   const std::string marker = "moesim flags:  ";
   const size_t at = r.out.find(marker);

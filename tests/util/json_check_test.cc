@@ -26,25 +26,33 @@ TEST(CheckStrictJson, AcceptsRfc8259) {
 TEST(CheckStrictJson, RefusesWhatLenientParsersTake) {
   EXPECT_EQ(ErrorOf("{\"a\": 1,\n}"),
             "f.json:2:1: malformed JSON: trailing comma before '}'");
-  EXPECT_EQ(ErrorOf("[1,]"), "f.json:1:4: malformed JSON: trailing comma before ']'");
-  EXPECT_EQ(ErrorOf("{'a': 1}"),
-            "f.json:1:2: malformed JSON: single-quoted key (JSON keys take \")");
+  EXPECT_EQ(ErrorOf("[1,]"),
+            "f.json:1:4: malformed JSON: trailing comma before ']'");
+  EXPECT_EQ(
+      ErrorOf("{'a': 1}"),
+      "f.json:1:2: malformed JSON: single-quoted key (JSON keys take \")");
   EXPECT_EQ(ErrorOf("{\"a\": 'x'}"),
             "f.json:1:7: malformed JSON: single-quoted string (JSON strings "
             "take \")");
   EXPECT_EQ(ErrorOf("{\"a\": 01}"),
             "f.json:1:8: malformed JSON: number with a leading zero");
-  EXPECT_EQ(ErrorOf("{\"a\": NaN}"), "f.json:1:7: malformed JSON: expected a value");
-  EXPECT_EQ(ErrorOf("{} {}"), "f.json:1:4: malformed JSON: text after the JSON value");
-  EXPECT_EQ(ErrorOf("[1 2]"), "f.json:1:4: malformed JSON: expected ',' or ']'");
-  EXPECT_EQ(ErrorOf("{\"a\" 1}"), "f.json:1:6: malformed JSON: expected ':' after the key");
-  EXPECT_EQ(ErrorOf("{\"a\": 1"), "f.json:1:8: malformed JSON: unexpected end of input");
+  EXPECT_EQ(ErrorOf("{\"a\": NaN}"),
+            "f.json:1:7: malformed JSON: expected a value");
+  EXPECT_EQ(ErrorOf("{} {}"),
+            "f.json:1:4: malformed JSON: text after the JSON value");
+  EXPECT_EQ(ErrorOf("[1 2]"),
+            "f.json:1:4: malformed JSON: expected ',' or ']'");
+  EXPECT_EQ(ErrorOf("{\"a\" 1}"),
+            "f.json:1:6: malformed JSON: expected ':' after the key");
+  EXPECT_EQ(ErrorOf("{\"a\": 1"),
+            "f.json:1:8: malformed JSON: unexpected end of input");
 }
 
 // Depth is bounded without recursion: a million brackets cost no stack.
 TEST(CheckStrictJson, DeepNestingIsRefusedWithoutRecursion) {
   const std::string deep(1'000'000, '[');
-  EXPECT_EQ(ErrorOf(deep, 32), "f.json:1:33: malformed JSON: nested deeper than 32 levels");
+  EXPECT_EQ(ErrorOf(deep, 32),
+            "f.json:1:33: malformed JSON: nested deeper than 32 levels");
 }
 
 }  // namespace
