@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
+
+#include "util/message.h"
 
 namespace moesim::models {
 namespace {
@@ -15,58 +18,60 @@ std::unexpected<util::Error> LayoutError(const std::string& rule) {
   return util::Fail(std::string(kField) + rule);
 }
 
-// Expands repetitions in `s` from `pos` up to a closing ')' (when `nested`) or
-// the end, into a flat string of E, t, m, L and '|'.
+// Expands repetitions in `s` into a flat string of E, t, m, L and '|'.
+// Iterative (an explicit stack of open groups), so a layout of millions of
+// nested parentheses is refused or expanded without deep recursion.
 class Expander {
  public:
   explicit Expander(std::string_view s) : s_(s) {}
 
   util::Result<std::string> Run() {
-    auto out = Sequence(/*nested=*/false);
-    if (!out) return out;
-    if (pos_ != s_.size()) return Error("unexpected ')'");
-    return out;
-  }
-
- private:
-  util::Result<std::string> Sequence(bool nested) {
-    std::string out;
+    // groups.back() collects the symbols of the innermost open '('.
+    std::vector<std::string> groups(1);
     while (pos_ < s_.size()) {
-      char c = s_[pos_];
+      const char c = s_[pos_];
       if (std::isspace(static_cast<unsigned char>(c))) {
         ++pos_;
         continue;
       }
-      if (c == ')') {
-        if (!nested) return Error("unexpected ')'");
-        return out;
+      if (c == '(') {
+        if (groups.size() > kMaxNesting)
+          return Error("nests more than " + std::to_string(kMaxNesting) +
+                       " groups");
+        groups.emplace_back();
+        ++pos_;
+        continue;
       }
       std::string item;
-      if (c == '(') {
+      if (c == ')') {
+        if (groups.size() == 1) return Error("unexpected ')'");
+        item = std::move(groups.back());
+        groups.pop_back();
         ++pos_;
-        auto inner = Sequence(/*nested=*/true);
-        if (!inner) return inner;
-        if (pos_ >= s_.size()) return Error("missing ')'");
-        ++pos_;  // ')'
-        item = *inner;
       } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
         item = std::string(1, c);
         ++pos_;
       } else {
-        return Error(std::string("unknown symbol '") + c +
+        return Error("unknown symbol '" + util::Excerpt(std::string(1, c)) +
                      "' (use E, t, m, L, '|', X*n and (...)*n)");
       }
       auto count = Repeat();
       if (!count) return std::unexpected(count.error());
-      for (int64_t i = 0; i < *count; ++i) {
-        out += item;
-        if (out.size() > kMaxExpandedSymbols)
-          return Error("expands to too many symbols");
-      }
+      std::string& out = groups.back();
+      if (static_cast<double>(out.size()) +
+              static_cast<double>(item.size()) * static_cast<double>(*count) >
+          static_cast<double>(kMaxExpandedSymbols))
+        return Error("expands to more than " +
+                     std::to_string(kMaxExpandedSymbols) + " symbols");
+      for (int64_t i = 0; i < *count; ++i) out += item;
     }
-    if (nested) return Error("missing ')'");
-    return out;
+    if (groups.size() > 1) return Error("missing ')'");
+    return std::move(groups.front());
   }
+
+ private:
+  // Far above any real layout (Megatron's are one level deep).
+  static constexpr size_t kMaxNesting = 64;
 
   // Parses an optional "*n" after an item; returns n (1 when absent).
   util::Result<int64_t> Repeat() {
@@ -90,7 +95,7 @@ class Expander {
   std::unexpected<util::Error> Error(const std::string& rule) const {
     return std::unexpected(util::Error{
         std::string(kField) + rule + " at position " +
-        std::to_string(pos_ + 1) + " of \"" + std::string(s_) + "\""});
+        std::to_string(pos_ + 1) + " of \"" + util::Excerpt(s_) + "\""});
   }
 
   std::string_view s_;

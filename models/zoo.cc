@@ -56,6 +56,13 @@ util::Result<Model> LoadModel(std::string_view name_or_path) {
                       util::EmbeddedNames(EmbeddedFiles(), kZooDir) +
                       " (or pass a .textproto or HF config.json path)");
   }
+  // Read only files of the expected kind, so that a scenario cannot make
+  // moesim open (and quote in an error) any file at all.
+  if (!path.ends_with(".json") && !path.ends_with(".textproto")) {
+    return util::Fail(path +
+                      ": a model file must end in .textproto (moesim's "
+                      "format) or .json (an HF config.json)");
+  }
   auto text = util::ReadFile(path);
   if (!text) return std::unexpected(text.error());
   if (path.ends_with(".json")) {

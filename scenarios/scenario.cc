@@ -1,6 +1,7 @@
 #include "scenarios/scenario.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -286,14 +287,6 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
 constexpr std::string_view kModules = "recompute.modules";
 constexpr std::string_view kGranularity = "recompute.granularity";
 
-Result<models::Routing> ParseRouting(std::string_view s, const FieldNamer& at) {
-  if (s == "force_balanced") return models::Routing::kForceBalanced;
-  if (s == "dropless_natural") return models::Routing::kDroplessNatural;
-  if (s == "tokendrop") return models::Routing::kTokenDrop;
-  return std::unexpected(at.Error(
-      "routing", "unknown '" + std::string(s) +
-                     "' (force_balanced, dropless_natural, tokendrop)"));
-}
 
 Result<models::Recompute> ParseRecompute(const Recompute& spec,
                                          const FieldNamer& at) {
@@ -356,8 +349,9 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   if (!dispatcher)
     return std::unexpected(at.Error("dispatcher", dispatcher.error().message));
   out.dispatcher = *dispatcher;
-  auto routing = ParseRouting(spec.routing(), at);
-  if (!routing) return std::unexpected(routing.error());
+  auto routing = ParseRouting(spec.routing());
+  if (!routing)
+    return std::unexpected(at.Error("routing", routing.error().message));
   out.routing = *routing;
   auto graph = ParseCudaGraph(spec.cuda_graph());
   if (!graph)
@@ -473,10 +467,28 @@ Result<models::PipelinePlan> PlanPipeline(const ResolvedScenario& r,
 
 }  // namespace
 
+void ResolvePathsAgainst(Scenario& scenario, std::string_view dir) {
+  if (dir.empty()) return;
+  auto resolve = [dir](const std::string& value) {
+    const bool is_path = value.find('/') != std::string::npos ||
+                         value.ends_with(".json") ||
+                         value.ends_with(".textproto");
+    const std::filesystem::path path(value);
+    if (!is_path || !path.is_relative()) return value;
+    return (std::filesystem::path(dir) / path).string();
+  };
+  if (!scenario.model().empty())
+    scenario.set_model(resolve(scenario.model()));
+  if (!scenario.system().empty())
+    scenario.set_system(resolve(scenario.system()));
+}
+
 Result<Scenario> ParseScenario(std::string_view text, std::string_view file) {
   Scenario scenario;
   if (auto ok = util::ParseTextProto(text, file, scenario); !ok)
     return std::unexpected(ok.error());
+  ResolvePathsAgainst(scenario,
+                      std::filesystem::path(file).parent_path().string());
   return scenario;
 }
 

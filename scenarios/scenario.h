@@ -39,7 +39,13 @@ struct ResolvedScenario {
   std::vector<std::string> warnings;
 };
 
+// Makes the relative file paths a scenario names (model, system) relative
+// to `dir`, the folder of the file that names them; zoo and shipped names,
+// absolute paths and an empty `dir` are left alone.
+void ResolvePathsAgainst(Scenario& scenario, std::string_view dir);
+
 // Parses a scenario .textproto; `file` names it in errors (file:line:col).
+// Its model and system paths resolve relative to `file`'s folder.
 [[nodiscard]] util::Result<Scenario> ParseScenario(std::string_view text,
                                                    std::string_view file);
 [[nodiscard]] util::Result<Scenario> LoadScenario(const std::string& path);

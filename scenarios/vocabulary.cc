@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "util/csv.h"
+#include "util/message.h"
 
 namespace moesim::scenarios {
 namespace {
@@ -21,6 +22,12 @@ constexpr std::string_view kDispatcherWords[] = {"alltoall", "deepep",
 constexpr models::Dispatcher kDispatchers[] = {models::Dispatcher::kAllToAll,
                                                models::Dispatcher::kDeepEp,
                                                models::Dispatcher::kHybridEp};
+
+constexpr std::string_view kRoutingWords[] = {"force_balanced",
+                                              "dropless_natural", "tokendrop"};
+constexpr models::Routing kRoutings[] = {models::Routing::kForceBalanced,
+                                         models::Routing::kDroplessNatural,
+                                         models::Routing::kTokenDrop};
 
 constexpr std::string_view kCpCommWords[] = {"p2p", "a2a", "allgather",
                                              "a2a+p2p"};
@@ -50,7 +57,8 @@ int Find(std::span<const std::string_view> words, std::string_view word) {
 }
 
 std::string Unknown(std::string_view word, std::string_view choices) {
-  return "unknown '" + std::string(word) + "' (" + std::string(choices) + ")";
+  return "unknown '" + util::Excerpt(word) + "' (" + std::string(choices) +
+         ")";
 }
 
 }  // namespace
@@ -78,6 +86,14 @@ Result<models::Dispatcher> ParseDispatcher(std::string_view word) {
   const int i = Find(kDispatcherWords, word);
   if (i < 0) return util::Fail(Unknown(word, JoinWords(kDispatcherWords)));
   return kDispatchers[i];
+}
+
+std::span<const std::string_view> RoutingWords() { return kRoutingWords; }
+
+Result<models::Routing> ParseRouting(std::string_view word) {
+  const int i = Find(kRoutingWords, word);
+  if (i < 0) return util::Fail(Unknown(word, JoinWords(kRoutingWords)));
+  return kRoutings[i];
 }
 
 std::span<const std::string_view> CpCommTypeWords() { return kCpCommWords; }

@@ -34,6 +34,10 @@ std::span<const std::string_view> DispatcherWords();
 [[nodiscard]] util::Result<models::Dispatcher> ParseDispatcher(
     std::string_view word);
 
+// routing: force_balanced, dropless_natural, tokendrop.
+std::span<const std::string_view> RoutingWords();
+[[nodiscard]] util::Result<models::Routing> ParseRouting(std::string_view word);
+
 // cp_comm_type (Megatron --cp-comm-type): p2p, a2a, allgather, a2a+p2p.
 std::span<const std::string_view> CpCommTypeWords();
 [[nodiscard]] util::Result<models::CpCommType> ParseCpCommType(

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "tools/jobs.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/message.h"
 #include "util/textproto.h"
 
 namespace moesim::tools {
@@ -76,7 +78,8 @@ util::Result<std::optional<double>> ParseRunNumber(const std::string& text,
   if (ec != std::errc() || end != text.data() + text.size() ||
       !std::isfinite(value)) {
     return std::unexpected(
-        RowError(file, line, column, "'" + text + "' is not a number"));
+        RowError(file, line, column,
+                 "'" + util::Excerpt(text) + "' is not a number"));
   }
   return std::optional<double>(value);
 }
@@ -91,7 +94,8 @@ util::Result<std::optional<int>> Integer(const std::string& text,
   if (!*v) return std::optional<int>();
   if (**v != std::floor(**v) || **v < 0 || **v > 1e9) {
     return std::unexpected(
-        RowError(file, line, column, "'" + text + "' is not a whole number"));
+        RowError(file, line, column,
+                 "'" + util::Excerpt(text) + "' is not a whole number"));
   }
   return std::optional<int>(static_cast<int>(**v));
 }
@@ -193,6 +197,82 @@ util::Result<void> CpExchange(const util::CsvTable& t, size_t i,
   return std::unexpected(RowError(file, r.line, field, broken->rule));
 }
 
+// The word columns against moesim's vocabularies (scenarios/vocabulary.h)
+// and the schema's confidence levels (validation README): an unknown word is
+// refused with its row, not left to make the row silently unsimulated.
+util::Result<void> CheckWords(const util::CsvTable& t, size_t i,
+                              const std::string& file, int line) {
+  auto error_of = [](const auto& parsed) {
+    return parsed ? std::string() : parsed.error().message;
+  };
+  for (const char* column :
+       {"precision", "dispatcher", "recompute", "cuda_graph", "routing"}) {
+    const std::string& word = t.Get(i, column);
+    if (word.empty()) continue;
+    const std::string_view c = column;
+    const std::string bad =
+        c == "precision"    ? error_of(scenarios::ParsePrecision(word))
+        : c == "dispatcher" ? error_of(scenarios::ParseDispatcher(word))
+        : c == "recompute"  ? error_of(scenarios::ParseRecomputeSetting(word))
+        : c == "cuda_graph" ? error_of(scenarios::ParseCudaGraph(word))
+                            : error_of(scenarios::ParseRouting(word));
+    if (!bad.empty()) return std::unexpected(RowError(file, line, column, bad));
+  }
+  const std::string& confidence = t.Get(i, "confidence");
+  if (confidence != "high" && confidence != "medium" && confidence != "low") {
+    return std::unexpected(
+        RowError(file, line, "confidence",
+                 "unknown '" + util::Excerpt(confidence) +
+                     "' (high, medium, low)"));
+  }
+  for (const std::string& kv : util::SplitList(t.Get(i, "extra"), ";")) {
+    if (!kv.starts_with("capacity_factor=")) continue;
+    const std::string value = kv.substr(kv.find('=') + 1);
+    auto v = ParseRunNumber(value, file, line, "extra capacity_factor");
+    if (!v) return std::unexpected(v.error());
+    if (!*v || !(**v > 0)) {
+      return std::unexpected(RowError(file, line, "extra capacity_factor",
+                                      "must be > 0, got '" +
+                                          util::Excerpt(value) + "'"));
+    }
+  }
+  return {};
+}
+
+// Physical ceilings of the measured columns: far above any GPU of the
+// catalogue (B300's dense FP4 peak is 15 PFLOPS; the largest memory is
+// GB300's 288 GB), so a value above them is a typo or a unit slip.
+struct MeasuredLimit {
+  const char* column;
+  double max;
+  const char* what;
+};
+constexpr MeasuredLimit kMeasuredLimits[] = {
+    {"measured_tflops_per_gpu", 1e5, "TFLOPS per GPU"},
+    {"measured_step_time_s", 1e6, "seconds per step"},
+    {"measured_peak_mem_gib", 1e4, "GiB per GPU"},
+    {"measured_tokens_per_sec_per_gpu", 1e9, "tokens per second per GPU"},
+};
+
+// A measured value: empty, or > 0 and at most its column's ceiling.
+util::Result<std::optional<double>> Measured(const util::CsvTable& t, size_t i,
+                                             const std::string& file,
+                                             int line,
+                                             const MeasuredLimit& limit) {
+  const std::string& text = t.Get(i, limit.column);
+  auto v = ParseRunNumber(text, file, line, limit.column);
+  if (!v || !*v) return v;
+  if (!(**v > 0) || **v > limit.max) {
+    char max[32];
+    std::snprintf(max, sizeof(max), "%g", limit.max);
+    return std::unexpected(RowError(
+        file, line, limit.column,
+        "must be > 0 and at most " + std::string(max) + " " + limit.what +
+            ", got " + util::Excerpt(text)));
+  }
+  return v;
+}
+
 util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
                                    const std::string& file) {
   MeasuredRun r;
@@ -242,10 +322,23 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
     if (!v) return std::unexpected(v.error());
     *c.flag = *v;
   }
+  if (f.ep_overlap && *f.ep_overlap > 1) {
+    return std::unexpected(RowError(file, r.line, "ep_overlap",
+                                    "must be 0 or 1, got " +
+                                        util::Excerpt(t.Get(i, "ep_overlap"))));
+  }
   auto offload =
       ParseRunNumber(t.Get(i, "cpu_offload"), file, r.line, "cpu_offload");
   if (!offload) return std::unexpected(offload.error());
+  if (*offload && !(**offload >= 0 && **offload <= 1)) {
+    return std::unexpected(RowError(
+        file, r.line, "cpu_offload",
+        "must be in [0, 1] (a fraction of the optimizer state), got " +
+            util::Excerpt(t.Get(i, "cpu_offload"))));
+  }
   f.cpu_offload = *offload;
+  if (auto ok = CheckWords(t, i, file, r.line); !ok)
+    return std::unexpected(ok.error());
   auto set = [&](const char* column, std::optional<std::string>& flag) {
     if (!t.Get(i, column).empty()) flag = t.Get(i, column);
   };
@@ -296,25 +389,13 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
   if (!mtp) return std::unexpected(mtp.error());
   if (*mtp) args += " --mtp-num-layers " + std::to_string(**mtp);
   if (!args.empty()) f.megatron_args = args;
-  for (auto [column, out] : {std::pair{"measured_tflops_per_gpu", &r.tflops},
-                             std::pair{"measured_step_time_s", &r.step_s},
-                             std::pair{"measured_peak_mem_gib", &r.mem_gib}}) {
-    auto v = ParseRunNumber(t.Get(i, column), file, r.line, column);
+  std::optional<double>* outs[] = {&r.tflops, &r.step_s, &r.mem_gib,
+                                   &r.tokens_per_s};
+  for (size_t k = 0; k < std::size(kMeasuredLimits); ++k) {
+    auto v = Measured(t, i, file, r.line, kMeasuredLimits[k]);
     if (!v) return std::unexpected(v.error());
-    if (*v && !(**v > 0)) {  // errors are relative to it
-      return std::unexpected(RowError(file, r.line, column,
-                                      "must be > 0, got " + t.Get(i, column)));
-    }
-    *out = *v;
+    *outs[k] = *v;
   }
-  constexpr std::string_view kTokens = "measured_tokens_per_sec_per_gpu";
-  auto tokens = ParseRunNumber(t.Get(i, kTokens), file, r.line, kTokens);
-  if (!tokens) return std::unexpected(tokens.error());
-  if (*tokens && !(**tokens > 0)) {
-    return std::unexpected(RowError(file, r.line, kTokens,
-                                    "must be > 0, got " + t.Get(i, kTokens)));
-  }
-  r.tokens_per_s = *tokens;
   return r;
 }
 

@@ -83,10 +83,11 @@ Result<SweepRule> SweepRule::Parse(std::string_view text) {
                     "': needs a comparison (<=, <, >=, >, ==, !=)");
 }
 
-int64_t SweepRule::Evaluate(const std::vector<Factor>& product,
+std::optional<int64_t> SweepRule::Evaluate(const std::vector<Factor>& product,
                             const scenarios::ResolvedScenario& r) {
   const models::Parallelism& p = r.parallel;
   int64_t out = 1;
+  bool overflow = false;
   for (const Factor& f : product) {
     int64_t v = f.value;
     if (f.name == "tp") v = p.tp;
@@ -101,16 +102,36 @@ int64_t SweepRule::Evaluate(const std::vector<Factor>& product,
     if (f.name == "gbs") v = r.training.global_batch_size;
     if (f.name == "num_gpus") v = r.spec.num_gpus();
     if (f.name == "seq_len") v = r.training.seq_length;
-    out *= v;
+    if (v == 0) return 0;  // a zero factor decides even after an overflow
+    if (__builtin_mul_overflow(out, v, &out)) overflow = true;
   }
+  if (overflow) return std::nullopt;
   return out;
 }
 
 std::string SweepRule::Check(const scenarios::ResolvedScenario& r) const {
-  const int64_t lhs = Evaluate(lhs_, r), rhs = Evaluate(rhs_, r);
-  if (Compare(lhs, op_, rhs)) return "";
-  return "constraint " + text_ + ": " + std::to_string(lhs) + " " + op_ + " " +
-         std::to_string(rhs) + " is false";
+  const std::optional<int64_t> lhs = Evaluate(lhs_, r),
+                               rhs = Evaluate(rhs_, r);
+  if (!lhs && !rhs) {
+    return "constraint " + text_ +
+           ": both sides exceed 2^63 - 1, so it cannot be decided exactly";
+  }
+  const auto show = [](const std::optional<int64_t>& v) {
+    return v ? std::to_string(*v) : std::string("(more than 2^63 - 1)");
+  };
+  bool holds;
+  if (lhs && rhs) {
+    holds = Compare(*lhs, op_, *rhs);
+  } else {
+    // Exactly one side overflowed: it is strictly the larger one.
+    const int order = lhs ? -1 : 1;  // sign of lhs - rhs
+    holds = (op_ == "!=") || (op_ == "<" && order < 0) ||
+            (op_ == "<=" && order < 0) || (op_ == ">" && order > 0) ||
+            (op_ == ">=" && order > 0);
+  }
+  if (holds) return "";
+  return "constraint " + text_ + ": " + show(lhs) + " " + op_ + " " +
+         show(rhs) + " is false";
 }
 
 }  // namespace moesim::tools

@@ -8,6 +8,7 @@
 #define MOESIM_TOOLS_SWEEP_CONSTRAINT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,9 @@ class SweepRule {
   const std::string& text() const { return text_; }
 
   // Empty when `r` meets the rule, else "constraint <text>: <lhs> <op>
-  // <rhs> is false".
+  // <rhs> is false". Products are exact: a side above 2^63 - 1 compares
+  // as larger than any side that fits; when both sides overflow the rule
+  // cannot be decided and the reason says so (the candidate is excluded).
   std::string Check(const scenarios::ResolvedScenario& r) const;
 
  private:
@@ -38,7 +41,8 @@ class SweepRule {
   };
   static util::Result<std::vector<Factor>> ParseProduct(
       std::string_view side, const std::string& rule);
-  static int64_t Evaluate(const std::vector<Factor>& product,
+  // nullopt when the product overflows int64.
+  static std::optional<int64_t> Evaluate(const std::vector<Factor>& product,
                           const scenarios::ResolvedScenario& r);
 
   std::string text_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <unordered_set>
 #include <utility>
 
 #include "models/zoo.h"
@@ -11,6 +12,7 @@
 #include "tools/sweep_flags.h"
 #include "topology/system.h"
 #include "util/csv.h"
+#include "util/message.h"
 #include "util/textproto.h"
 
 namespace moesim::tools {
@@ -113,24 +115,19 @@ class Namer {
   std::string_view text_;
 };
 
-// The values of an integer axis, in order, without duplicates.
+// The values of an integer axis, in order, without duplicates. Sizes are
+// counted before anything is built (a range's by arithmetic), and duplicates
+// are dropped in linear time, so a hostile axis is refused at once.
 Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
                                     std::string_view name, const Namer& at) {
-  std::vector<int32_t> out;
-  auto add = [&](int64_t v) -> Result<void> {
-    if (v < 1) {
-      return std::unexpected(
-          at.Error(name, "values must be >= 1, got " + std::to_string(v)));
-    }
-    if (std::find(out.begin(), out.end(), v) == out.end())
-      out.push_back(static_cast<int32_t>(v));
-    return {};
+  const auto too_many = [&] {
+    return std::unexpected(
+        at.Error(name, "more than " + std::to_string(kMaxSweepCandidates) +
+                           " values (the limit of a sweep)"));
   };
-  for (int32_t v : axis.values()) {
-    if (auto ok = add(v); !ok) return std::unexpected(ok.error());
-  }
   const bool range = axis.from() != 0 || axis.to() != 0 || axis.times() != 0 ||
                      axis.step() != 0;
+  int64_t range_size = 0;
   if (range) {
     if (axis.from() < 1 || axis.to() < axis.from()) {
       return std::unexpected(
@@ -143,13 +140,35 @@ Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
       return std::unexpected(at.Error(
           name, "a range needs exactly one of times >= 2 or step >= 1"));
     }
+    if (axis.step() != 0) {
+      range_size = (int64_t{axis.to()} - axis.from()) / axis.step() + 1;
+    } else {
+      for (int64_t v = axis.from(); v <= axis.to(); v *= axis.times())
+        ++range_size;  // at most 31 steps
+    }
+  }
+  if (int64_t{axis.values_size()} + range_size > kMaxSweepCandidates)
+    return too_many();
+
+  std::vector<int32_t> out;
+  std::unordered_set<int32_t> seen;
+  out.reserve(static_cast<size_t>(axis.values_size() + range_size));
+  seen.reserve(out.capacity());
+  auto add = [&](int64_t v) -> Result<void> {
+    if (v < 1) {
+      return std::unexpected(
+          at.Error(name, "values must be >= 1, got " + std::to_string(v)));
+    }
+    if (seen.insert(static_cast<int32_t>(v)).second)
+      out.push_back(static_cast<int32_t>(v));
+    return {};
+  };
+  for (int32_t v : axis.values()) {
+    if (auto ok = add(v); !ok) return std::unexpected(ok.error());
+  }
+  if (range) {
     for (int64_t v = axis.from(); v <= axis.to();
          v = axis.times() ? v * axis.times() : v + axis.step()) {
-      if (out.size() >= static_cast<size_t>(kMaxSweepCandidates)) {
-        return std::unexpected(
-            at.Error(name, "more than " + std::to_string(kMaxSweepCandidates) +
-                               " values (the limit of a sweep)"));
-      }
       if (auto ok = add(v); !ok) return std::unexpected(ok.error());
     }
   }
@@ -196,6 +215,11 @@ Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
   scenarios::Scenario base;
   if (!spec.base_file().empty()) {
     std::filesystem::path path(spec.base_file());
+    if (path.extension() != ".textproto") {
+      return std::unexpected(at.Error(
+          "base_file", util::Excerpt(spec.base_file()) +
+                           ": a scenario file must end in .textproto"));
+    }
     if (path.is_relative() && !base_dir.empty()) path = base_dir / path;
     auto loaded = scenarios::LoadScenario(path.string());
     if (!loaded) {
@@ -210,7 +234,9 @@ Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
         !spec.base().cp_comm_type().empty())
       base.clear_hierarchical_context_parallel_sizes();
   }
-  base.MergeFrom(spec.base());
+  scenarios::Scenario own = spec.base();
+  scenarios::ResolvePathsAgainst(own, base_dir);
+  base.MergeFrom(own);
   return base;
 }
 

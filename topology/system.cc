@@ -104,6 +104,9 @@ util::Result<System> LoadSystem(std::string_view name_or_path) {
                       util::EmbeddedNames(EmbeddedFiles(), kSystemsDir) +
                       " (or pass a .textproto path)");
   }
+  if (!path.ends_with(".textproto")) {
+    return util::Fail(path + ": a system file must end in .textproto");
+  }
   auto text = util::ReadFile(path);
   if (!text) return std::unexpected(text.error());
   return Parse(*text, path);

@@ -115,8 +115,9 @@ const BadInput kCatalogue[] = {
      "/nonexistent/model/config.json: cannot read file"},
     {"ScnModelDevZero",
      {"memory", "{in}/scenario/model_dev_zero.textproto"},
-     "{in}/scenario/model_dev_zero.textproto:1: model: /dev/zero: cannot read "
-     "file: larger than the 64 MiB limit for input files"},
+     "{in}/scenario/model_dev_zero.textproto:1: model: /dev/zero: a model "
+     "file must end in .textproto (moesim's format) or .json (an HF "
+     "config.json)"},
     {"ScnMtpNegative",
      {"memory", "{in}/scenario/mtp_negative.textproto"},
      "{in}/scenario/mtp_negative.textproto:4: mtp_num_layers: must be >= 0, "
@@ -163,8 +164,8 @@ const BadInput kCatalogue[] = {
      "Zipf exponent in [0, 10], got -1"},
     {"ScnSystemDevZero",
      {"memory", "{in}/scenario/system_dev_zero.textproto"},
-     "{in}/scenario/system_dev_zero.textproto:2: system: /dev/zero: cannot "
-     "read file: larger than the 64 MiB limit for input files"},
+     "{in}/scenario/system_dev_zero.textproto:2: system: /dev/zero: a system "
+     "file must end in .textproto"},
     {"ScnTpNegative",
      {"memory", "{in}/scenario/tp_negative.textproto"},
      "{in}/scenario/tp_negative.textproto: layout.tensor_model_parallel_size: "
@@ -350,12 +351,12 @@ const BadInput kCatalogue[] = {
      "number"},
     {"RunsTflopsNegative",
      {"validate", "{in}/runs/tflops_negative.csv", "-j1"},
-     "{in}/runs/tflops_negative.csv:2: measured_tflops_per_gpu: must be > 0, "
-     "got -214"},
+     "{in}/runs/tflops_negative.csv:2: measured_tflops_per_gpu: must be > 0 "
+     "and at most 100000 TFLOPS per GPU, got -214"},
     {"RunsTflopsZero",
      {"validate", "{in}/runs/tflops_zero.csv", "-j1"},
-     "{in}/runs/tflops_zero.csv:2: measured_tflops_per_gpu: must be > 0, got "
-     "0"},
+     "{in}/runs/tflops_zero.csv:2: measured_tflops_per_gpu: must be > 0 and "
+     "at most 100000 TFLOPS per GPU, got 0"},
     {"RunsTruncated",
      {"validate", "{in}/runs/truncated.csv", "-j1"},
      "{in}/runs/truncated.csv:2: expected 32 fields, found 29"},
@@ -568,16 +569,14 @@ const BadInput kCatalogue[] = {
     {"FlagValidateJNegative", {"validate", "-j", "-1"}, "--jobs: Value -1"},
     {"FlagModelDevZero",
      {"memory", "--model", "/dev/zero", "--system", "dgx-h100", "--gpus", "8"},
-     "flags: --model: /dev/zero: cannot read file: larger than the 64 MiB "
-     "limit for input files"},
+     "flags: --model: /dev/zero: a model file must end in .textproto"},
     {"FlagModelDevZeroJson",
      {"memory", "--model", "/dev/zero.json", "--system", "dgx-h100", "--gpus",
       "8"},
      "flags: --model: /dev/zero.json: cannot read file"},
     {"FlagSystemDevZero",
      {"memory", "--model", "llama3-8b", "--system", "/dev/zero", "--gpus", "8"},
-     "flags: --system: /dev/zero: cannot read file: larger than the 64 MiB "
-     "limit for input files"},
+     "flags: --system: /dev/zero: a system file must end in .textproto"},
     {"FlagScenarioDir",
      {"memory", "/tmp"},
      "/tmp: cannot read file: is a folder"},
