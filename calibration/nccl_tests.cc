@@ -302,6 +302,8 @@ Result<std::string> AlgorithmFor(const std::string& v) {
               "exclusion (^x) of them, which NCCL chooses from (auto)");
 }
 
+std::string FormatNumber(double v);  // below, beside the CSV writer
+
 class LogParser {
  public:
   explicit LogParser(std::string_view file) : file_(file) {}
@@ -325,6 +327,8 @@ class LogParser {
   std::optional<Table> table_;
   int footer_line_ = 0;  // after a table's "Out of bounds values" line
   std::vector<CollectiveRow> rows_;
+  std::map<uint64_t, size_t> size_rows_;  // a size -> its row in rows_
+  std::vector<int> repeats_;              // rows_[i] measured repeats_[i] times
   std::map<int, Device> devices_;  // by rank
   int threads_ = 0, gpus_ = 0;     // "# nThread N nGpus G"
   std::optional<Found> starting_, known_binary_, other_binary_;
@@ -370,7 +374,10 @@ Result<std::vector<CollectiveRow>> LogParser::Run(
   if (!group_size) return std::unexpected(group_size.error());
   auto source = Source(source_override);
   if (!source) return std::unexpected(source.error());
-  for (CollectiveRow& row : rows_) {
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    CollectiveRow& row = rows_[i];
+    row.latency_us /= repeats_[i];
+    row.bus_gb_s /= repeats_[i];
     row.collective = *collective;
     row.algorithm = *algorithm;
     row.tier = std::string(tier);
@@ -512,11 +519,34 @@ Result<void> LogParser::ReadDataRow(const std::vector<std::string_view>& tok,
                   ": the run produced wrong results; refusing to calibrate "
                   "from a failed run");
   }
+  // nccl-tests prints a row of size 0 when a size holds less than one
+  // element per rank: it moves nothing, so there is nothing to calibrate
+  // (and collectives.csv needs bytes > 0). Such rows are skipped.
+  if (*size == 0) return {};
   CollectiveRow row;
   row.bytes = static_cast<double>(*size);
   row.latency_us = *ParseMeasure(tok[t.time]);
   row.bus_gb_s = *ParseMeasure(tok[t.busbw]);
+  if (!(row.latency_us > 0))
+    return Fail(Where(line) + "time (out-of-place) " + Quote(tok[t.time]) +
+                ": must be > 0 for a message of " + std::string(tok[0]) +
+                " bytes");
+  if (row.bus_gb_s > util::kMaxMeasuredBusGbPerS)
+    return Fail(Where(line) + "busbw (out-of-place) " + Quote(tok[t.busbw]) +
+                ": above " + FormatNumber(util::kMaxMeasuredBusGbPerS) +
+                " GB/s, 100x any NVLink; a corrupt log?");
+  // A size measured again (nccl-tests -d all runs every data type; logs of
+  // repeated runs concatenate) is averaged into its first row: the table
+  // holds one point per size, and its loader refuses a repeated one.
+  if (auto [it, added] = size_rows_.emplace(*size, rows_.size()); !added) {
+    CollectiveRow& first = rows_[it->second];
+    first.latency_us += row.latency_us;
+    first.bus_gb_s += row.bus_gb_s;
+    ++repeats_[it->second];
+    return {};
+  }
   rows_.push_back(std::move(row));
+  repeats_.push_back(1);
   return {};
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "util/bus_bandwidth.h"
 #include "util/csv.h"
 #include "util/embedded.h"
 #include "util/textproto.h"
@@ -62,6 +63,16 @@ class RowReader {
       Fail(col, "must be a number, got '" + s + "'");
     } else if (!(v > 0) || !std::isfinite(v)) {
       Fail(col, "must be > 0 and finite, got " + s);
+    }
+    return v;
+  }
+
+  // bus_gb_s: > 0 and at most util::kMaxMeasuredBusGbPerS.
+  double BusGbPerS() {
+    const double v = Positive("bus_gb_s");
+    if (v > util::kMaxMeasuredBusGbPerS) {
+      Fail("bus_gb_s", "above 100000 GB/s, 100x any NVLink, got " +
+                           t_.Get(row_, "bus_gb_s"));
     }
     return v;
   }
@@ -218,7 +229,7 @@ const std::vector<TableSpec>& Specs() {
        [](RowReader& r, const Provenance& p, Tables& t) {
          t.collectives.push_back({r.OneOf(kCollective), r.OneOf(kAlgorithm),
                                   r.OneOf(kTier), r.Int("group_size", 1),
-                                  r.Positive("bytes"), r.Positive("bus_gb_s"),
+                                  r.Positive("bytes"), r.BusGbPerS(),
                                   r.Positive("latency_us", true), p});
        }},
       {"dispatch",

@@ -274,6 +274,36 @@ Result<SweepOutcome> MergeSweepTexts(const std::vector<std::string>& files,
       return util::Fail(file + ": format: expected 1, got " +
                         std::to_string(part.format()));
     }
+    // A part is checked on its own before it is trusted: its counts size
+    // the merge (a shard count of 0 divided by zero, a crafted total
+    // allocated without bound).
+    if (part.total() < 1 || part.total() > kMaxSweepCandidates) {
+      return util::Fail(file + ": total: must be in [1, " +
+                        std::to_string(kMaxSweepCandidates) +
+                        "] (the limit of a sweep), got " +
+                        std::to_string(part.total()));
+    }
+    if (part.num_shards() < 1 || part.num_shards() > part.total()) {
+      return util::Fail(file + ": num_shards: must be in [1, total = " +
+                        std::to_string(part.total()) + "], got " +
+                        std::to_string(part.num_shards()));
+    }
+    if (part.shard() < 0 || part.shard() >= part.num_shards()) {
+      return util::Fail(file + ": shard: must be in [0, num_shards = " +
+                        std::to_string(part.num_shards()) + "), got " +
+                        std::to_string(part.shard()));
+    }
+    const int64_t expected =
+        (part.total() - part.shard() + part.num_shards() - 1) /
+        part.num_shards();
+    if (part.candidates_size() != expected) {
+      return util::Fail(
+          file + ": candidates: shard " + std::to_string(part.shard()) + "/" +
+          std::to_string(part.num_shards()) + " of " +
+          std::to_string(part.total()) + " candidates holds " +
+          std::to_string(expected) + ", the file has " +
+          std::to_string(part.candidates_size()) + " (truncated or edited?)");
+    }
     const SweepShard& first = parts.front();
     if (part.fingerprint() != first.fingerprint() ||
         part.total() != first.total() ||

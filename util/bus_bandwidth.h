@@ -9,6 +9,11 @@
 
 namespace moesim::util {
 
+// The highest bus bandwidth moesim accepts from a measurement, GB/s: 100x
+// NVLink 5's 900 GB/s per GPU (NVIDIA GB200 NVL72 datasheet). Not a speed
+// moesim uses, a guard: a value above it is a corrupt log or a unit slip.
+inline constexpr double kMaxMeasuredBusGbPerS = 1e5;
+
 // Factor for a collective named as nccl-tests names it ("all_reduce",
 // "all_gather", "reduce_scatter", "alltoall", "sendrecv", "broadcast") over
 // n ranks: 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter

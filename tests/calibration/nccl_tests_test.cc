@@ -181,13 +181,52 @@ TEST(NcclTestsLog, NcclAlgoSettingsMapToTheSchema) {
 }
 
 TEST(NcclTestsLog, HeaderWithoutHashAndRepeatedSizesAreRead) {
-  // Some job wrappers strip the leading '#'; `-d all` repeats sizes.
+  // Some job wrappers strip the leading '#'; `-d all` repeats sizes, which
+  // are averaged into one row (collectives.csv refuses a repeated point).
   std::string log = SmallLog();
   log.replace(log.find(kHeader), 1, " ");
-  log += std::string(kHeader) + std::string(kRow) + std::string(kRow);
+  std::string slower(kRow);
+  slower.replace(slower.find("12.41"), 5, "14.41");
+  slower.replace(slower.find("0.58"), 4, "0.50");
+  log += std::string(kHeader) + std::string(kRow) + slower;
   auto rows = ParseNcclTestsLog(log, "sendrecv_perf.log", "net");
   ASSERT_TRUE(rows) << rows.error().message;
-  EXPECT_EQ(rows->size(), 3u);
+  ASSERT_EQ(rows->size(), 1u);
+  // Means of the three measurements: (12.41 * 2 + 14.41) / 3, (0.58 * 2 +
+  // 0.50) / 3.
+  EXPECT_NEAR(rows->front().latency_us, 13.0766667, 1e-6);
+  EXPECT_NEAR(rows->front().bus_gb_s, 0.5533333, 1e-6);
+}
+
+TEST(NcclTestsLog, SizeZeroRowsAreSkippedTimeZeroAndHugeBusbwRefused) {
+  // nccl-tests prints size 0 when a size holds under one element per rank.
+  std::string zero(kRow);
+  zero.replace(zero.find("        4096          1024"), 25,
+               "           0             0");
+  std::string log = SmallLog("", zero);
+  log += std::string(kHeader) + std::string(kRow);
+  auto rows = ParseNcclTestsLog(log, "all_reduce_perf.log", "nvlink");
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->front().bytes, 4096);
+
+  std::string no_time(kRow);
+  no_time.replace(no_time.find("12.41"), 5, " 0.00");
+  auto timeless = ParseNcclTestsLog(SmallLog("", no_time), "all_reduce_perf.log", "nvlink");
+  ASSERT_FALSE(timeless);
+  EXPECT_NE(timeless.error().message.find(
+                "all_reduce_perf.log:5: time (out-of-place) '0.00': must be > 0"),
+            std::string::npos)
+      << timeless.error().message;
+
+  std::string huge(kRow);
+  huge.replace(huge.find("0.58"), 4, "1e308");
+  auto fast = ParseNcclTestsLog(SmallLog("", huge), "all_reduce_perf.log", "nvlink");
+  ASSERT_FALSE(fast);
+  EXPECT_NE(fast.error().message.find("busbw (out-of-place) '1e308': above "
+                                      "100000 GB/s"),
+            std::string::npos)
+      << fast.error().message;
 }
 
 TEST(NcclTestsCsv, RoundTripText) {
