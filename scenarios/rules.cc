@@ -655,6 +655,9 @@ Result<void> CheckEpOverlap(const ResolvedScenario& r, const FieldNamer& at) {
 
 std::string FieldNamer::Where(std::string_view path) const {
   if (is_flags()) return std::string(origin_) + ": " + FlagName(path);
+  if (std::find(flag_paths_.begin(), flag_paths_.end(), path) !=
+      flag_paths_.end())
+    return std::string(kFlagsOrigin) + ": " + FlagName(path);
   std::string where(origin_);
   if (!text_.empty()) {
     size_t dot = path.rfind('.');
@@ -719,6 +722,7 @@ Result<void> CheckLimits(const Scenario& s, const FieldNamer& at) {
           {"num_gpus", s.num_gpus(), kMaxGpus, "GPUs"},
           {"seq_length", s.seq_length(), kMaxSeqLength, "tokens"},
           {"num_layers", s.num_layers(), kMaxLayers, "layers"},
+          {"mtp_num_layers", s.mtp_num_layers(), kMaxMtpLayers, "layers"},
           {"layout.tensor_model_parallel_size", l.tensor_model_parallel_size(),
            kMaxGpus, "GPUs"},
           {"layout.context_parallel_size", l.context_parallel_size(), kMaxGpus,

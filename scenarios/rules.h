@@ -14,6 +14,7 @@
 #define MOESIM_SCENARIOS_RULES_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,10 +32,14 @@ inline constexpr std::string_view kFlagsOrigin = "flags";
 // must outlive it.
 class FieldNamer {
  public:
-  FieldNamer(std::string_view origin, std::string_view text)
-      : origin_(origin), text_(text) {}
+  // `flag_paths`: the fields the command line set over the file `origin`
+  // (a scenario file with flags); errors on them name the flag.
+  FieldNamer(std::string_view origin, std::string_view text,
+             std::span<const std::string> flag_paths = {})
+      : origin_(origin), text_(text), flag_paths_(flag_paths) {}
 
-  // "<file>:<line>: <path>", "<file>: <path>" or "flags: <flag>". `path` is
+  // "<file>:<line>: <path>", "<file>: <path>" or "flags: <flag>" (the
+  // origin is the flags, or the field is one of `flag_paths`). `path` is
   // the dotted field path in Scenario, e.g. "layout.context_parallel_size".
   std::string Where(std::string_view path) const;
 
@@ -52,6 +57,7 @@ class FieldNamer {
  private:
   std::string_view origin_;
   std::string_view text_;
+  std::span<const std::string> flag_paths_;
 };
 
 // The command-line spelling of a Scenario field path ("--cp" for
@@ -71,6 +77,9 @@ inline constexpr int64_t kMaxSeqLength = int64_t{1} << 24;
 // kMaxLayers: 1,024, eight times the deepest published model (Llama 3.1
 //   405B, 126 layers); also bounds virtual pipeline stages.
 inline constexpr int64_t kMaxLayers = 1024;
+// kMaxMtpLayers: 16 multi-token-prediction layers, sixteen times what the
+//   published MTP models train with (DeepSeek-V3, Qwen3-Next: 1).
+inline constexpr int64_t kMaxMtpLayers = 16;
 // kMaxGlobalBatch: 2^20 sequences, some seventy times the largest published
 //   global batch (DeepSeek-V3's 15,360); bounds micro_batch_size too.
 inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 20;

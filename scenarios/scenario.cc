@@ -499,8 +499,9 @@ Result<Scenario> LoadScenario(const std::string& path) {
 }
 
 Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
-                                 std::string_view text) {
-  const FieldNamer at(origin, text);
+                                 std::string_view text,
+                                 std::span<const std::string> flag_paths) {
+  const FieldNamer at(origin, text, flag_paths);
   ResolvedScenario r;
   r.spec = spec;
   Scenario& s = r.spec;

@@ -52,9 +52,12 @@ void ResolvePathsAgainst(Scenario& scenario, std::string_view dir);
 
 // Fills defaults, loads model and system, checks every rule. `origin` names
 // where `spec` came from ("scenarios/default.textproto", "flags"); `text`,
-// when not empty, is the file's text, so errors can cite the field's line.
+// when not empty, is the file's text, so errors can cite the field's line;
+// `flag_paths`, the fields the command line set over that file, whose
+// errors name their flag instead.
 [[nodiscard]] util::Result<ResolvedScenario> Resolve(
-    const Scenario& spec, std::string_view origin, std::string_view text = {});
+    const Scenario& spec, std::string_view origin, std::string_view text = {},
+    std::span<const std::string> flag_paths = {});
 
 // A layout rule broken: the scenario field it names (a Scenario field name,
 // e.g. "cp_comm_type") and the rule, without where the value came from.

@@ -1,5 +1,7 @@
 #include "tools/scenario_flags.h"
 
+#include <google/protobuf/text_format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -375,6 +377,42 @@ std::string FlagsCommandLine(const ScenarioFlags& f) {
   return out;
 }
 
+// The dotted paths of the fields whose values differ between `a` and `b`
+// (messages of one type), singular messages entered field by field.
+void ChangedPaths(const google::protobuf::Message& a,
+                  const google::protobuf::Message& b, const std::string& prefix,
+                  std::vector<std::string>& out) {
+  using google::protobuf::FieldDescriptor;
+  using google::protobuf::TextFormat;
+  const google::protobuf::Descriptor* d = a.GetDescriptor();
+  const google::protobuf::Reflection* ra = a.GetReflection();
+  const google::protobuf::Reflection* rb = b.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    const std::string path =
+        prefix.empty() ? std::string(f->name()) : prefix + "." + f->name();
+    if (!f->is_repeated() && f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      ChangedPaths(ra->GetMessage(a, f), rb->GetMessage(b, f), path, out);
+      continue;
+    }
+    auto value = [f](const google::protobuf::Message& m, int index) {
+      std::string text;
+      TextFormat::PrintFieldValueToString(m, f, index, &text);
+      return text;
+    };
+    bool same;
+    if (f->is_repeated()) {
+      same = ra->FieldSize(a, f) == rb->FieldSize(b, f);
+      for (int k = 0; same && k < ra->FieldSize(a, f); ++k)
+        same = value(a, k) == value(b, k);
+    } else {
+      same = (!f->has_presence() || ra->HasField(a, f) == rb->HasField(b, f)) &&
+             value(a, -1) == value(b, -1);
+    }
+    if (!same) out.push_back(path);
+  }
+}
+
 Result<FlagScenario> ScenarioFromFlags(const ScenarioFlags& flags) {
   if (auto ok = CheckRanges(flags); !ok) return std::unexpected(ok.error());
   FlagScenario out;
@@ -386,6 +424,7 @@ Result<FlagScenario> ScenarioFromFlags(const ScenarioFlags& flags) {
     if (!parsed) return std::unexpected(parsed.error());
     out.spec = std::move(*parsed);
   }
+  const scenarios::Scenario file_spec = out.spec;
   if (flags.megatron_args) {
     auto applied = scenarios::ApplyMegatronArgs(*flags.megatron_args, out.spec);
     if (!applied)
@@ -396,18 +435,21 @@ Result<FlagScenario> ScenarioFromFlags(const ScenarioFlags& flags) {
   auto any_flag = ApplyFlags(flags, out.spec);
   if (!any_flag) return std::unexpected(any_flag.error());
   out.any_flag = out.any_flag || *any_flag;
+  if (!flags.scenario_file.empty() && out.any_flag)
+    ChangedPaths(file_spec, out.spec, "", out.flag_paths);
   return out;
 }
 
 Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
   auto built = ScenarioFromFlags(flags);
   if (!built) return std::unexpected(built.error());
-  // A file alone is cited file:line; anything set on the command line makes
-  // the origin "flags" and errors name the flag.
-  const bool file_only = !flags.scenario_file.empty() && !built->any_flag;
-  auto resolved = file_only ? scenarios::Resolve(
-                                  built->spec, flags.scenario_file, built->text)
-                            : scenarios::Resolve(built->spec, "flags");
+  // A file's fields are cited file:line, the fields the command line set
+  // name their flag; without a file the origin is "flags".
+  auto resolved =
+      !flags.scenario_file.empty()
+          ? scenarios::Resolve(built->spec, flags.scenario_file, built->text,
+                               built->flag_paths)
+          : scenarios::Resolve(built->spec, "flags");
   if (!resolved) return resolved;
   resolved->warnings.insert(resolved->warnings.begin(), built->warnings.begin(),
                             built->warnings.end());

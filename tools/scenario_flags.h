@@ -52,17 +52,20 @@ struct FlagScenario {
   scenarios::Scenario spec;
   std::string text;
   bool any_flag = false;
+  // With a scenario file: the fields (dotted Scenario paths) the flags and
+  // --megatron-args changed from the file's values.
+  std::vector<std::string> flag_paths;
   std::vector<std::string> warnings;  // of --megatron-args
 };
 [[nodiscard]] util::Result<FlagScenario> ScenarioFromFlags(
     const ScenarioFlags& flags);
 
 // Builds the Scenario (file, then --megatron-args, then flags) and resolves
-// it. Origin: a scenario file given alone resolves with the file as origin,
-// so errors read "<file>:<line>: <field>: <rule>"; once any flag or
-// --megatron-args is given the origin is "flags" and errors name the flag:
-// "flags: --tp: <rule>" (fields only Megatron arguments set are named by
-// their Megatron flag, e.g. "flags: --moe-shared-expert-overlap: ...").
+// it. Errors on a field the scenario file set read "<file>:<line>: <field>:
+// <rule>"; on a field a flag or --megatron-args set (or without a file)
+// they name the flag: "flags: --tp: <rule>" (fields only Megatron arguments
+// set are named by their Megatron flag, e.g. "flags:
+// --moe-shared-expert-overlap: ...").
 // Flag values out of range (--tp 0, --cpu-offload 1.5,
 // --hierarchical-cp-sizes 8,x) fail before resolving.
 // Warnings of --megatron-args come first in ResolvedScenario::warnings.
