@@ -225,7 +225,7 @@ void ReadRopeScaling(ConfigReader& cfg, Model& model) {
 void ReadCommon(ConfigReader& cfg, Model& model) {
   model.set_num_layers(cfg.Int("num_hidden_layers"));
   model.set_hidden_size(cfg.Int("hidden_size"));
-  model.set_ffn_hidden_size(cfg.Int("intermediate_size"));
+  model.set_ffn_hidden_size(cfg.PositiveInt("intermediate_size"));
   model.set_num_attention_heads(cfg.Int("num_attention_heads"));
   model.set_vocab_size(cfg.Int("vocab_size"));
   // Every supported family defaults tie_word_embeddings to false in HF, and
@@ -273,7 +273,7 @@ void ReadDeepSeekV3(ConfigReader& cfg, Model& model) {
   model.set_qk_pos_emb_head_dim(cfg.Int("qk_rope_head_dim"));
   model.set_v_head_dim(cfg.Int("v_head_dim"));
 
-  int64_t experts = cfg.Int("n_routed_experts");
+  int64_t experts = cfg.PositiveInt("n_routed_experts");
   int64_t expert_ffn = cfg.PositiveInt("moe_intermediate_size");
   model.set_num_moe_experts(experts);
   model.set_moe_router_topk(cfg.Int("num_experts_per_tok"));
@@ -341,7 +341,7 @@ void ReadQwenMoeLayers(ConfigReader& cfg, Model& model) {
 void ReadQwen3Moe(ConfigReader& cfg, Model& model) {
   ReadGqa(cfg, model);
   model.set_qk_layernorm(true);
-  model.set_num_moe_experts(cfg.Int("num_experts"));
+  model.set_num_moe_experts(cfg.PositiveInt("num_experts"));
   model.set_moe_router_topk(cfg.Int("num_experts_per_tok"));
   model.set_moe_ffn_hidden_size(cfg.PositiveInt("moe_intermediate_size"));
   model.set_moe_shared_expert_intermediate_size(
@@ -400,7 +400,7 @@ void ReadGptOss(ConfigReader& cfg, Model& model) {
   model.set_add_bias_linear(true);  // q/k/v/o and expert fc1/fc2 biases
   model.set_learnable_softmax_offset(true);  // per-head attention sinks
   model.set_moe_router_bias(true);
-  model.set_num_moe_experts(cfg.Int("num_local_experts"));
+  model.set_num_moe_experts(cfg.PositiveInt("num_local_experts"));
   // The hub config.json writes experts_per_token; transformers' config class
   // names it num_experts_per_tok. Either is accepted.
   model.set_moe_router_topk(cfg.Has("experts_per_token")
@@ -434,7 +434,7 @@ void ReadGptOss(ConfigReader& cfg, Model& model) {
 // experts are intermediate_size wide.
 void ReadMixtral(ConfigReader& cfg, Model& model) {
   ReadGqa(cfg, model);
-  model.set_num_moe_experts(cfg.Int("num_local_experts"));
+  model.set_num_moe_experts(cfg.PositiveInt("num_local_experts"));
   model.set_moe_router_topk(cfg.Int("num_experts_per_tok"));
   model.set_moe_ffn_hidden_size(model.ffn_hidden_size());
   if (cfg.Has("sliding_window")) {

@@ -97,7 +97,7 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
   // FFN 53,248, 384 experts in Kimi K2, vocabulary 256k).
   for (auto [value, field, limit] :
        {std::tuple{m.num_layers(), "num_layers", int64_t{1024}},
-        std::tuple{m.mtp_num_layers(), "mtp_num_layers", int64_t{1024}},
+        std::tuple{m.mtp_num_layers(), "mtp_num_layers", kMaxMtpLayers},
         std::tuple{m.hidden_size(), "hidden_size", int64_t{1} << 18},
         std::tuple{m.ffn_hidden_size(), "ffn_hidden_size", int64_t{1} << 20},
         std::tuple{m.moe_ffn_hidden_size(), "moe_ffn_hidden_size",

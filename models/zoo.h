@@ -8,6 +8,7 @@
 #ifndef MOESIM_MODELS_ZOO_H_
 #define MOESIM_MODELS_ZOO_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,11 @@
 #include "util/error.h"
 
 namespace moesim::models {
+
+// The most multi-token-prediction layers a model or scenario may have: 16,
+// sixteen times what the published MTP models train with (DeepSeek-V3,
+// Qwen3-Next: 1). scenarios/rules.h uses the same limit.
+inline constexpr int64_t kMaxMtpLayers = 16;
 
 // Names of the shipped zoo models, sorted.
 std::vector<std::string> ZooNames();

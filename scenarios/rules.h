@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/training.h"
+#include "models/zoo.h"
 #include "scenarios/scenario.h"
 #include "util/error.h"
 
@@ -77,9 +78,9 @@ inline constexpr int64_t kMaxSeqLength = int64_t{1} << 24;
 // kMaxLayers: 1,024, eight times the deepest published model (Llama 3.1
 //   405B, 126 layers); also bounds virtual pipeline stages.
 inline constexpr int64_t kMaxLayers = 1024;
-// kMaxMtpLayers: 16 multi-token-prediction layers, sixteen times what the
-//   published MTP models train with (DeepSeek-V3, Qwen3-Next: 1).
-inline constexpr int64_t kMaxMtpLayers = 16;
+// kMaxMtpLayers: models::kMaxMtpLayers (16), for a model's and a
+//   scenario's mtp_num_layers alike.
+inline constexpr int64_t kMaxMtpLayers = models::kMaxMtpLayers;
 // kMaxGlobalBatch: 2^20 sequences, some seventy times the largest published
 //   global batch (DeepSeek-V3's 15,360); bounds micro_batch_size too.
 inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 20;

@@ -123,6 +123,14 @@ util::Result<void> CheckFullMode(const scenarios::ResolvedScenario& s,
                       " ranks (every rank is replayed; the symmetric mode "
                       "has no limit)");
   }
+  if (options.network == NetworkKind::kFlow && gpus > kMaxFullFlowRanks) {
+    return util::Fail(
+        "full mode on the flow network: " + std::to_string(gpus) +
+        " GPUs is beyond its limit of " + std::to_string(kMaxFullFlowRanks) +
+        " ranks (its time grows with the square of the ranks: 3.4 s at 512, "
+        "minutes beyond 1,024); the analytical network or the symmetric "
+        "mode has no such limit");
+  }
   for (const Straggler& st : options.stragglers) {
     if (st.rank < 0 || st.rank >= gpus) {
       return util::Fail("straggler rank " + std::to_string(st.rank) +
@@ -218,6 +226,29 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
         " micro-batches) is beyond its limit of " +
         std::to_string(kMaxFullOps / 1'000'000) +
         " M ops (about 100 bytes each); fewer GPUs or micro-batches fit");
+  }
+  if (options.trace) {
+    // A full-mode trace keeps a bounded set of ranks (TracedRanks): each
+    // stage's first, the stragglers, the slowest and up to kMaxTracedRanks.
+    const double ranks = par.num_gpus();
+    const double traced =
+        options.full
+            ? std::min(ranks, static_cast<double>(kMaxTracedRanks + par.pp +
+                                                  options.stragglers.size() +
+                                                  1))
+            : ranks;
+    const double bytes = static_cast<double>(builder.EstimatedOps()) *
+                         (options.full ? traced / ranks : 1.0) *
+                         kTraceBytesPerOp;
+    if (bytes > kMaxTraceBytes) {
+      char size[32];
+      std::snprintf(size, sizeof(size), "%.1f", bytes / 1e9);
+      return util::Fail(
+          "trace: about " + std::string(size) +
+          " GB of Chrome JSON is beyond its limit of 1 GB, which Perfetto "
+          "cannot load either; trace fewer micro-batches (a smaller global "
+          "batch) or fewer GPUs");
+    }
   }
   builder.Emit();
   Engine& engine = builder.engine();

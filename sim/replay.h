@@ -121,14 +121,27 @@ struct ReplayOptions {
 // for 9.5 M ops at 4,096 GPUs), so 100 M ops is about 10 GB, and the
 // replay runs at about 1.5 M ops/s on one core (tests/bench/replay_bench).
 inline constexpr int kMaxFullRanks = 16384;
+// Full mode on the flow network: 512 GPUs. Every rank's transfers are flows
+// whose max-min shares are re-solved at each start and end, so the time
+// grows with the square of the ranks (measured: DeepSeek-V3 on H100, DP
+// 256: 0.8 s, DP 512: 3.4 s and 0.3 GB; 1,024 did not finish in 20 s).
+inline constexpr int kMaxFullFlowRanks = 512;
 inline constexpr size_t kMaxFullOps = 100'000'000;
+// A trace's limit: about 1 GB of Chrome JSON, estimated before the replay
+// from the engine ops (one event each; in full mode, the traced ranks'
+// share) at kTraceBytesPerOp (measured 97-103 bytes per event: Llama 3 8B
+// on 8 H100s, 54,554 events, 5.29 MB; DeepSeek-V3 on 256, 65,831 events,
+// 6.77 MB). The trace is built in memory, twice its size at its peak.
+inline constexpr double kTraceBytesPerOp = 100;
+inline constexpr double kMaxTraceBytes = 1e9;
 // Ranks whose processes a full-mode trace keeps at most (beyond every
 // stage's first rank, the stragglers and the slowest rank, which it always
 // keeps).
 inline constexpr int kMaxTracedRanks = 64;
 
 // The options' full-mode rules, checked before anything is built: no
-// stragglers without full mode; full mode at most kMaxFullRanks GPUs;
+// stragglers without full mode; full mode at most kMaxFullRanks GPUs
+// (kMaxFullFlowRanks on the flow network);
 // straggler ranks within the GPUs and factors
 // finite and >= 1. Errors say the rule ("full mode: ...", "straggler ...").
 [[nodiscard]] util::Result<void> CheckFullMode(

@@ -8,6 +8,7 @@
 #include "scenarios/megatron_args.h"
 #include "scenarios/pipeline_split.h"
 #include "sim/step_stats.h"
+#include "tools/cli_checks.h"
 #include "tools/memory_report.h"
 #include "tools/run_report.h"
 #include "tools/text_format.h"
@@ -427,11 +428,11 @@ void AddAdviseFlags(CLI::App& app, AdviseFlags& flags) {
   app.add_flag("--json", flags.json, "Print JSON instead of a table");
   app.add_option("--max-steps", flags.max_steps,
                  "Most changes to keep (default 8)")
-      ->check(CLI::Range(0, 1000000));
+      ->check(IntInRange(0, 1000000));
   app.add_option("--max-candidates", flags.max_candidates,
                  "Most candidates replayed per step, in priority order "
                  "(default 0: all)")
-      ->check(CLI::Range(0, 1000000));
+      ->check(IntInRange(0, 1000000));
 }
 
 Result<AdviseResult> Advise(const scenarios::ResolvedScenario& start,

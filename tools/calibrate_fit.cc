@@ -9,6 +9,7 @@
 
 #include "calibration/fit.h"
 #include "calibration/tables.h"
+#include "tools/cli_checks.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
 #include "util/output.h"
@@ -120,7 +121,7 @@ void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
                  "row's prediction moves with)");
   app.add_option("--folds", f.folds,
                  "Cross-validation folds (rows assigned by a hash of their id)")
-      ->check(CLI::Range(2, 100));
+      ->check(IntInRange(2, 100));
   app.add_option("--confidence", f.confidence,
                  "Comma-separated confidence levels of the rows to fit: high, "
                  "medium, low");
@@ -132,11 +133,11 @@ void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
   app.add_option("--max-evaluations", f.max_evaluations,
                  "Replays of every row one fit may take, its Jacobian's "
                  "included (default 14; each fold is a fit)")
-      ->check(CLI::Range(2, 1000));
+      ->check(IntInRange(2, 1000));
   app.add_option("-j,--jobs", f.jobs,
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntInRange(0));
   app.add_flag("--per-gpu", f.per_gpu,
                "Fit each GPU type's rows on their own and write one gpu "
                "entry per type");
@@ -324,6 +325,12 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
     }
   }
   auto runs = LoadMeasuredRuns(f.runs_file, "--runs");
+  // The profile's target, checked before the fit's minutes of work: its
+  // folder takes files and it is not one of the inputs.
+  if (runs) {
+    if (auto ok = util::CheckOutputTargets({{"--out", f.out}}); !ok)
+      return std::unexpected(ok.error());
+  }
   if (!runs) return std::unexpected(runs.error());
   std::vector<MeasuredRun> chosen;
   for (const MeasuredRun& run : runs->rows) {

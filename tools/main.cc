@@ -64,6 +64,29 @@ void RequireDecimalIntegers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) RequireDecimalIntegers(*sub);
 }
 
+// CLI11's parse errors in moesim's form: "flags: " first, and its
+// "Could not convert: --gpus = 99999999999" as "--gpus: '99999999999' is
+// not a number moesim can hold (integers up to 2147483647)".
+std::string FlagParseMessage(std::string_view what) {
+  constexpr std::string_view kConvert = "Could not convert: ";
+  std::string message(what);
+  if (message.starts_with(kConvert)) {
+    const std::string rest = message.substr(kConvert.size());
+    const size_t eq = rest.find(" = ");
+    if (eq != std::string::npos) {
+      const std::string value = rest.substr(eq + 3);
+      const bool integer =
+          !value.empty() &&
+          value.find_first_not_of("-0123456789") == std::string::npos;
+      message = rest.substr(0, eq) + ": '" + moesim::util::Excerpt(value) +
+                "' " +
+                (integer ? "is out of range (integers up to 2147483647)"
+                         : "is not a number");
+    }
+  }
+  return "flags: " + message;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,8 +171,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line: CLI11's message names the flag and what was wrong.
-    return Fail(e.what());
+    // One line naming the flag and what was wrong, as every flag error:
+    // "flags: --gpus: ...".
+    return Fail(FlagParseMessage(e.what()));
   }
 
   if (run->parsed()) {

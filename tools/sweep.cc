@@ -14,6 +14,7 @@
 
 #include "models/memory.h"
 #include "sim/replay.h"
+#include "tools/cli_checks.h"
 #include "tools/jobs.h"
 #include "tools/sweep_format.h"
 #include "tools/text_format.h"
@@ -119,7 +120,7 @@ void AddOutputFlags(CLI::App& app, SweepOutputFlags& f) {
   app.add_option("--html", f.html_file,
                  "Write a self-contained HTML report (inline SVG charts)");
   app.add_option("--top", f.top, "Rows of the ranked table (default 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntInRange(1));
   app.add_option("--metric", f.metric,
                  "Rank by tokens_per_sec_per_gpu (default), tflops_per_gpu "
                  "or step_time_s")
@@ -367,7 +368,7 @@ void AddSweepFlags(CLI::App& app, SweepFlags& f) {
   app.add_option("-j,--jobs", f.jobs,
                  "Threads (default: one per hardware thread); the output is "
                  "the same for any count")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntInRange(0));
   app.add_option("--shard", f.shard,
                  "K/N: evaluate only candidates with index % N == K and "
                  "print the partial result (JSON) for `sweep merge`");

@@ -9,6 +9,7 @@
 
 #include "calibration/profile.h"
 #include "calibration/tables.h"
+#include "tools/cli_checks.h"
 #include "tools/measured_runs.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
@@ -150,11 +151,11 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
   app.add_option("--min-seq-len", f.min_seq_len,
                  "Only the rows of at least this many tokens (16384: the "
                  "long-context rows)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntInRange(0));
   app.add_option("--max-seq-len", f.max_seq_len,
                  "Only the rows of at most this many tokens (8192: the "
                  "short-context rows the accuracy guard covers)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntInRange(0));
   CLI::Option* json = app.add_flag("--json", f.json, "Print JSON");
   app.add_flag("--markdown", f.markdown,
                "Print only the accuracy table by group, in Markdown (the "
@@ -167,7 +168,7 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
   app.add_option("-j,--jobs", f.jobs,
                  "Replay threads (default: one per hardware thread); the "
                  "output does not depend on it")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntInRange(0));
   app.add_option("--calibration", f.calibration_file,
                  "Apply a calibration profile (.textproto, as `moesim "
                  "calibrate fit` writes) to every replay");
@@ -199,6 +200,13 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       return std::unexpected(
           FlagError("--group-by", "unknown key '" + b + "' (" + keys + ")"));
     }
+  }
+  if (f.max_seq_len > 0 && f.min_seq_len > f.max_seq_len) {
+    return std::unexpected(FlagError(
+        "--min-seq-len", std::to_string(f.min_seq_len) +
+                             " is above --max-seq-len " +
+                             std::to_string(f.max_seq_len) +
+                             ": no run could be selected"));
   }
   if (f.min_seq_len > 0 || f.max_seq_len > 0) {
     std::erase_if(runs->rows, [&](const MeasuredRun& row) {

@@ -102,7 +102,28 @@ Result<void> CheckOutputTargets(const std::vector<OutputTarget>& targets) {
       }
     }
     struct stat st {};
-    if (::stat(t.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::stat(t.path.c_str(), &st) != 0) {
+      // A new file: its folder must exist and take files, checked now so
+      // that a long command does not fail only at its end.
+      std::string dir = std::filesystem::path(t.path).parent_path().string();
+      if (dir.empty()) dir = ".";
+      struct stat dst {};
+      if (::stat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
+        return Fail(OutputError(t.flag, "cannot write '" + t.path +
+                                            "': no folder '" + dir + "'"));
+      }
+      if (::access(dir.c_str(), W_OK) != 0) {
+        return Fail(OutputError(t.flag, "cannot write '" + t.path +
+                                            "': folder '" + dir +
+                                            "' is not writable"));
+      }
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      return Fail(OutputError(t.flag, "cannot write '" + t.path +
+                                          "': it is a folder"));
+    }
+    if (!S_ISREG(st.st_mode)) continue;
     {
       std::lock_guard<std::mutex> lock(InputsMutex());
       for (const FileId& f : Inputs()) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs libFuzzer targets built by tests/fuzz/build.sh for SECONDS each, one
-# after the other, starting from the seeds in tests/fuzz/corpus/<target>/.
+# after the other, starting from the seeds in tests/fuzz/corpus/<target>/,
+# after replaying the past crash inputs of tests/fuzz/crashes/<target>/.
 # New inputs go to BUILD/corpus/<target>/ (the checked-in seeds are only
 # read); a crash, leak, UB report, timeout (10 s per input) or RSS above
 # 2 GiB leaves its input in BUILD/artifacts/ and fails the run.
@@ -13,7 +14,8 @@ seconds=$2
 shift 2
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(scenario_textproto hf_config megatron_args
-                                    calibration_csv nccl_tests runs_csv)
+                                    calibration_csv nccl_tests runs_csv
+                                    sweep_spec sweep_merge)
 status=0
 for t in "${targets[@]}"; do
   bin="$build/${t}_fuzz"
@@ -23,6 +25,19 @@ for t in "${targets[@]}"; do
   fi
   mkdir -p "$build/corpus/$t" "$build/artifacts"
   log="$build/artifacts/$t.log"
+  # The inputs that crashed moesim once (tests/fuzz/crashes/<target>/),
+  # replayed first, each once.
+  if compgen -G "tests/fuzz/crashes/$t/*" >/dev/null; then
+    if ! "$bin" -timeout=10 -rss_limit_mb=2048 tests/fuzz/crashes/"$t"/* \
+         >"$log" 2>&1; then
+      echo "fuzz: $t: a past crash input fails again; log $log"
+      grep -m1 -A12 'ERROR:\|runtime error\|Timeout\|out-of-memory' "$log"
+      status=1
+      continue
+    fi
+    replayed=$(ls tests/fuzz/crashes/"$t" | wc -l)
+    echo "fuzz: $t: $replayed past crash inputs replayed, no crash"
+  fi
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
     "$build/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1

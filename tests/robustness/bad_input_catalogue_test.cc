@@ -205,8 +205,8 @@ const BadInput kCatalogue[] = {
     {"HfExpertsNegative",
      {"memory", "--model", "{in}/hf/experts_negative/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/experts_negative/config.json: num_moe_experts: "
-     "must be >= 0 (0 for a dense model), got -128"},
+     "flags: --model: {in}/hf/experts_negative/config.json: num_experts: "
+     "must be >= 1, got -128"},
     {"HfGarbage",
      {"memory", "--model", "{in}/hf/garbage/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
@@ -261,7 +261,7 @@ const BadInput kCatalogue[] = {
      {"memory", "--model", "{in}/hf/intermediate_negative/config.json",
       "--system", "dgx-h100", "--gpus", "8"},
      "flags: --model: {in}/hf/intermediate_negative/config.json: "
-     "ffn_hidden_size: must be > 0 for a dense model"},
+     "intermediate_size: must be >= 1, got -1"},
     {"HfKvHeadsNotDividing",
      {"memory", "--model", "{in}/hf/kv_heads_not_dividing/config.json",
       "--system", "dgx-h100", "--gpus", "8"},
@@ -507,7 +507,8 @@ const BadInput kCatalogue[] = {
     {"FlagGpus1e18",
      {"memory", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus",
       "1000000000000000000"},
-     "Could not convert: --gpus = 1000000000000000000"},
+     "flags: --gpus: '1000000000000000000' is out of range (integers up to "
+     "2147483647)"},
     {"FlagGpus1e9",
      {"memory", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus",
       "1000000000"},
@@ -523,7 +524,8 @@ const BadInput kCatalogue[] = {
     {"FlagSeq1e12",
      {"memory", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
       "--seq", "1000000000000"},
-     "Could not convert: --seq = 1000000000000"},
+     "flags: --seq: '1000000000000' is out of range (integers up to "
+     "2147483647)"},
     {"FlagSeq2e9",
      {"memory", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
       "--seq", "2000000000"},
@@ -566,7 +568,9 @@ const BadInput kCatalogue[] = {
     {"FlagValidateJsonMarkdown",
      {"validate", "--json", "--markdown"},
      "--json excludes --markdown"},
-    {"FlagValidateJNegative", {"validate", "-j", "-1"}, "--jobs: Value -1"},
+    {"FlagValidateJNegative",
+     {"validate", "-j", "-1"},
+     "flags: --jobs: must be >= 0, got -1"},
     {"FlagModelDevZero",
      {"memory", "--model", "/dev/zero", "--system", "dgx-h100", "--gpus", "8"},
      "flags: --model: /dev/zero: a model file must end in .textproto"},
@@ -595,7 +599,8 @@ const BadInput kCatalogue[] = {
      "system: unknown system 'dgx-a100'"},
     {"FlagTopoGpus1e18",
      {"topo", "dgx-h100", "--gpus", "1000000000000000000"},
-     "Could not convert: --gpus = 1000000000000000000"},
+     "flags: --gpus: '1000000000000000000' is out of range (integers up to "
+     "2147483647)"},
     {"MegaUnterminatedQuote",
      {"memory", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
       "--megatron-args", "--pipeline-model-parallel-layout \"Ett"},
