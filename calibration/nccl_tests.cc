@@ -328,9 +328,10 @@ class LogParser {
   int footer_line_ = 0;  // after a table's "Out of bounds values" line
   std::vector<CollectiveRow> rows_;
   std::map<uint64_t, size_t> size_rows_;  // a size -> its row in rows_
+  int zero_size_rows_ = 0;                // skipped: they move no bytes
   std::vector<int> repeats_;              // rows_[i] measured repeats_[i] times
-  std::map<int, Device> devices_;  // by rank
-  int threads_ = 0, gpus_ = 0;     // "# nThread N nGpus G"
+  std::map<int, Device> devices_;         // by rank
+  int threads_ = 0, gpus_ = 0;            // "# nThread N nGpus G"
   std::optional<Found> starting_, known_binary_, other_binary_;
   std::optional<Found> second_known_;  // a known binary unlike known_binary_
   std::vector<Found> algos_;
@@ -362,6 +363,11 @@ Result<std::vector<CollectiveRow>> LogParser::Run(
                 "no table header: expected a '#  size  count  type ... time  "
                 "algbw  busbw ...' line (nccl-tests prints it before the "
                 "results)");
+  if (rows_.empty() && zero_size_rows_ > 0)
+    return Fail(Where(table_->header_line) + "every data row has size 0 (" +
+                std::to_string(zero_size_rows_) +
+                " rows): nothing moved, nothing to calibrate; run with a "
+                "larger -b");
   if (rows_.empty())
     return Fail(Where(table_->header_line) +
                 "no data rows: the table header is followed by no row of "
@@ -522,7 +528,10 @@ Result<void> LogParser::ReadDataRow(const std::vector<std::string_view>& tok,
   // nccl-tests prints a row of size 0 when a size holds less than one
   // element per rank: it moves nothing, so there is nothing to calibrate
   // (and collectives.csv needs bytes > 0). Such rows are skipped.
-  if (*size == 0) return {};
+  if (*size == 0) {
+    ++zero_size_rows_;
+    return {};
+  }
   CollectiveRow row;
   row.bytes = static_cast<double>(*size);
   row.latency_us = *ParseMeasure(tok[t.time]);

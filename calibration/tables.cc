@@ -151,11 +151,11 @@ const Choice kGroupedImpl{
 const Choice kAttentionImpl{
     "impl", {"cudnn", "fa2", "fa3", "fa4", "triton", "flashmla"}};
 const Choice kDirection{"direction", {"fwd", "bwd"}};
-const Choice kKernel{"kernel",
-                     {"rmsnorm_fwd", "rmsnorm_bwd", "layernorm_fwd",
-                      "layernorm_bwd", "swiglu_fwd", "swiglu_bwd", "permute",
-                      "unpermute", "fp8_quantize", "fp4_quantize", "adam",
-                      "copy"}};
+const Choice kKernel{
+    "kernel",
+    {"rmsnorm_fwd", "rmsnorm_bwd", "layernorm_fwd", "layernorm_bwd",
+     "swiglu_fwd", "swiglu_bwd", "permute", "unpermute", "fp8_quantize",
+     "fp4_quantize", "adam", "copy"}};
 const Choice kCollective{"collective",
                          {"all_reduce", "all_gather", "reduce_scatter",
                           "alltoall", "sendrecv", "broadcast"}};
@@ -163,11 +163,10 @@ const Choice kAlgorithm{"algorithm", {"ring", "tree", "nvls", "auto"}};
 const Choice kTier{"tier", {"nvlink", "net"}};
 const Choice kDispatcher{"dispatcher", {"alltoall", "deepep", "hybridep"}};
 const Choice kPhase{"phase", {"dispatch", "combine"}};
-const Choice kQuantity{
-    "quantity",
-    {"kernel_launch_us", "torch_op_us", "te_module_us", "autograd_node_us",
-     "graph_launch_us", "graph_node_us", "auto_gc_stall_fraction",
-     "python_call_factor"}};
+const Choice kQuantity{"quantity",
+                       {"kernel_launch_us", "torch_op_us", "te_module_us",
+                        "autograd_node_us", "graph_launch_us", "graph_node_us",
+                        "auto_gc_stall_fraction", "python_call_factor"}};
 const Choice kSustainedQuantity{"quantity", {"compute_rate"}};
 const Choice kLink{"link", {"pcie-gen5-x16", "nvlink-c2c"}};
 const Choice kCopyDirection{"direction", {"h2d", "d2h", "bidir"}};

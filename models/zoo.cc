@@ -7,6 +7,7 @@
 #include "models/hf_config.h"
 #include "util/csv.h"
 #include "util/embedded.h"
+#include "util/message.h"
 #include "util/textproto.h"
 
 namespace moesim::models {
@@ -52,14 +53,15 @@ util::Result<Model> LoadModel(std::string_view name_or_path) {
                          path.ends_with(".json") ||
                          path.ends_with(".textproto");
   if (!looks_like_path) {
-    return util::Fail("model: unknown model '" + path + "'; the zoo has: " +
-                      util::EmbeddedNames(EmbeddedFiles(), kZooDir) +
-                      " (or pass a .textproto or HF config.json path)");
+    return util::Fail(
+        "model: unknown model '" + util::Excerpt(path) +
+        "'; the zoo has: " + util::EmbeddedNames(EmbeddedFiles(), kZooDir) +
+        " (or pass a .textproto or HF config.json path)");
   }
   // Read only files of the expected kind, so that a scenario cannot make
   // moesim open (and quote in an error) any file at all.
   if (!path.ends_with(".json") && !path.ends_with(".textproto")) {
-    return util::Fail(path +
+    return util::Fail(util::Excerpt(path, 200) +
                       ": a model file must end in .textproto (moesim's "
                       "format) or .json (an HF config.json)");
   }

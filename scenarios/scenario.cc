@@ -287,7 +287,6 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
 constexpr std::string_view kModules = "recompute.modules";
 constexpr std::string_view kGranularity = "recompute.granularity";
 
-
 Result<models::Recompute> ParseRecompute(const Recompute& spec,
                                          const FieldNamer& at) {
   models::Recompute out;
@@ -477,8 +476,7 @@ void ResolvePathsAgainst(Scenario& scenario, std::string_view dir) {
     if (!is_path || !path.is_relative()) return value;
     return (std::filesystem::path(dir) / path).string();
   };
-  if (!scenario.model().empty())
-    scenario.set_model(resolve(scenario.model()));
+  if (!scenario.model().empty()) scenario.set_model(resolve(scenario.model()));
   if (!scenario.system().empty())
     scenario.set_system(resolve(scenario.system()));
 }

@@ -57,8 +57,7 @@ int Find(std::span<const std::string_view> words, std::string_view word) {
 }
 
 std::string Unknown(std::string_view word, std::string_view choices) {
-  return "unknown '" + util::Excerpt(word) + "' (" + std::string(choices) +
-         ")";
+  return "unknown '" + util::Excerpt(word) + "' (" + std::string(choices) + ")";
 }
 
 }  // namespace

@@ -233,9 +233,9 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
     const double ranks = par.num_gpus();
     const double traced =
         options.full
-            ? std::min(ranks, static_cast<double>(kMaxTracedRanks + par.pp +
-                                                  options.stragglers.size() +
-                                                  1))
+            ? std::min(ranks,
+                       static_cast<double>(kMaxTracedRanks + par.pp +
+                                           options.stragglers.size() + 1))
             : ranks;
     const double bytes = static_cast<double>(builder.EstimatedOps()) *
                          (options.full ? traced / ranks : 1.0) *

@@ -28,8 +28,8 @@
 //    that different groups put on one link shares it; the symmetric mode
 //    plays the representative's transfers only. Full mode runs up to
 //    kMaxFullRanks GPUs and kMaxFullOps engine ops (both checked before
-//    anything is built; see CheckFullMode). On a layout with no imbalance and no
-//    straggler every member of a group arrives at a join at the time its
+//    anything is built; see CheckFullMode). On a layout with no imbalance and
+//    no straggler every member of a group arrives at a join at the time its
 //    representative would, so both modes give the same step.
 // In both modes each replayed rank has a compute stream and one stream per
 // communication kind (TP, CP, EP, DP, PP), plus the host thread.

@@ -5,7 +5,6 @@
 #define MOESIM_TOOLS_CLI_CHECKS_H_
 
 #include <CLI/CLI.hpp>
-
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -18,11 +17,10 @@ namespace moesim::tools {
 // An integer in [lo, hi]; hi = int64 max reads "must be >= lo".
 inline CLI::Validator IntInRange(
     int64_t lo, int64_t hi = std::numeric_limits<int64_t>::max()) {
-  const std::string want =
-      hi == std::numeric_limits<int64_t>::max()
-          ? "must be >= " + std::to_string(lo)
-          : "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                "]";
+  const std::string want = hi == std::numeric_limits<int64_t>::max()
+                               ? "must be >= " + std::to_string(lo)
+                               : "must be in [" + std::to_string(lo) + ", " +
+                                     std::to_string(hi) + "]";
   return CLI::Validator(
       [lo, hi, want](std::string& value) -> std::string {
         int64_t v = 0;

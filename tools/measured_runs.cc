@@ -77,9 +77,8 @@ util::Result<std::optional<double>> ParseRunNumber(const std::string& text,
       std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() ||
       !std::isfinite(value)) {
-    return std::unexpected(
-        RowError(file, line, column,
-                 "'" + util::Excerpt(text) + "' is not a number"));
+    return std::unexpected(RowError(
+        file, line, column, "'" + util::Excerpt(text) + "' is not a number"));
   }
   return std::optional<double>(value);
 }
@@ -220,10 +219,9 @@ util::Result<void> CheckWords(const util::CsvTable& t, size_t i,
   }
   const std::string& confidence = t.Get(i, "confidence");
   if (confidence != "high" && confidence != "medium" && confidence != "low") {
-    return std::unexpected(
-        RowError(file, line, "confidence",
-                 "unknown '" + util::Excerpt(confidence) +
-                     "' (high, medium, low)"));
+    return std::unexpected(RowError(
+        file, line, "confidence",
+        "unknown '" + util::Excerpt(confidence) + "' (high, medium, low)"));
   }
   for (const std::string& kv : util::SplitList(t.Get(i, "extra"), ";")) {
     if (!kv.starts_with("capacity_factor=")) continue;
@@ -231,9 +229,9 @@ util::Result<void> CheckWords(const util::CsvTable& t, size_t i,
     auto v = ParseRunNumber(value, file, line, "extra capacity_factor");
     if (!v) return std::unexpected(v.error());
     if (!*v || !(**v > 0)) {
-      return std::unexpected(RowError(file, line, "extra capacity_factor",
-                                      "must be > 0, got '" +
-                                          util::Excerpt(value) + "'"));
+      return std::unexpected(
+          RowError(file, line, "extra capacity_factor",
+                   "must be > 0, got '" + util::Excerpt(value) + "'"));
     }
   }
   return {};
@@ -256,8 +254,7 @@ constexpr MeasuredLimit kMeasuredLimits[] = {
 
 // A measured value: empty, or > 0 and at most its column's ceiling.
 util::Result<std::optional<double>> Measured(const util::CsvTable& t, size_t i,
-                                             const std::string& file,
-                                             int line,
+                                             const std::string& file, int line,
                                              const MeasuredLimit& limit) {
   const std::string& text = t.Get(i, limit.column);
   auto v = ParseRunNumber(text, file, line, limit.column);
@@ -265,10 +262,10 @@ util::Result<std::optional<double>> Measured(const util::CsvTable& t, size_t i,
   if (!(**v > 0) || **v > limit.max) {
     char max[32];
     std::snprintf(max, sizeof(max), "%g", limit.max);
-    return std::unexpected(RowError(
-        file, line, limit.column,
-        "must be > 0 and at most " + std::string(max) + " " + limit.what +
-            ", got " + util::Excerpt(text)));
+    return std::unexpected(RowError(file, line, limit.column,
+                                    "must be > 0 and at most " +
+                                        std::string(max) + " " + limit.what +
+                                        ", got " + util::Excerpt(text)));
   }
   return v;
 }
@@ -323,18 +320,18 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
     *c.flag = *v;
   }
   if (f.ep_overlap && *f.ep_overlap > 1) {
-    return std::unexpected(RowError(file, r.line, "ep_overlap",
-                                    "must be 0 or 1, got " +
-                                        util::Excerpt(t.Get(i, "ep_overlap"))));
+    return std::unexpected(RowError(
+        file, r.line, "ep_overlap",
+        "must be 0 or 1, got " + util::Excerpt(t.Get(i, "ep_overlap"))));
   }
   auto offload =
       ParseRunNumber(t.Get(i, "cpu_offload"), file, r.line, "cpu_offload");
   if (!offload) return std::unexpected(offload.error());
   if (*offload && !(**offload >= 0 && **offload <= 1)) {
-    return std::unexpected(RowError(
-        file, r.line, "cpu_offload",
-        "must be in [0, 1] (a fraction of the optimizer state), got " +
-            util::Excerpt(t.Get(i, "cpu_offload"))));
+    return std::unexpected(
+        RowError(file, r.line, "cpu_offload",
+                 "must be in [0, 1] (a fraction of the optimizer state), got " +
+                     util::Excerpt(t.Get(i, "cpu_offload"))));
   }
   f.cpu_offload = *offload;
   if (auto ok = CheckWords(t, i, file, r.line); !ok)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,13 @@
 
 namespace moesim::tools {
 namespace {
+
+// A double as %g prints it ("1.5", not std::to_string's "1.500000").
+std::string FormatG(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
 
 using util::Result;
 
@@ -97,7 +105,7 @@ Result<void> CheckRanges(const ScenarioFlags& f) {
     return std::unexpected(FlagError(
         "--cpu-offload",
         "must be in [0, 1] (a fraction of the optimizer state), got " +
-            std::to_string(*f.cpu_offload)));
+            FormatG(*f.cpu_offload)));
   }
   if (f.hierarchical_cp_sizes) {
     if (auto sizes = ParseSizes(*f.hierarchical_cp_sizes); !sizes)
@@ -391,7 +399,8 @@ void ChangedPaths(const google::protobuf::Message& a,
     const FieldDescriptor* f = d->field(i);
     const std::string path =
         prefix.empty() ? std::string(f->name()) : prefix + "." + f->name();
-    if (!f->is_repeated() && f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+    if (!f->is_repeated() &&
+        f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       ChangedPaths(ra->GetMessage(a, f), rb->GetMessage(b, f), path, out);
       continue;
     }
@@ -445,11 +454,10 @@ Result<scenarios::ResolvedScenario> ResolveFlags(const ScenarioFlags& flags) {
   if (!built) return std::unexpected(built.error());
   // A file's fields are cited file:line, the fields the command line set
   // name their flag; without a file the origin is "flags".
-  auto resolved =
-      !flags.scenario_file.empty()
-          ? scenarios::Resolve(built->spec, flags.scenario_file, built->text,
-                               built->flag_paths)
-          : scenarios::Resolve(built->spec, "flags");
+  auto resolved = !flags.scenario_file.empty()
+                      ? scenarios::Resolve(built->spec, flags.scenario_file,
+                                           built->text, built->flag_paths)
+                      : scenarios::Resolve(built->spec, "flags");
   if (!resolved) return resolved;
   resolved->warnings.insert(resolved->warnings.begin(), built->warnings.begin(),
                             built->warnings.end());

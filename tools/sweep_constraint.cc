@@ -4,6 +4,8 @@
 #include <charconv>
 #include <utility>
 
+#include "util/message.h"
+
 namespace moesim::tools {
 namespace {
 
@@ -43,6 +45,11 @@ Result<std::vector<SweepRule::Factor>> SweepRule::ParseProduct(
     int64_t value = 0;
     auto [end, ec] =
         std::from_chars(word.data(), word.data() + word.size(), value);
+    if (ec == std::errc::result_out_of_range &&
+        end == word.data() + word.size()) {
+      return util::Fail("'" + rule + "': number " + util::Excerpt(word) +
+                        " is above 2^63 - 1");
+    }
     if (!word.empty() && ec == std::errc() &&
         end == word.data() + word.size()) {
       if (value < 0) {
@@ -83,8 +90,8 @@ Result<SweepRule> SweepRule::Parse(std::string_view text) {
                     "': needs a comparison (<=, <, >=, >, ==, !=)");
 }
 
-std::optional<int64_t> SweepRule::Evaluate(const std::vector<Factor>& product,
-                            const scenarios::ResolvedScenario& r) {
+std::optional<int64_t> SweepRule::Evaluate(
+    const std::vector<Factor>& product, const scenarios::ResolvedScenario& r) {
   const models::Parallelism& p = r.parallel;
   int64_t out = 1;
   bool overflow = false;
@@ -110,8 +117,7 @@ std::optional<int64_t> SweepRule::Evaluate(const std::vector<Factor>& product,
 }
 
 std::string SweepRule::Check(const scenarios::ResolvedScenario& r) const {
-  const std::optional<int64_t> lhs = Evaluate(lhs_, r),
-                               rhs = Evaluate(rhs_, r);
+  const std::optional<int64_t> lhs = Evaluate(lhs_, r), rhs = Evaluate(rhs_, r);
   if (!lhs && !rhs) {
     return "constraint " + text_ +
            ": both sides exceed 2^63 - 1, so it cannot be decided exactly";

@@ -43,7 +43,7 @@ class SweepRule {
       std::string_view side, const std::string& rule);
   // nullopt when the product overflows int64.
   static std::optional<int64_t> Evaluate(const std::vector<Factor>& product,
-                          const scenarios::ResolvedScenario& r);
+                                         const scenarios::ResolvedScenario& r);
 
   std::string text_;
   std::vector<Factor> lhs_, rhs_;

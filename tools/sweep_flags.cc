@@ -42,16 +42,28 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"constraints.max_gpus_per_model_replica", "--max-gpus-per-replica"},
 };
 
-// Every occurrence split at commas (or taken whole, `split` false).
+// Every occurrence split at commas (or taken whole, `split` false). Empty
+// items stay ("1,2," has a third, empty one), so that the axis's parser
+// refuses them rather than a typo passing unseen.
 std::vector<std::string> Items(const std::vector<std::string>& occurrences,
                                bool split) {
   std::vector<std::string> out;
   for (const std::string& o : occurrences) {
-    if (!split) {
+    if (!split || util::SplitList(o, ",").empty()) {
       out.push_back(o);
       continue;
     }
-    for (std::string& item : util::SplitList(o, ",")) out.push_back(item);
+    for (size_t start = 0;;) {
+      const size_t comma = o.find(',', start);
+      std::string item = o.substr(start, comma - start);
+      const size_t b = item.find_first_not_of(" \t");
+      item = b == std::string::npos
+                 ? std::string()
+                 : item.substr(b, item.find_last_not_of(" \t") - b + 1);
+      out.push_back(std::move(item));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
   }
   return out;
 }

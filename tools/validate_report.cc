@@ -203,10 +203,9 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   }
   if (f.max_seq_len > 0 && f.min_seq_len > f.max_seq_len) {
     return std::unexpected(FlagError(
-        "--min-seq-len", std::to_string(f.min_seq_len) +
-                             " is above --max-seq-len " +
-                             std::to_string(f.max_seq_len) +
-                             ": no run could be selected"));
+        "--min-seq-len",
+        std::to_string(f.min_seq_len) + " is above --max-seq-len " +
+            std::to_string(f.max_seq_len) + ": no run could be selected"));
   }
   if (f.min_seq_len > 0 || f.max_seq_len > 0) {
     std::erase_if(runs->rows, [&](const MeasuredRun& row) {
@@ -224,6 +223,38 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
              "\n";
     }
     return out;
+  }
+  // The pairs file is read and checked before the replay's seconds of
+  // work, so that a bad --pairs fails at once.
+  std::optional<util::CsvTable> pairs_table;
+  std::string pairs_table_name;
+  if (!f.pairs_file.empty()) {
+    std::string pairs_text;
+    const bool shipped = f.pairs_file == "shipped";
+    pairs_table_name = shipped ? "calibration/runs/ab_pairs.csv" : f.pairs_file;
+    const std::string& pairs_name = pairs_table_name;
+    if (shipped) {
+      auto content = calibration::ShippedRunsFile("ab_pairs.csv");
+      if (!content) return std::unexpected(content.error());
+      pairs_text = std::string(*content);
+    } else {
+      auto read = util::ReadFile(f.pairs_file);  // bounded; never blocks
+      if (!read) {
+        return std::unexpected(FlagError("--pairs", read.error().message));
+      }
+      pairs_text = std::move(*read);
+    }
+    auto parsed = util::CsvTable::Parse(pairs_text, pairs_name);
+    if (!parsed) return std::unexpected(parsed.error());
+    auto* pt = &*parsed;
+    for (const char* column : {"pair_id", "knob", "a_id", "b_id", "metric",
+                               "a_measured", "b_measured"}) {
+      if (pt->Column(column) < 0) {
+        return std::unexpected(util::Error{pairs_name + ":1: missing column '" +
+                                           std::string(column) + "'"});
+      }
+    }
+    pairs_table = std::move(*parsed);
   }
   const RunReplayer replayer(runs->rows);
   const std::vector<RunPrediction> results = replayer.Simulate(profile, f.jobs);
@@ -273,30 +304,8 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   };
   std::vector<PairResult> pairs;
   if (!f.pairs_file.empty()) {
-    std::string pairs_text;
-    const bool shipped = f.pairs_file == "shipped";
-    const std::string pairs_name =
-        shipped ? "calibration/runs/ab_pairs.csv" : f.pairs_file;
-    if (shipped) {
-      auto content = calibration::ShippedRunsFile("ab_pairs.csv");
-      if (!content) return std::unexpected(content.error());
-      pairs_text = std::string(*content);
-    } else {
-      auto read = util::ReadFile(f.pairs_file);  // bounded; never blocks
-      if (!read) {
-        return std::unexpected(FlagError("--pairs", read.error().message));
-      }
-      pairs_text = std::move(*read);
-    }
-    auto pt = util::CsvTable::Parse(pairs_text, pairs_name);
-    if (!pt) return std::unexpected(pt.error());
-    for (const char* column : {"pair_id", "knob", "a_id", "b_id", "metric",
-                               "a_measured", "b_measured"}) {
-      if (pt->Column(column) < 0) {
-        return std::unexpected(util::Error{pairs_name + ":1: missing column '" +
-                                           std::string(column) + "'"});
-      }
-    }
+    const util::CsvTable* pt = &*pairs_table;
+    const std::string& pairs_name = pairs_table_name;
     std::map<std::string, const RunPrediction*> by_id;
     for (const RunPrediction& r : results) by_id[r.row->id] = &r;
     std::vector<std::string> seen;

@@ -4,6 +4,7 @@
 
 #include "util/csv.h"
 #include "util/embedded.h"
+#include "util/message.h"
 #include "util/textproto.h"
 
 namespace moesim::topology {
@@ -100,12 +101,14 @@ util::Result<System> LoadSystem(std::string_view name_or_path) {
   }
   std::string path(name_or_path);
   if (path.find('/') == std::string::npos && !path.ends_with(".textproto")) {
-    return util::Fail("system: unknown system '" + path + "'; shipped: " +
-                      util::EmbeddedNames(EmbeddedFiles(), kSystemsDir) +
-                      " (or pass a .textproto path)");
+    return util::Fail(
+        "system: unknown system '" + util::Excerpt(path) +
+        "'; shipped: " + util::EmbeddedNames(EmbeddedFiles(), kSystemsDir) +
+        " (or pass a .textproto path)");
   }
   if (!path.ends_with(".textproto")) {
-    return util::Fail(path + ": a system file must end in .textproto");
+    return util::Fail(util::Excerpt(path, 200) +
+                      ": a system file must end in .textproto");
   }
   auto text = util::ReadFile(path);
   if (!text) return std::unexpected(text.error());

@@ -109,8 +109,8 @@ Result<void> CheckOutputTargets(const std::vector<OutputTarget>& targets) {
       if (dir.empty()) dir = ".";
       struct stat dst {};
       if (::stat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
-        return Fail(OutputError(t.flag, "cannot write '" + t.path +
-                                            "': no folder '" + dir + "'"));
+        return Fail(OutputError(
+            t.flag, "cannot write '" + t.path + "': no folder '" + dir + "'"));
       }
       if (::access(dir.c_str(), W_OK) != 0) {
         return Fail(OutputError(t.flag, "cannot write '" + t.path +
@@ -120,8 +120,8 @@ Result<void> CheckOutputTargets(const std::vector<OutputTarget>& targets) {
       continue;
     }
     if (S_ISDIR(st.st_mode)) {
-      return Fail(OutputError(t.flag, "cannot write '" + t.path +
-                                          "': it is a folder"));
+      return Fail(
+          OutputError(t.flag, "cannot write '" + t.path + "': it is a folder"));
     }
     if (!S_ISREG(st.st_mode)) continue;
     {

@@ -212,16 +212,19 @@ TEST(NcclTestsLog, SizeZeroRowsAreSkippedTimeZeroAndHugeBusbwRefused) {
 
   std::string no_time(kRow);
   no_time.replace(no_time.find("12.41"), 5, " 0.00");
-  auto timeless = ParseNcclTestsLog(SmallLog("", no_time), "all_reduce_perf.log", "nvlink");
+  auto timeless =
+      ParseNcclTestsLog(SmallLog("", no_time), "all_reduce_perf.log", "nvlink");
   ASSERT_FALSE(timeless);
-  EXPECT_NE(timeless.error().message.find(
-                "all_reduce_perf.log:5: time (out-of-place) '0.00': must be > 0"),
-            std::string::npos)
+  EXPECT_NE(
+      timeless.error().message.find(
+          "all_reduce_perf.log:5: time (out-of-place) '0.00': must be > 0"),
+      std::string::npos)
       << timeless.error().message;
 
   std::string huge(kRow);
   huge.replace(huge.find("0.58"), 4, "1e308");
-  auto fast = ParseNcclTestsLog(SmallLog("", huge), "all_reduce_perf.log", "nvlink");
+  auto fast =
+      ParseNcclTestsLog(SmallLog("", huge), "all_reduce_perf.log", "nvlink");
   ASSERT_FALSE(fast);
   EXPECT_NE(fast.error().message.find("busbw (out-of-place) '1e308': above "
                                       "100000 GB/s"),
