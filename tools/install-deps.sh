@@ -2,7 +2,9 @@
 # Installs the Debian packages moesim's build needs, and only those that are
 # missing. Quiet when everything is present; uses sudo only when not root.
 # With --test, also what only the tests need: Chromium, to render the sweep
-# HTML report headless and check its charts (tests/tools/sweep_test.cc).
+# HTML report headless and check its charts (tests/tools/sweep_test.cc), and
+# the locale sources, to build de_DE for the locale test
+# (tests/robustness/json_output_test.cc).
 # With --mpi, OpenMPI for `mpirun -n N moesim sweep` (-DMOESIM_MPI=ON; `make`
 # turns it on when these are installed): 35 packages, 12.4 MB download,
 # 53 MB on disk, about a minute; not part of the default set.
@@ -19,6 +21,7 @@ packages=(
 )
 if [ "${1:-}" = "--test" ]; then
   packages+=(chromium)      # headless render of the sweep HTML report
+  packages+=(locales)       # de_DE for the locale test (tests/robustness)
 fi
 if [ "${1:-}" = "--mpi" ]; then
   packages+=(libopenmpi-dev openmpi-bin)  # the MPI sweep
