@@ -239,4 +239,51 @@ TEST_F(HostileFilesTest, AdvisePrintedFlagsRerunUnderShWithHostilePath) {
       << r.out.substr(0, 200);
 }
 
+// validate --commands prints a `moesim run` line per row; a runs CSV whose
+// `extra` holds shell syntax (a quote, backquotes, a $(...)) must come out
+// quoted: the line re-runs under sh -c, runs nothing else, and moesim
+// receives the value with its quote.
+TEST_F(HostileFilesTest, ValidateCommandsRerunUnderShWithHostileValue) {
+  std::ifstream in(std::string(MOESIM_SOURCE_DIR) +
+                   "/calibration/runs/runs.csv");
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  // The first row's `extra` (column 24) gains a hostile offload count.
+  // (`extra` splits at ';', so the value has none.)
+  const std::string hostile =
+      "activation_cpu_offloading_layers=2'`touch PWNED`$(touch PWNED2)";
+  size_t field = 0, at = 0;
+  for (bool quoted = false; at < row.size() && field < 23; ++at) {
+    if (row[at] == '"') quoted = !quoted;
+    if (row[at] == ',' && !quoted) ++field;
+  }
+  ASSERT_EQ(field, 23u);
+  row.insert(at, hostile + ";");
+  const fs::path runs = dir_ / "runs.csv";
+  std::ofstream(runs) << header << "\n" << row << "\n";
+
+  ChildResult r = Moesim({"validate", runs.string(), "--commands"});
+  ASSERT_TRUE(r.exited && r.exit_code == 0) << r.err;
+  const size_t tab = r.out.find('\t');
+  ASSERT_NE(tab, std::string::npos) << r.out;
+  const std::string command =
+      r.out.substr(tab + 1, r.out.find('\n') - tab - 1);
+  ASSERT_TRUE(command.starts_with("moesim run ")) << command;
+  ChildLimits limits;
+  limits.wall = std::chrono::milliseconds(60'000);
+  r = RunChild({"/bin/sh", "-c",
+                "cd '" + dir_.string() + "' && exec '" + MOESIM_BINARY +
+                    "' " + command.substr(std::string("moesim ").size())},
+               limits);
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED")) << command;
+  EXPECT_FALSE(fs::exists(dir_ / "PWNED2")) << command;
+  // The value reached moesim with its lone quote, which --megatron-args'
+  // own shell-like parser then refuses.
+  EXPECT_TRUE(r.exited && r.exit_code == 2) << command << "\n" << r.err;
+  EXPECT_EQ(r.err,
+            "moesim: flags: --megatron-args: unterminated single quote\n")
+      << command;
+}
+
 }  // namespace
