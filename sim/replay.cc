@@ -227,6 +227,17 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
         std::to_string(kMaxFullOps / 1'000'000) +
         " M ops (about 100 bytes each); fewer GPUs or micro-batches fit");
   }
+  if (options.full && options.notice &&
+      builder.EstimatedOps() > kNoticeFullOps) {
+    const double ops = static_cast<double>(builder.EstimatedOps());
+    char text[200];
+    std::snprintf(text, sizeof(text),
+                  "full mode: about %.0f M engine ops, some %.1f GB of memory "
+                  "and %.0f s of replay (the limit is %zu M ops)",
+                  ops / 1e6, ops * 100 / 1e9, ops / kFullOpsPerSecond,
+                  kMaxFullOps / 1'000'000);
+    options.notice(text);
+  }
   if (options.trace) {
     // A full-mode trace keeps a bounded set of ranks (TracedRanks): each
     // stage's first, the stragglers, the slowest and up to kMaxTracedRanks.

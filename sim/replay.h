@@ -55,6 +55,7 @@
 #define MOESIM_SIM_REPLAY_H_
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +114,10 @@ struct ReplayOptions {
   bool full = false;  // replay every rank (the header's design)
   // Full mode only; a rank named twice takes the larger factor.
   std::vector<Straggler> stragglers;
+  // Called once, before the replay starts, when full mode is estimated to
+  // need more than kNoticeFullOps engine ops: the estimate (ops, memory,
+  // seconds), for the command line to show while the user waits.
+  std::function<void(const std::string&)> notice;
 };
 
 // Full mode's limits. Ranks: 16,384 GPUs. Ops: the engine, its playout and
@@ -127,6 +132,10 @@ inline constexpr int kMaxFullRanks = 16384;
 // 256: 0.8 s, DP 512: 3.4 s and 0.3 GB; 1,024 did not finish in 20 s).
 inline constexpr int kMaxFullFlowRanks = 512;
 inline constexpr size_t kMaxFullOps = 100'000'000;
+// Above 10 M ops (about 1 GB and 7 s) full mode tells its estimate first.
+inline constexpr size_t kNoticeFullOps = 10'000'000;
+// Full mode's replay rate, ops per second on one core (replay_bench).
+inline constexpr double kFullOpsPerSecond = 1.5e6;
 // A trace's limit: about 1 GB of Chrome JSON, estimated before the replay
 // from the engine ops (one event each; in full mode, the traced ranks'
 // share) at kTraceBytesPerOp (measured 97-103 bytes per event: Llama 3 8B

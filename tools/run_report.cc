@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -353,6 +354,9 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
   options.trace = !f.trace_file.empty();
   options.full = f.full;
   options.stragglers = std::move(*stragglers);
+  options.notice = [](const std::string& text) {
+    std::fprintf(stderr, "moesim: note: %s\n", text.c_str());
+  };
   // Before the replay: a trace that would overwrite an input is refused
   // at once, not after the work.
   if (auto ok = util::CheckOutputTargets({{"--trace", f.trace_file}}); !ok)
