@@ -362,7 +362,15 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
   if (auto ok = util::CheckOutputTargets({{"--trace", f.trace_file}}); !ok)
     return std::unexpected(ok.error());
   auto report = BuildRunReport(*scenario, options, profile);
-  if (!report) return std::unexpected(report.error());
+  if (!report) {
+    // The replay's own limits name the flag that asked for them.
+    const std::string& message = report.error().message;
+    if (message.starts_with("trace: "))
+      return std::unexpected(FlagError("--trace", message.substr(7)));
+    if (message.starts_with("full mode"))
+      return std::unexpected(FlagError("--full", message));
+    return std::unexpected(report.error());
+  }
   if (options.trace) {
     if (auto ok =
             util::WriteOutputFile(f.trace_file, report->step.trace, "--trace");

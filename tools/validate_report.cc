@@ -254,6 +254,20 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
                                            std::string(column) + "'"});
       }
     }
+    // Measured sides: empty (not measured) or a number > 0, since the pair
+    // compares their ratio.
+    for (size_t i = 0; i < pt->num_rows(); ++i) {
+      for (const char* column : {"a_measured", "b_measured"}) {
+        auto v = ParseRunNumber(pt->Get(i, column), pairs_name, pt->Line(i),
+                                column);
+        if (!v) return std::unexpected(v.error());
+        if (*v && !(**v > 0)) {
+          return std::unexpected(util::Error{
+              pairs_name + ":" + std::to_string(pt->Line(i)) + ": " + column +
+              ": must be > 0, got " + util::Excerpt(pt->Get(i, column))});
+        }
+      }
+    }
     pairs_table = std::move(*parsed);
   }
   const RunReplayer replayer(runs->rows);
@@ -318,12 +332,11 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
       seen.push_back(p.pair_id);
       p.knob = pt->Get(i, "knob");
       p.metric = pt->Get(i, "metric");
-      auto am = ParseRunNumber(pt->Get(i, "a_measured"), pairs_name,
-                               pt->Line(i), "a_measured");
-      auto bm = ParseRunNumber(pt->Get(i, "b_measured"), pairs_name,
-                               pt->Line(i), "b_measured");
-      if (!am) return std::unexpected(am.error());
-      if (!bm) return std::unexpected(bm.error());
+      // Checked when the file was read.
+      const auto am = ParseRunNumber(pt->Get(i, "a_measured"), pairs_name,
+                                     pt->Line(i), "a_measured");
+      const auto bm = ParseRunNumber(pt->Get(i, "b_measured"), pairs_name,
+                                     pt->Line(i), "b_measured");
       const auto a = by_id.find(pt->Get(i, "a_id"));
       const auto b = by_id.find(pt->Get(i, "b_id"));
       if (a == by_id.end() || b == by_id.end()) {

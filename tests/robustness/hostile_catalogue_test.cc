@@ -12,8 +12,9 @@
 // one field of a real HF config, one row of a real nccl-tests log), or as
 // `nest` levels of JSON arrays. Families: every integer, real, word and
 // path flag of run / topo / sweep / validate / calibrate / advise; sweep
-// specs and sweep merge parts; scenario files; HF configs; runs CSVs;
-// nccl-tests logs.
+// specs and sweep merge parts; scenario files; HF configs; runs CSVs; A/B
+// pairs CSVs; nccl-tests logs; limits estimated before the work (trace
+// size, full mode on the flow network, outputs into folders).
 //
 // Each fragment is the start of the message moesim prints for its row (at
 // most some 120 characters: the file, the field and the rule), read from
@@ -979,8 +980,8 @@ const HostileInput kCatalogue[] = {
      {"run", "--model", "deepseek-v3", "--system", "dgx-h100", "--gpus", "1024",
       "--full", "--network", "flow"},
      {},
-     "full mode on the flow network: 1024 GPUs is beyond its limit of "
-     "512 ranks (its time grows with the square of the ranks:"},
+     "flags: --full: full mode on the flow network: 1024 GPUs is beyon"
+     "d its limit of 512 ranks (its time grows with the"},
     {"MegatronArgsUnknownValue",
      {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
       "--megatron-args", "--tensor-model-parallel-size x"},
@@ -2987,6 +2988,132 @@ const HostileInput kCatalogue[] = {
       "8", "--tp", "3"},
      {},
      "flags: --gpus: 8 GPUs are not divisible by"},
+    {"PairsAMeasuredZero",
+     {"validate", "{d}/runs.csv", "--pairs", "{d}/pairs.csv", "-j1"},
+     {{.path = "runs.csv",
+       .content =
+           "id,model,gpu,num_gpus,seq_len,mbs,gbs,tp,cp,ep,etp,pp,vpp,cp_com"
+           "m_type,precision,dispatcher,recompute,cuda_graph,ep_overlap,cpu_"
+           "offload,routing,mtp_layers,pp_layout,extra,measured_tflops_per_g"
+           "pu,measured_tokens_per_sec_per_gpu,measured_step_time_s,measured"
+           "_peak_mem_gib,flops_formula,container,source,recipe_source,confi"
+           "dence,notes\n"
+           "r1,qwen3-30b-a3b,h100,8,4096,1,8,1,1,8,1,1,,,bf16,alltoall,full,"
+           "none,0,0,force_balanced,,,,200,,,,,,,,high,\n"},
+      {.path = "pairs.csv",
+       .content =
+           "pair_id,knob,a_id,b_id,a_value,b_value,metric,a_measured,b_measu"
+           "red,source,notes\n"
+           "p1,tp,r1,r2,1,2,step_time_s,0,2,x,y\n"}},
+     "{d}/pairs.csv:2: a_measured: must be > 0, got 0"},
+    {"PairsBMeasuredNegative",
+     {"validate", "{d}/runs.csv", "--pairs", "{d}/pairs.csv", "-j1"},
+     {{.path = "runs.csv",
+       .content =
+           "id,model,gpu,num_gpus,seq_len,mbs,gbs,tp,cp,ep,etp,pp,vpp,cp_com"
+           "m_type,precision,dispatcher,recompute,cuda_graph,ep_overlap,cpu_"
+           "offload,routing,mtp_layers,pp_layout,extra,measured_tflops_per_g"
+           "pu,measured_tokens_per_sec_per_gpu,measured_step_time_s,measured"
+           "_peak_mem_gib,flops_formula,container,source,recipe_source,confi"
+           "dence,notes\n"
+           "r1,qwen3-30b-a3b,h100,8,4096,1,8,1,1,8,1,1,,,bf16,alltoall,full,"
+           "none,0,0,force_balanced,,,,200,,,,,,,,high,\n"},
+      {.path = "pairs.csv",
+       .content =
+           "pair_id,knob,a_id,b_id,a_value,b_value,metric,a_measured,b_measu"
+           "red,source,notes\n"
+           "p1,tp,r1,r2,1,2,step_time_s,1,-2,x,y\n"}},
+     "{d}/pairs.csv:2: b_measured: must be > 0, got -2"},
+    {"PairsAMeasuredNan",
+     {"validate", "{d}/runs.csv", "--pairs", "{d}/pairs.csv", "-j1"},
+     {{.path = "runs.csv",
+       .content =
+           "id,model,gpu,num_gpus,seq_len,mbs,gbs,tp,cp,ep,etp,pp,vpp,cp_com"
+           "m_type,precision,dispatcher,recompute,cuda_graph,ep_overlap,cpu_"
+           "offload,routing,mtp_layers,pp_layout,extra,measured_tflops_per_g"
+           "pu,measured_tokens_per_sec_per_gpu,measured_step_time_s,measured"
+           "_peak_mem_gib,flops_formula,container,source,recipe_source,confi"
+           "dence,notes\n"
+           "r1,qwen3-30b-a3b,h100,8,4096,1,8,1,1,8,1,1,,,bf16,alltoall,full,"
+           "none,0,0,force_balanced,,,,200,,,,,,,,high,\n"},
+      {.path = "pairs.csv",
+       .content =
+           "pair_id,knob,a_id,b_id,a_value,b_value,metric,a_measured,b_measu"
+           "red,source,notes\n"
+           "p1,tp,r1,r2,1,2,step_time_s,nan,2,x,y\n"}},
+     "{d}/pairs.csv:2: a_measured: 'nan' is not a number"},
+    {"PairsBMeasuredWord",
+     {"validate", "{d}/runs.csv", "--pairs", "{d}/pairs.csv", "-j1"},
+     {{.path = "runs.csv",
+       .content =
+           "id,model,gpu,num_gpus,seq_len,mbs,gbs,tp,cp,ep,etp,pp,vpp,cp_com"
+           "m_type,precision,dispatcher,recompute,cuda_graph,ep_overlap,cpu_"
+           "offload,routing,mtp_layers,pp_layout,extra,measured_tflops_per_g"
+           "pu,measured_tokens_per_sec_per_gpu,measured_step_time_s,measured"
+           "_peak_mem_gib,flops_formula,container,source,recipe_source,confi"
+           "dence,notes\n"
+           "r1,qwen3-30b-a3b,h100,8,4096,1,8,1,1,8,1,1,,,bf16,alltoall,full,"
+           "none,0,0,force_balanced,,,,200,,,,,,,,high,\n"},
+      {.path = "pairs.csv",
+       .content =
+           "pair_id,knob,a_id,b_id,a_value,b_value,metric,a_measured,b_measu"
+           "red,source,notes\n"
+           "p1,tp,r1,r2,1,2,step_time_s,1,fast,x,y\n"}},
+     "{d}/pairs.csv:2: b_measured: 'fast' is not a number"},
+    {"PairsMissingColumn",
+     {"validate", "{d}/runs.csv", "--pairs", "{d}/pairs.csv", "-j1"},
+     {{.path = "runs.csv",
+       .content =
+           "id,model,gpu,num_gpus,seq_len,mbs,gbs,tp,cp,ep,etp,pp,vpp,cp_com"
+           "m_type,precision,dispatcher,recompute,cuda_graph,ep_overlap,cpu_"
+           "offload,routing,mtp_layers,pp_layout,extra,measured_tflops_per_g"
+           "pu,measured_tokens_per_sec_per_gpu,measured_step_time_s,measured"
+           "_peak_mem_gib,flops_formula,container,source,recipe_source,confi"
+           "dence,notes\n"
+           "r1,qwen3-30b-a3b,h100,8,4096,1,8,1,1,8,1,1,,,bf16,alltoall,full,"
+           "none,0,0,force_balanced,,,,200,,,,,,,,high,\n"},
+      {.path = "pairs.csv",
+       .content = "pair_id,knob,a_id\n"
+                  "p1,tp,r1\n"}},
+     "{d}/pairs.csv:1: missing column 'b_id'"},
+    {"RunTraceTooLarge",
+     {"run", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "8",
+      "--gbs", "131072", "--trace", "{d}/t.json"},
+     {},
+     "flags: --trace: about 1.4 GB of Chrome JSON is beyond its limit "
+     "of 1 GB, which Perfetto cannot load either; trace fewer"},
+    {"RunFullFlowBeyond512",
+     {"run", "--model", "deepseek-v3", "--system", "dgx-h100", "--gpus", "1024",
+      "--full", "--network", "flow"},
+     {},
+     "flags: --full: full mode on the flow network: 1024 GPUs is beyon"
+     "d its limit of 512 ranks (its time grows with the"},
+    {"RunFullBeyondRanks",
+     {"run", "--model", "llama3-8b", "--system", "dgx-h100", "--gpus", "32768",
+      "--full"},
+     {},
+     "flags: --full: 32768 GPUs is beyond full mode's limit of 16384 r"
+     "anks (each rank is replayed; drop --full for the"},
+    {"RunTraceIntoFolder",
+     {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
+      "--trace", "{d}"},
+     {},
+     "flags: --trace: cannot write '{d}': it is a folder"},
+    {"SweepCsvIntoFolder",
+     {"sweep", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus",
+      "8", "--csv", "{d}"},
+     {},
+     "flags: --csv: cannot write '{d}': it is a folder"},
+    {"SweepHtmlSameAsCsv",
+     {"sweep", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus",
+      "8", "--csv", "{d}/o.csv", "--html", "{d}/o.csv"},
+     {},
+     "flags: --html: '{d}/o.csv' is also the --csv output; choose anot"
+     "her path"},
+    {"TopoDotIntoFolder",
+     {"topo", "dgx-h100", "--gpus", "8", "--dot", "{d}"},
+     {},
+     "flags: --dot: cannot write '{d}': it is a folder"},
 };
 
 std::string Replace(std::string s, const std::string& from,
