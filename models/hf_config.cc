@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/zoo.h"
 #include "util/json_check.h"
 
 namespace moesim::models {
@@ -223,7 +224,15 @@ void ReadRopeScaling(ConfigReader& cfg, Model& model) {
 // Fields every supported family carries under the same HF names
 // (transformers' configuration_<family>.py).
 void ReadCommon(ConfigReader& cfg, Model& model) {
-  model.set_num_layers(cfg.Int("num_hidden_layers"));
+  // Bounded here: the families' readers build per-layer patterns from it.
+  int64_t layers = cfg.Int("num_hidden_layers");
+  if (layers > kMaxModelLayers) {
+    cfg.Fail("num_hidden_layers", std::to_string(layers) +
+                                      " is above the limit of " +
+                                      std::to_string(kMaxModelLayers));
+    layers = 0;
+  }
+  model.set_num_layers(layers);
   model.set_hidden_size(cfg.Int("hidden_size"));
   model.set_ffn_hidden_size(cfg.PositiveInt("intermediate_size"));
   model.set_num_attention_heads(cfg.Int("num_attention_heads"));

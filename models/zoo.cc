@@ -98,7 +98,7 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
   // largest published value (126 layers and hidden 16,384 in Llama 3.1 405B,
   // FFN 53,248, 384 experts in Kimi K2, vocabulary 256k).
   for (auto [value, field, limit] :
-       {std::tuple{m.num_layers(), "num_layers", int64_t{1024}},
+       {std::tuple{m.num_layers(), "num_layers", kMaxModelLayers},
         std::tuple{m.mtp_num_layers(), "mtp_num_layers", kMaxMtpLayers},
         std::tuple{m.hidden_size(), "hidden_size", int64_t{1} << 18},
         std::tuple{m.ffn_hidden_size(), "ffn_hidden_size", int64_t{1} << 20},

@@ -18,6 +18,11 @@
 
 namespace moesim::models {
 
+// The most decoder layers a model or scenario may have: 1,024, eight times
+// the deepest published model (Llama 3.1 405B, 126 layers). Checked as the
+// HF config is read, before anything is built per layer.
+inline constexpr int64_t kMaxModelLayers = 1024;
+
 // The most multi-token-prediction layers a model or scenario may have: 16,
 // sixteen times what the published MTP models train with (DeepSeek-V3,
 // Qwen3-Next: 1). scenarios/rules.h uses the same limit.

@@ -75,9 +75,10 @@ inline constexpr int64_t kMaxGpus = 1'000'000;
 // kMaxSeqLength: 2^24 tokens, 16 times the longest published long-context
 //   training (1M tokens); attention work grows with its square.
 inline constexpr int64_t kMaxSeqLength = int64_t{1} << 24;
-// kMaxLayers: 1,024, eight times the deepest published model (Llama 3.1
-//   405B, 126 layers); also bounds virtual pipeline stages.
-inline constexpr int64_t kMaxLayers = 1024;
+// kMaxLayers: models::kMaxModelLayers (1,024, eight times the deepest
+//   published model, Llama 3.1 405B's 126 layers); also bounds virtual
+//   pipeline stages.
+inline constexpr int64_t kMaxLayers = models::kMaxModelLayers;
 // kMaxMtpLayers: models::kMaxMtpLayers (16), for a model's and a
 //   scenario's mtp_num_layers alike.
 inline constexpr int64_t kMaxMtpLayers = models::kMaxMtpLayers;

@@ -42,7 +42,7 @@ for t in "${targets[@]}"; do
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
     "$build/corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
+  runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$')
   if [ $rc -eq 0 ]; then
     echo "fuzz: $t: ${runs:-?} executions in ${seconds}s, no crash"
   else

@@ -270,7 +270,7 @@ const BadInput kCatalogue[] = {
     {"HfLayers1e15",
      {"memory", "--model", "{in}/hf/layers_1e15/config.json", "--system",
       "dgx-h100", "--gpus", "8"},
-     "flags: --model: {in}/hf/layers_1e15/config.json: num_layers: "
+     "flags: --model: {in}/hf/layers_1e15/config.json: num_hidden_layers: "
      "1000000000000000 is above the limit of 1024"},
     {"HfModelTypeNumber",
      {"memory", "--model", "{in}/hf/model_type_number/config.json", "--system",

@@ -2150,8 +2150,8 @@ const HostileInput kCatalogue[] = {
        .copy_of = "tests/data/hf/qwen3-30b-a3b/config.json",
        .old_text = "  \"num_hidden_layers\": 48,",
        .new_text = "  \"num_hidden_layers\": 5000,"}},
-     "flags: --model: {d}/m/config.json: num_layers: 5000 is above the"
-     " limit of 1024"},
+     "flags: --model: {d}/m/config.json: num_hidden_layers: 5000 is ab"
+     "ove the limit of 1024"},
     {"HfVocabZero",
      {"memory", "--model", "{d}/m/config.json", "--system", "dgx-h100",
       "--gpus", "8"},
@@ -2403,6 +2403,17 @@ const HostileInput kCatalogue[] = {
        .old_text = "  \"head_dim\": 128,",
        .new_text = "  \"head_dim\": 0,"}},
      "flags: --model: {d}/m/config.json: head_dim: must be >= 1, got 0"},
+    {"HfLayersExponent",
+     {"memory", "--model", "{d}/m/config.json", "--system", "dgx-h100",
+      "--gpus", "8"},
+     {{.path = "m/config.json",
+       .content = "{\n"
+                  "  \"model_type\": \"qwen3_moe\",\n"
+                  "  \n"
+                  "  \"num_hidden_layers\": 1519E6\n"
+                  "}"}},
+     "flags: --model: {d}/m/config.json: num_hidden_layers: 1519000000"
+     " is above the limit of 1024"},
     {"HfDeepseekMtpHuge",
      {"memory", "--model", "{d}/m/config.json", "--system", "dgx-h100",
       "--gpus", "8"},
