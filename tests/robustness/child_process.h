@@ -36,6 +36,18 @@ ChildResult RunChild(const std::vector<std::string>& argv,
 // True in AddressSanitizer builds (GCC or clang).
 bool BuiltWithAsan();
 
+#ifdef MOESIM_BINARY
+// Runs the `moesim` binary under test with `args` (after the program name)
+// within `wall`, with no address-space limit.
+inline ChildResult RunMoesim(std::vector<std::string> args,
+                             std::chrono::milliseconds wall) {
+  args.insert(args.begin(), MOESIM_BINARY);
+  ChildLimits limits;
+  limits.wall = wall;
+  return RunChild(args, limits);
+}
+#endif
+
 }  // namespace moesim::testing_util
 
 #endif  // MOESIM_TESTS_ROBUSTNESS_CHILD_PROCESS_H_

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "child_process.h"
@@ -24,10 +25,8 @@ using moesim::testing_util::RunChild;
 const std::string kSource = MOESIM_SOURCE_DIR;
 
 ChildResult Moesim(std::vector<std::string> args) {
-  args.insert(args.begin(), MOESIM_BINARY);
-  ChildLimits limits;
-  limits.wall = std::chrono::minutes(5);
-  return RunChild(args, limits);
+  return moesim::testing_util::RunMoesim(std::move(args),
+                                         std::chrono::minutes(5));
 }
 
 std::string Slurp(const fs::path& path) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "child_process.h"
@@ -27,10 +28,8 @@ using moesim::testing_util::RunChild;
 const std::string kSource = MOESIM_SOURCE_DIR;
 
 ChildResult Moesim(std::vector<std::string> args) {
-  args.insert(args.begin(), MOESIM_BINARY);
-  ChildLimits limits;
-  limits.wall = std::chrono::minutes(5);
-  return RunChild(args, limits);
+  return moesim::testing_util::RunMoesim(std::move(args),
+                                         std::chrono::minutes(5));
 }
 
 class JsonOutputTest : public testing::Test {
