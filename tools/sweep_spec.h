@@ -34,11 +34,13 @@ class SweepSpace {
   // "flags"); `text`, when given, is the file's text, so errors cite the
   // field's line: "<origin>:<line>: <field>: <rule>"; with origin "flags"
   // errors name the flag instead (tools/sweep_flags.h): "flags: --tp: <rule>".
-  // `base_dir` is where a relative base_file is found. Refused: an axis written
-  // but empty, a value out of range (sizes < 1, cpu_offload outside [0, 1]), a
-  // malformed constraint, an unknown base model or system, and a space of more
-  // than kMaxSweepCandidates candidates. The words of the string axes and of
-  // the base's precision, dispatcher and cuda_graph are checked against
+  // `base_dir` is where a relative base_file and the base's relative model
+  // and system paths are found (base_file must end in .textproto). Refused:
+  // an axis written but empty, a value out of range (sizes < 1, cpu_offload
+  // outside [0, 1]), a malformed constraint, an unknown base model or
+  // system, and a space of more than kMaxSweepCandidates candidates (axes
+  // are counted before they are built). The words of the string axes and
+  // of the base's precision, dispatcher and cuda_graph are checked against
   // scenarios/vocabulary.h.
   [[nodiscard]] static util::Result<SweepSpace> Build(
       const scenarios::Sweep& spec, std::string_view origin,
