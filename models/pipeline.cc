@@ -30,7 +30,9 @@ class Expander {
     std::vector<std::string> groups(1);
     while (pos_ < s_.size()) {
       const char c = s_[pos_];
-      if (std::isspace(static_cast<unsigned char>(c))) {
+      // Blanks, and commas, which Megatron's parse_str_to_list drops
+      // ("Ettt|(tt|)*29,m|L").
+      if (std::isspace(static_cast<unsigned char>(c)) || c == ',') {
         ++pos_;
         continue;
       }
@@ -103,6 +105,12 @@ class Expander {
 };
 
 }  // namespace
+
+util::Result<int64_t> CountLayoutStages(std::string_view layout) {
+  auto flat = Expander(layout).Run();
+  if (!flat) return std::unexpected(flat.error());
+  return 1 + std::count(flat->begin(), flat->end(), '|');
+}
 
 util::Result<PipelinePlan> UniformPipeline(int64_t num_layers,
                                            int64_t mtp_layers, int pp,

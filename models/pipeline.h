@@ -37,6 +37,11 @@ struct PipelinePlan {
   }
 };
 
+// The number of virtual stages (PP x VPP) a layout string describes, as
+// Megatron-Core's PipelineParallelLayerLayout.get_num_stages_from_str
+// counts them; errors as ParsePipelineLayout's.
+util::Result<int64_t> CountLayoutStages(std::string_view layout);
+
 // Even split. Error (naming pipeline_model_parallel_layout) when num_layers is
 // not divisible by pp * vpp.
 [[nodiscard]] util::Result<PipelinePlan> UniformPipeline(int64_t num_layers,

@@ -134,6 +134,12 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
           kPerStage,
           "set either this or virtual_pipeline_model_parallel_size, not both"));
     }
+    if (!l.pipeline_model_parallel_layout().empty()) {
+      return std::unexpected(at.Error(
+          kPerStage,
+          "set either this or pipeline_model_parallel_layout, not both "
+          "(Megatron-LM refuses both)"));
+    }
     const int64_t chunk = int64_t{l.pipeline_model_parallel_size()} * per_stage;
     if (s.num_layers() % chunk != 0) {
       return std::unexpected(at.Error(
@@ -144,6 +150,36 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     }
     l.set_virtual_pipeline_model_parallel_size(
         static_cast<int32_t>(s.num_layers() / chunk));
+  }
+  // A layout string sets VPP, as Megatron-LM's validate_args does
+  // (megatron/training/arguments.py): its stage count must be a multiple of
+  // PP, and VPP is their quotient; num_layers_per_virtual_pipeline_stage
+  // cannot be given beside it.
+  if (const std::string& layout = l.pipeline_model_parallel_layout();
+      !layout.empty() && l.virtual_pipeline_model_parallel_size() == 0) {
+    constexpr std::string_view kLayout = "layout.pipeline_model_parallel_layout";
+    auto stages = models::CountLayoutStages(layout);
+    if (!stages) return std::unexpected(at.Wrap(kLayout, stages.error().message));
+    const int pp = l.pipeline_model_parallel_size();
+    if (pp == 1 && *stages > 1) {
+      return std::unexpected(at.Error(
+          kLayout, "has " + std::to_string(*stages) +
+                       " stages but pipeline_model_parallel_size is 1: set "
+                       "it to the pipeline's ranks (VPP = stages / PP)"));
+    }
+    if (*stages % pp != 0) {
+      return std::unexpected(at.Error(
+          kLayout, "has " + std::to_string(*stages) +
+                       " stages, not a multiple of pipeline_model_parallel_size " +
+                       std::to_string(pp) +
+                       " (Megatron-LM sets VPP = stages / PP)"));
+    }
+    l.set_virtual_pipeline_model_parallel_size(
+        static_cast<int32_t>(*stages / pp));
+    d.Note("virtual_pipeline_model_parallel_size",
+           std::to_string(*stages / pp) + " (the layout's " +
+               std::to_string(*stages) + " stages / PP " +
+               std::to_string(pp) + ")");
   }
   d.Int("virtual_pipeline_model_parallel_size", 1,
         &Layout::set_virtual_pipeline_model_parallel_size,

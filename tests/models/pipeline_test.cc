@@ -69,6 +69,19 @@ TEST(ParsePipelineLayout, RejectsWrongCounts) {
   ASSERT_FALSE(late_e);
 }
 
+// Megatron-Core's get_num_stages_from_str: the stages of the expanded
+// layout; commas are separators and dropped, as in its docstring's example
+// "Ettt|(tt|)*29,m|L" (31 + 1 = 32 stages).
+TEST(CountLayoutStages, CountsExpandedStagesAndDropsCommas) {
+  EXPECT_EQ(CountLayoutStages("Ettt|(tt|)*29,m|L").value_or(-1), 32);
+  EXPECT_EQ(CountLayoutStages("Et*48L").value_or(-1), 1);
+  EXPECT_FALSE(CountLayoutStages("Et|(t"));
+  auto plan = ParsePipelineLayout("Ettt|(tt|)*29,m|L", 61, 1, 8, 4);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->stages.size(), 32u);
+  EXPECT_EQ(plan->stages[30].mtp_layers, 1);
+}
+
 // Megatron-Bridge's account_for_embedding/loss_in_pipeline_split: Llama 3.1
 // 405B's 126 layers + embedding + loss = 128 = 64 virtual stages (PP8 VPP8)
 // of 2: the first holds the embedding and 1 layer, the last 1 layer and the

@@ -880,8 +880,8 @@ const HostileInput kCatalogue[] = {
      {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
       "--pp-layout", "Et|tL"},
      {},
-     "flags: --pp-layout: has 2 stages, expected pipeline_model_parall"
-     "el_size x virtual_pipeline_model_parallel_size = 1"},
+     "flags: --pp-layout: has 2 stages but pipeline_model_parallel_siz"
+     "e is 1: set it to the pipeline's ranks (VPP = stages /"},
     {"RunFlagPpLayoutBad15",
      {"run", "--model", "qwen3-30b-a3b", "--system", "dgx-h100", "--gpus", "8",
       "--pp-layout", "("},
@@ -1874,7 +1874,7 @@ const HostileInput kCatalogue[] = {
            "layout { pipeline_model_parallel_size: 2 pipeline_model_parallel"
            "_layout: \"Et*48L\" }\n"}},
      "{d}/s.textproto: layout.pipeline_model_parallel_layout: has 1 st"
-     "ages, expected pipeline_model_parallel_size x"},
+     "ages, not a multiple of pipeline_model_parallel_size 2"},
     {"ScenarioLayoutWrongLayers",
      {"memory", "{d}/s.textproto"},
      {{.path = "s.textproto",

@@ -469,6 +469,25 @@ const RuleCase kRuleCases[] = {
        "num_layers_per_virtual_pipeline_stage: 5 }"),
      "num_layers 48 is not divisible by pipeline_model_parallel_size*"
      "num_layers_per_virtual_pipeline_stage = 10"},
+    // A layout string sets VPP = stages / PP (Megatron-LM arguments.py):
+    // 4 stages at PP2 resolve as VPP2; 3 stages are not a multiple of PP2.
+    {"LayoutSetsVppPass",
+     Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
+       "pipeline_model_parallel_layout: \"Et*12|t*12|t*12|t*12L\" }"),
+     ""},
+    {"LayoutStagesNotMultipleOfPpFail",
+     Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
+       "pipeline_model_parallel_layout: \"Et*16|t*16|t*16L\" }"),
+     "has 3 stages, not a multiple of pipeline_model_parallel_size 2"},
+    {"LayoutStagesWithoutPpFail",
+     Q("num_gpus: 8 layout { "
+       "pipeline_model_parallel_layout: \"Et*24|t*24L\" }"),
+     "has 2 stages but pipeline_model_parallel_size is 1"},
+    {"LayoutAndLayersPerVirtualStageFail",
+     Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
+       "num_layers_per_virtual_pipeline_stage: 12 "
+       "pipeline_model_parallel_layout: \"Et*12|t*12|t*12|t*12L\" }"),
+     "set either this or pipeline_model_parallel_layout"},
     {"LayersPerVirtualStageTwiceFail",
      Q("num_gpus: 8 layout { pipeline_model_parallel_size: 2 "
        "num_layers_per_virtual_pipeline_stage: 6 "
