@@ -145,9 +145,14 @@ TEST_F(HostileFilesTest, TwoOutputsToOneFileAreRefused) {
 // A full disk: the report does not reach stdout, so no exit 0; an output
 // file on a full device fails with the reason.
 TEST_F(HostileFilesTest, FullDiskIsAnErrorNotASuccess) {
-  std::vector<std::string> sh = {"/bin/sh", "-c",
-                                 std::string("exec '") + MOESIM_BINARY +
-                                     "' run '" + scenario_ + "' > /dev/full"};
+  // A small layout: the replay's seconds (tens under ASan on a loaded
+  // machine, with the default scenario) are not what is tested.
+  const std::vector<std::string> small = {"--model",  "llama3-8b", "--system",
+                                          "dgx-h100", "--gpus",    "8"};
+  std::vector<std::string> sh = {
+      "/bin/sh", "-c",
+      std::string("exec '") + MOESIM_BINARY +
+          "' run --model llama3-8b --system dgx-h100 --gpus 8 > /dev/full"};
   ChildLimits limits;
   limits.wall = std::chrono::milliseconds(30'000);
   ChildResult r = RunChild(sh, limits);
@@ -156,7 +161,10 @@ TEST_F(HostileFilesTest, FullDiskIsAnErrorNotASuccess) {
   EXPECT_NE(r.err.find("moesim: stdout: cannot write: No space left on device"),
             std::string::npos)
       << r.err;
-  r = Moesim({"run", scenario_, "--trace", "/dev/full"});
+  std::vector<std::string> traced = {"run"};
+  traced.insert(traced.end(), small.begin(), small.end());
+  traced.insert(traced.end(), {"--trace", "/dev/full"});
+  r = Moesim(traced);
   ASSERT_TRUE(r.exited);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("flags: --trace: cannot write '/dev/full': No space "
@@ -263,14 +271,13 @@ TEST_F(HostileFilesTest, ValidateCommandsRerunUnderShWithHostileValue) {
   ASSERT_TRUE(r.exited && r.exit_code == 0) << r.err;
   const size_t tab = r.out.find('\t');
   ASSERT_NE(tab, std::string::npos) << r.out;
-  const std::string command =
-      r.out.substr(tab + 1, r.out.find('\n') - tab - 1);
+  const std::string command = r.out.substr(tab + 1, r.out.find('\n') - tab - 1);
   ASSERT_TRUE(command.starts_with("moesim run ")) << command;
   ChildLimits limits;
   limits.wall = std::chrono::milliseconds(60'000);
   r = RunChild({"/bin/sh", "-c",
-                "cd '" + dir_.string() + "' && exec '" + MOESIM_BINARY +
-                    "' " + command.substr(std::string("moesim ").size())},
+                "cd '" + dir_.string() + "' && exec '" + MOESIM_BINARY + "' " +
+                    command.substr(std::string("moesim ").size())},
                limits);
   EXPECT_FALSE(fs::exists(dir_ / "PWNED")) << command;
   EXPECT_FALSE(fs::exists(dir_ / "PWNED2")) << command;
