@@ -120,7 +120,9 @@ Result<int> ParseInt(std::string_view flag, const std::string& text, int min) {
   return static_cast<int>(value);
 }
 
-// Shell-like split: blanks separate, quotes group, backslash escapes.
+// Shell-like split: blanks separate, quotes group, backslash escapes, and
+// a word that begins with '#' starts a comment to the end of its line, as
+// in a launch script ("--tp 2  # per node").
 Result<std::vector<std::string>> Tokenize(std::string_view text) {
   std::vector<std::string> tokens;
   std::string current;
@@ -137,6 +139,8 @@ Result<std::vector<std::string>> Tokenize(std::string_view text) {
       } else {
         current += c;
       }
+    } else if (c == '#' && !in_token) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_token = true;

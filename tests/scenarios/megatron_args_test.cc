@@ -76,6 +76,31 @@ TEST(MegatronArgsTest, BridgeDeepSeekV3LongContextMapsOntoTheScenario) {
   EXPECT_EQ(r->pipeline.stages.size(), 32u);
 }
 
+// A launch script's comments: a word that begins with '#' runs to the end
+// of its line (POSIX sh), while a '#' inside a word or quotes is kept.
+TEST(MegatronArgsTest, ShellCommentsAreDropped) {
+  Scenario spec;
+  auto warnings = ApplyMegatronArgs(
+      "--tensor-model-parallel-size 2  # two per node\n"
+      "# --pipeline-model-parallel-size 4\n"
+      "--pipeline-model-parallel-layout 'Et|#tL' --context-parallel-size 2#x",
+      spec);
+  ASSERT_FALSE(warnings);  // "2#x" is one word, not an integer
+  EXPECT_NE(warnings.error().message.find("'2#x' is not an integer"),
+            std::string::npos)
+      << warnings.error().message;
+  Scenario ok;
+  auto applied = ApplyMegatronArgs(
+      "--tensor-model-parallel-size 2  # two per node\n"
+      "# --pipeline-model-parallel-size 4\n"
+      "--context-parallel-size 2",
+      ok);
+  ASSERT_TRUE(applied) << applied.error().message;
+  EXPECT_EQ(ok.layout().tensor_model_parallel_size(), 2);
+  EXPECT_EQ(ok.layout().pipeline_model_parallel_size(), 0);  // commented out
+  EXPECT_EQ(ok.layout().context_parallel_size(), 2);
+}
+
 TEST(MegatronArgsTest, PrecisionRecipes) {
   struct Case {
     const char* args;
