@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -71,7 +72,10 @@ class RowReader {
   double BusGbPerS() {
     const double v = Positive("bus_gb_s");
     if (v > util::kMaxMeasuredBusGbPerS) {
-      Fail("bus_gb_s", "above 100000 GB/s, 100x any NVLink, got " +
+      char max[32];
+      std::snprintf(max, sizeof(max), "%.0f", util::kMaxMeasuredBusGbPerS);
+      Fail("bus_gb_s", "above " + std::string(max) +
+                           " GB/s, 100x any NVLink, got " +
                            t_.Get(row_, "bus_gb_s"));
     }
     return v;

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "util/check.h"
 #include "util/csv.h"
 #include "util/message.h"
 
@@ -206,6 +207,19 @@ void ApplyRecomputeSetting(const RecomputeSetting& setting, Recompute& rc) {
       for (const std::string& m : setting.modules) rc.add_modules(m);
       return;
   }
+}
+
+Result<void> CheckWord(std::string_view kind, std::string_view word) {
+  auto check = [](const auto& parsed) -> Result<void> {
+    if (!parsed) return std::unexpected(parsed.error());
+    return {};
+  };
+  if (kind == "precision") return check(ParsePrecision(word));
+  if (kind == "dispatcher") return check(ParseDispatcher(word));
+  if (kind == "recompute") return check(ParseRecomputeSetting(word));
+  if (kind == "cuda_graph") return check(ParseCudaGraph(word));
+  util::CheckOrDie(kind == "routing", "CheckWord: unknown kind");
+  return check(ParseRouting(word));
 }
 
 }  // namespace moesim::scenarios

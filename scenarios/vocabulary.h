@@ -38,6 +38,13 @@ std::span<const std::string_view> DispatcherWords();
 std::span<const std::string_view> RoutingWords();
 [[nodiscard]] util::Result<models::Routing> ParseRouting(std::string_view word);
 
+// Checks `word` against the vocabulary of `kind`: "precision",
+// "dispatcher", "recompute" (a setting: ParseRecomputeSetting), "cuda_graph"
+// or "routing". Error: that kind's parser's ("unknown 'x' (...)").
+// REQUIRES: `kind` is one of these.
+[[nodiscard]] util::Result<void> CheckWord(std::string_view kind,
+                                           std::string_view word);
+
 // cp_comm_type (Megatron --cp-comm-type): p2p, a2a, allgather, a2a+p2p.
 std::span<const std::string_view> CpCommTypeWords();
 [[nodiscard]] util::Result<models::CpCommType> ParseCpCommType(

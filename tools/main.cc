@@ -66,7 +66,7 @@ void RequireDecimalIntegers(CLI::App& app) {
 
 // CLI11's parse errors in moesim's form: "flags: " first, and its
 // "Could not convert: --gpus = 99999999999" as "--gpus: '99999999999' is
-// not a number moesim can hold (integers up to 2147483647)".
+// out of range (integers up to 2147483647)" (every integer flag is an int).
 std::string FlagParseMessage(std::string_view what) {
   constexpr std::string_view kConvert = "Could not convert: ";
   std::string message(what);

@@ -201,21 +201,12 @@ util::Result<void> CpExchange(const util::CsvTable& t, size_t i,
 // refused with its row, not left to make the row silently unsimulated.
 util::Result<void> CheckWords(const util::CsvTable& t, size_t i,
                               const std::string& file, int line) {
-  auto error_of = [](const auto& parsed) {
-    return parsed ? std::string() : parsed.error().message;
-  };
   for (const char* column :
        {"precision", "dispatcher", "recompute", "cuda_graph", "routing"}) {
     const std::string& word = t.Get(i, column);
     if (word.empty()) continue;
-    const std::string_view c = column;
-    const std::string bad =
-        c == "precision"    ? error_of(scenarios::ParsePrecision(word))
-        : c == "dispatcher" ? error_of(scenarios::ParseDispatcher(word))
-        : c == "recompute"  ? error_of(scenarios::ParseRecomputeSetting(word))
-        : c == "cuda_graph" ? error_of(scenarios::ParseCudaGraph(word))
-                            : error_of(scenarios::ParseRouting(word));
-    if (!bad.empty()) return std::unexpected(RowError(file, line, column, bad));
+    if (auto ok = scenarios::CheckWord(column, word); !ok)
+      return std::unexpected(RowError(file, line, column, ok.error().message));
   }
   const std::string& confidence = t.Get(i, "confidence");
   if (confidence != "high" && confidence != "medium" && confidence != "low") {

@@ -120,11 +120,6 @@ class Namer {
 // are dropped in linear time, so a hostile axis is refused at once.
 Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
                                     std::string_view name, const Namer& at) {
-  const auto too_many = [&] {
-    return std::unexpected(
-        at.Error(name, "more than " + std::to_string(kMaxSweepCandidates) +
-                           " values (the limit of a sweep)"));
-  };
   const bool range = axis.from() != 0 || axis.to() != 0 || axis.times() != 0 ||
                      axis.step() != 0;
   int64_t range_size = 0;
@@ -147,8 +142,11 @@ Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
         ++range_size;  // at most 31 steps
     }
   }
-  if (int64_t{axis.values_size()} + range_size > kMaxSweepCandidates)
-    return too_many();
+  if (int64_t{axis.values_size()} + range_size > kMaxSweepCandidates) {
+    return std::unexpected(
+        at.Error(name, "more than " + std::to_string(kMaxSweepCandidates) +
+                           " values (the limit of a sweep)"));
+  }
 
   std::vector<int32_t> out;
   std::unordered_set<int32_t> seen;
@@ -185,16 +183,9 @@ Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
 Result<void> CheckWords(const std::vector<std::string>& values,
                         std::string_view kind, std::string_view field,
                         const Namer& at) {
-  auto error_of = [](const auto& parsed) {
-    return parsed ? std::string() : parsed.error().message;
-  };
   for (const std::string& v : values) {
-    const std::string bad =
-        kind == "precision"    ? error_of(scenarios::ParsePrecision(v))
-        : kind == "dispatcher" ? error_of(scenarios::ParseDispatcher(v))
-        : kind == "recompute"  ? error_of(scenarios::ParseRecomputeSetting(v))
-                               : error_of(scenarios::ParseCudaGraph(v));
-    if (!bad.empty()) return std::unexpected(at.Error(field, bad));
+    if (auto ok = scenarios::CheckWord(kind, v); !ok)
+      return std::unexpected(at.Error(field, ok.error().message));
   }
   return {};
 }

@@ -21,9 +21,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using moesim::testing_util::ChildLimits;
 using moesim::testing_util::ChildResult;
-using moesim::testing_util::RunChild;
 
 const std::string kSource = MOESIM_SOURCE_DIR;
 
@@ -55,8 +53,8 @@ class JsonOutputTest : public testing::Test {
   fs::path dir_;
 };
 
-const std::vector<std::string> kQwen = {"--model", "qwen3-30b-a3b", "--system",
-                                        "dgx-h100", "--gpus", "8"};
+const std::vector<std::string> kQwen = {"--model",  "qwen3-30b-a3b", "--system",
+                                        "dgx-h100", "--gpus",        "8"};
 
 std::vector<std::string> With(std::vector<std::string> head,
                               const std::vector<std::string>& tail) {
@@ -76,11 +74,12 @@ TEST_F(JsonOutputTest, EveryCommandPrintsStrictJson) {
   // sweep merge of the two shards of a small space.
   std::vector<std::string> parts;
   for (const char* shard : {"0/2", "1/2"}) {
-    const ChildResult r = Moesim(With(
-        {"sweep"}, With(kQwen, {"--tp", "1,2", "--ep", "1,8", "--shard",
-                                shard})));
+    const ChildResult r = Moesim(
+        With({"sweep"},
+             With(kQwen, {"--tp", "1,2", "--ep", "1,8", "--shard", shard})));
     ASSERT_TRUE(r.exited && r.exit_code == 0) << r.err;
-    parts.push_back((dir_ / (std::string("part") + shard[0] + ".json")).string());
+    parts.push_back(
+        (dir_ / (std::string("part") + shard[0] + ".json")).string());
     std::ofstream(parts.back()) << r.out;
   }
   StrictJson({"sweep", "merge", parts[0], parts[1], "--json"});
