@@ -1,6 +1,7 @@
 #include "scenarios/megatron_args.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "scenarios/architecture.h"
 #include "scenarios/vocabulary.h"
 #include "util/csv.h"
 
@@ -18,7 +20,9 @@ using util::Result;
 
 constexpr std::string_view kPrefix = "--megatron-args: ";
 
-enum class Kind { kBool, kInt, kDouble, kString, kList };
+// kText: every value up to the next flag, joined by blanks (a Python list
+// expression such as "[0, 1, 1]" may be written with blanks).
+enum class Kind { kBool, kInt, kDouble, kString, kList, kText };
 
 struct FlagInfo {
   std::string_view name;
@@ -81,6 +85,53 @@ constexpr FlagInfo kFlags[] = {
     {"--data-parallel-sharding-strategy", Kind::kString},
     {"--cp-comm-type", Kind::kList},
     {"--hierarchical-context-parallel-sizes", Kind::kList},
+    {"--cuda-graph-modules", Kind::kList},
+    {"--recompute-activations", Kind::kBool},
+    {"--account-for-embedding-in-pipeline-split", Kind::kBool},
+    {"--account-for-loss-in-pipeline-split", Kind::kBool},
+    // The architecture (scenario field `architecture`).
+    {"--hidden-size", Kind::kInt},
+    {"--ffn-hidden-size", Kind::kInt},
+    {"--num-attention-heads", Kind::kInt},
+    {"--group-query-attention", Kind::kBool},
+    {"--num-query-groups", Kind::kInt},
+    {"--kv-channels", Kind::kInt},
+    {"--vocab-size", Kind::kInt},
+    {"--make-vocab-size-divisible-by", Kind::kInt},
+    {"--tokenizer-model", Kind::kString},
+    {"--swiglu", Kind::kBool},
+    {"--quick-geglu", Kind::kBool},
+    {"--squared-relu", Kind::kBool},
+    {"--untie-embeddings-and-output-weights", Kind::kBool},
+    {"--disable-bias-linear", Kind::kBool},
+    {"--add-bias-linear", Kind::kBool},
+    {"--qk-layernorm", Kind::kBool},
+    {"--attention-output-gate", Kind::kBool},
+    {"--softmax-type", Kind::kString},
+    {"--multi-latent-attention", Kind::kBool},
+    {"--q-lora-rank", Kind::kInt},
+    {"--kv-lora-rank", Kind::kInt},
+    {"--qk-head-dim", Kind::kInt},
+    {"--qk-pos-emb-head-dim", Kind::kInt},
+    {"--v-head-dim", Kind::kInt},
+    {"--window-size", Kind::kText},
+    {"--window-attn-skip-freq", Kind::kText},
+    {"--experimental-attention-variant", Kind::kString},
+    {"--linear-attention-type", Kind::kString},
+    {"--normalization", Kind::kString},
+    {"--tokenizer-type", Kind::kString},
+    {"--linear-attention-freq", Kind::kText},
+    {"--linear-num-key-heads", Kind::kInt},
+    {"--linear-key-head-dim", Kind::kInt},
+    {"--linear-num-value-heads", Kind::kInt},
+    {"--linear-value-head-dim", Kind::kInt},
+    {"--linear-conv-kernel-dim", Kind::kInt},
+    {"--num-experts", Kind::kInt},
+    {"--moe-router-topk", Kind::kInt},
+    {"--moe-ffn-hidden-size", Kind::kInt},
+    {"--moe-shared-expert-intermediate-size", Kind::kInt},
+    {"--moe-shared-expert-gate", Kind::kBool},
+    {"--moe-layer-freq", Kind::kText},
 };
 
 const FlagInfo* FindFlag(std::string_view name) {
@@ -205,6 +256,78 @@ std::vector<Arg> Group(const std::vector<std::string>& tokens,
   return args;
 }
 
+bool IsBoolWord(std::string_view v) {
+  return v == "true" || v == "false" || v == "True" || v == "False" ||
+         v == "1" || v == "0";
+}
+
+// The first shell variable reference ($NAME, ${...}, $(...)) in `value`.
+std::optional<std::string> ShellVariable(std::string_view value) {
+  const size_t dollar = value.find('$');
+  if (dollar == std::string_view::npos || dollar + 1 >= value.size())
+    return std::nullopt;
+  size_t end = dollar + 1;
+  if (value[end] == '{' || value[end] == '(') {
+    const char close = value[end] == '{' ? '}' : ')';
+    end = value.find(close, end);
+    end = end == std::string_view::npos ? value.size() : end + 1;
+  } else {
+    while (end < value.size() &&
+           (std::isalnum(static_cast<unsigned char>(value[end])) ||
+            value[end] == '_'))
+      ++end;
+    if (end == dollar + 1) return std::nullopt;  // a lone '$'
+  }
+  return std::string(value.substr(dollar, std::min<size_t>(end - dollar, 60)));
+}
+
+// Megatron-Bridge inputs are recipes plus overrides: a recipe's settings are
+// in Python that moesim does not read, so simulating the overrides alone
+// would silently simulate another run. Refused, naming what was found.
+Result<void> RefuseBridgeForms(const std::vector<std::string>& tokens) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (t.ends_with("setup_experiment.py") || t.ends_with("run_recipe.py")) {
+      std::string picked;
+      for (size_t k = i + 1; k + 1 < tokens.size(); ++k) {
+        const std::string& o = tokens[k];
+        if (o == "-m" || o == "-mr" || o == "-g" || o == "-c" || o == "-ng" ||
+            o == "--recipe" || o == "--model_recipe_name" ||
+            o == "--gpu" || o == "--compute_dtype")
+          picked += " " + o + " " + tokens[k + 1];
+      }
+      return std::unexpected(util::Error{
+          std::string(kPrefix) + "Megatron-Bridge's " +
+          t.substr(t.rfind('/') + 1) + " selects a recipe" +
+          (picked.empty() ? "" : " (" + picked.substr(1) + ")") +
+          " whose settings are Python that moesim does not import; give "
+          "the run as Megatron-LM arguments, or --model with moesim's "
+          "layout flags"});
+    }
+    const size_t eq = t.find('=');
+    const size_t dot = t.find('.');
+    if (!t.starts_with("-") && eq != std::string::npos &&
+        dot != std::string::npos && dot < eq && dot > 0 &&
+        std::all_of(t.begin(), t.begin() + static_cast<long>(eq), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) ||
+                 std::isdigit(static_cast<unsigned char>(c)) || c == '_' ||
+                 c == '.';
+        })) {
+      return std::unexpected(util::Error{
+          std::string(kPrefix) + "'" + t.substr(0, 60) +
+          "' is a Megatron-Bridge recipe override: the recipe's other "
+          "settings are Python that moesim does not import; give the run "
+          "as Megatron-LM arguments (" +
+          "--" + [&] {
+            std::string flag = t.substr(dot + 1, eq - dot - 1);
+            std::replace(flag.begin(), flag.end(), '_', '-');
+            return flag;
+          }() + " ...)"});
+    }
+  }
+  return {};
+}
+
 // The known flags given (last occurrence wins), checked for arity.
 class Given {
  public:
@@ -213,13 +336,14 @@ class Given {
     const size_t n = arg.values.size();
     switch (info.kind) {
       case Kind::kBool:
-        if (n == 1 && arg.inline_value) {
+        // --flag=true, or --flag true as Megatron-Bridge style scripts write.
+        if (n == 1 && (arg.inline_value || IsBoolWord(arg.values[0]))) {
           const std::string& v = arg.values[0];
-          if (v != "true" && v != "false" && v != "1" && v != "0") {
+          if (!IsBoolWord(v)) {
             return std::unexpected(
                 FlagError(arg.flag, "'" + v + "' is not true or false"));
           }
-          bools_[arg.flag] = v == "true" || v == "1";
+          bools_[arg.flag] = v == "true" || v == "True" || v == "1";
           return {};
         }
         if (n > 0) {
@@ -251,6 +375,11 @@ class Given {
         values_[arg.flag] = std::move(items);
         return {};
       }
+      case Kind::kText:
+        if (n == 0)
+          return std::unexpected(FlagError(arg.flag, "needs a value"));
+        values_[arg.flag] = {Join(arg.values, " ")};
+        return {};
     }
     return {};
   }
@@ -379,7 +508,13 @@ Result<void> ApplyRecompute(const Given& g, Scenario& spec) {
   Recompute& rc = *spec.mutable_recompute();
   auto granularity = g.Choice("--recompute-granularity", {"full", "selective"});
   if (!granularity) return std::unexpected(granularity.error());
-  if (*granularity) rc.set_granularity(**granularity);
+  if (*granularity) {
+    rc.set_granularity(**granularity);
+  } else if (g.Bool("--recompute-activations").value_or(false)) {
+    // megatron/training/arguments.py validate_args: --recompute-activations
+    // sets recompute_granularity = 'selective' (modules default core_attn).
+    rc.set_granularity("selective");
+  }
   if (const std::vector<std::string>* modules = g.List("--recompute-modules")) {
     rc.clear_modules();
     for (const std::string& m : *modules) rc.add_modules(m);
@@ -387,9 +522,10 @@ Result<void> ApplyRecompute(const Given& g, Scenario& spec) {
   auto method = g.Choice("--recompute-method", {"uniform", "block"});
   if (!method) return std::unexpected(method.error());
   if (*method) rc.set_method(**method);
-  auto layers = g.Int("--recompute-num-layers", 1);
+  // Megatron accepts 0 (its "recompute no layers" spelling with block).
+  auto layers = g.Int("--recompute-num-layers", 0);
   if (!layers) return std::unexpected(layers.error());
-  if (*layers) rc.set_num_layers(**layers);
+  if (*layers && **layers > 0) rc.set_num_layers(**layers);
   return {};
 }
 
@@ -438,6 +574,12 @@ Result<void> ApplyPrecision(const Given& g, Scenario& spec,
 
 Result<void> ApplyDispatcher(const Given& g, Scenario& spec,
                              std::vector<std::string>& warnings) {
+  if (g.String("--moe-token-dispatcher-type") == "allgather") {
+    return std::unexpected(FlagError(
+        "--moe-token-dispatcher-type",
+        "allgather is not modelled (moesim models alltoall and flex with "
+        "deepep or hybridep); pass alltoall to simulate the nearest"));
+  }
   auto type = g.Choice("--moe-token-dispatcher-type", {"alltoall", "flex"});
   if (!type) return std::unexpected(type.error());
   auto backend =
@@ -495,7 +637,18 @@ Result<void> ApplyCudaGraph(const Given& g, Scenario& spec,
   if (!kind && g.Bool("--enable-cuda-graph").value_or(false)) kind = "local";
   if (!kind && g.Bool("--external-cuda-graph").value_or(false))
     kind = "transformer_engine";
+  // --cuda-graph-modules is the current name of --cuda-graph-scope
+  // (megatron/training/arguments.py refuses both together).
   const std::vector<std::string>* scopes = g.List("--cuda-graph-scope");
+  if (const std::vector<std::string>* modules = g.List("--cuda-graph-modules")) {
+    if (scopes) {
+      return std::unexpected(
+          FlagError("--cuda-graph-modules",
+                    "cannot be combined with --cuda-graph-scope (its old "
+                    "name)"));
+    }
+    scopes = modules;
+  }
   if (!kind) {
     if (scopes) {
       warnings.push_back(
@@ -574,6 +727,212 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   return {};
 }
 
+// The integer N of a layer pattern that Megatron's integer form gives: layer
+// i is "off" (0) when (i + 1) % N == 0, the rule of both frequencies it is
+// used for (megatron/core/transformer/utils.py is_layer_window_attention:
+// 1 = windowed; experimental_attention_variant_module_specs.py
+// get_linear_attention_pattern: 1 = linear attention). nullopt when the
+// pattern has no such period.
+std::optional<int64_t> PeriodOfPattern(const std::vector<int32_t>& pattern) {
+  auto first_zero = std::find(pattern.begin(), pattern.end(), 0);
+  if (first_zero == pattern.end()) return std::nullopt;
+  const int64_t n = first_zero - pattern.begin() + 1;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != ((static_cast<int64_t>(i) + 1) % n != 0 ? 1 : 0))
+      return std::nullopt;
+  }
+  return n;
+}
+
+// A frequency flag that Megatron types with moe_freq_type / la_freq_type
+// (megatron/training/arguments.py): an integer N, or a list expression of
+// one 0/1 entry per layer. moesim's model keeps the integer rule, so a list
+// must be that rule written out.
+Result<std::optional<int64_t>> FrequencyFlag(const Given& g,
+                                             std::string_view flag,
+                                             int64_t num_layers) {
+  auto text = g.String(flag);
+  if (!text) return std::optional<int64_t>();
+  if (text->find('[') == std::string::npos) {
+    auto value = ParseInt(flag, *text, 1);
+    if (!value) return std::unexpected(value.error());
+    return std::optional<int64_t>(*value);
+  }
+  if (num_layers <= 0) {
+    return std::unexpected(
+        FlagError(flag, "a list pattern needs --num-layers"));
+  }
+  auto pattern = internal::ExpandLayerFreq(*text, num_layers);
+  if (!pattern) return std::unexpected(FlagError(flag, pattern.error().message));
+  auto period = PeriodOfPattern(*pattern);
+  if (!period) {
+    return std::unexpected(FlagError(
+        flag, "'" + text->substr(0, 60) +
+                  "' is not modelled: only the periodic pattern of an "
+                  "integer frequency (N-1 layers of one kind, then one of "
+                  "the other)"));
+  }
+  return std::optional<int64_t>(*period);
+}
+
+// The architecture flags (scenario field `architecture`). Each is Megatron's
+// argument of the same name; the defaults of an unset one are applied when
+// the model is built (scenarios/architecture.cc).
+Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
+                               std::vector<std::string>& warnings) {
+  Architecture& a = *spec.mutable_architecture();
+  const std::tuple<std::string_view, int, void (Architecture::*)(int64_t)>
+      kInts[] = {
+          {"--hidden-size", 1, &Architecture::set_hidden_size},
+          {"--ffn-hidden-size", 1, &Architecture::set_ffn_hidden_size},
+          {"--num-attention-heads", 1, &Architecture::set_num_attention_heads},
+          {"--kv-channels", 1, &Architecture::set_kv_channels},
+          {"--vocab-size", 1, &Architecture::set_vocab_size},
+          {"--make-vocab-size-divisible-by", 1,
+           &Architecture::set_make_vocab_size_divisible_by},
+          {"--q-lora-rank", 1, &Architecture::set_q_lora_rank},
+          {"--kv-lora-rank", 1, &Architecture::set_kv_lora_rank},
+          {"--qk-head-dim", 1, &Architecture::set_qk_head_dim},
+          {"--qk-pos-emb-head-dim", 0, &Architecture::set_qk_pos_emb_head_dim},
+          {"--v-head-dim", 1, &Architecture::set_v_head_dim},
+          {"--linear-num-key-heads", 1, &Architecture::set_linear_num_key_heads},
+          {"--linear-key-head-dim", 1, &Architecture::set_linear_key_head_dim},
+          {"--linear-num-value-heads", 1,
+           &Architecture::set_linear_num_value_heads},
+          {"--linear-value-head-dim", 1,
+           &Architecture::set_linear_value_head_dim},
+          {"--linear-conv-kernel-dim", 1,
+           &Architecture::set_linear_conv_kernel_dim},
+          {"--num-experts", 1, &Architecture::set_num_moe_experts},
+          {"--moe-router-topk", 1, &Architecture::set_moe_router_topk},
+          {"--moe-ffn-hidden-size", 1, &Architecture::set_moe_ffn_hidden_size},
+          {"--moe-shared-expert-intermediate-size", 1,
+           &Architecture::set_moe_shared_expert_intermediate_size},
+      };
+  for (auto [flag, min, set] : kInts) {
+    auto value = g.Int(flag, min);
+    if (!value) return std::unexpected(value.error());
+    if (*value) (a.*set)(**value);
+  }
+  // argument_utils.py core_transformer_config_from_args: num_query_groups is
+  // passed only with --group-query-attention, else it is None (one group
+  // per head).
+  if (g.Bool("--group-query-attention").value_or(false)) {
+    auto groups = g.Int("--num-query-groups", 1);
+    if (!groups) return std::unexpected(groups.error());
+    if (*groups) a.set_num_query_groups(**groups);
+  } else if (g.Has("--num-query-groups")) {
+    warnings.push_back(std::string(kPrefix) +
+                       "--num-query-groups without --group-query-attention "
+                       "has no effect in Megatron (one KV group per head)");
+  }
+  if (auto tokenizer = g.String("--tokenizer-model"))
+    a.set_tokenizer_model(*tokenizer);
+  if (auto type = g.String("--tokenizer-type")) a.set_tokenizer_type(*type);
+
+  // Activation: argument_utils.py (--swiglu: gated SiLU; --quick-geglu:
+  // gated quick GeLU; --squared-relu; else GeLU).
+  const bool swiglu = g.Bool("--swiglu").value_or(false);
+  const bool geglu = g.Bool("--quick-geglu").value_or(false);
+  if (swiglu && geglu) {
+    return std::unexpected(FlagError(
+        "--quick-geglu", "cannot be combined with --swiglu (Megatron asserts "
+                         "the same)"));
+  }
+  if (g.Bool("--squared-relu").value_or(false)) {
+    return std::unexpected(FlagError(
+        "--squared-relu", "the squared-ReLU MLP is not modelled (swiglu, "
+                          "quick_geglu and gelu are)"));
+  }
+  if (swiglu) a.set_activation("swiglu");
+  if (geglu) a.set_activation("quick_geglu");
+
+  const std::pair<std::string_view, void (Architecture::*)(bool)> kBools[] = {
+      {"--untie-embeddings-and-output-weights",
+       &Architecture::set_untie_embeddings_and_output_weights},
+      {"--add-bias-linear", &Architecture::set_add_bias_linear},
+      {"--qk-layernorm", &Architecture::set_qk_layernorm},
+      {"--attention-output-gate", &Architecture::set_attention_output_gate},
+      {"--multi-latent-attention", &Architecture::set_multi_latent_attention},
+      {"--moe-shared-expert-gate", &Architecture::set_moe_shared_expert_gate},
+  };
+  for (auto [flag, set] : kBools) {
+    if (auto v = g.Bool(flag)) (a.*set)(*v);
+  }
+  if (g.Bool("--disable-bias-linear").value_or(false))
+    a.set_add_bias_linear(false);
+
+  auto softmax = g.Choice("--softmax-type", {"vanilla", "learnable"});
+  if (!softmax) {
+    return std::unexpected(FlagError(
+        "--softmax-type", "'" + g.String("--softmax-type").value_or("") +
+                              "' is not modelled (vanilla, learnable)"));
+  }
+  if (*softmax) a.set_learnable_softmax_offset(**softmax == "learnable");
+
+  auto norm = g.Choice("--normalization", {"RMSNorm", "LayerNorm"});
+  if (!norm) return std::unexpected(norm.error());
+
+  // --window-size "left,right" (tuple_type): attention to `left` earlier
+  // tokens and the current one; moesim's window counts left + 1 tokens.
+  if (auto window = g.String("--window-size")) {
+    std::string text = *window;
+    std::erase_if(text, [](char c) { return c == '(' || c == ')' || c == ' '; });
+    const std::vector<std::string> parts = util::SplitList(text, ",");
+    auto bad = [&] {
+      return std::unexpected(FlagError(
+          "--window-size", "'" + window->substr(0, 40) +
+                               "': expected 'left,0' (a causal window)"));
+    };
+    if (parts.size() != 2 || parts[1] != "0") return bad();
+    auto left = ParseInt("--window-size", parts[0], 0);
+    if (!left) return bad();
+    a.set_window_size(static_cast<int64_t>(*left) + 1);
+  }
+  auto skip = FrequencyFlag(g, "--window-attn-skip-freq", spec.num_layers());
+  if (!skip) return std::unexpected(skip.error());
+  if (*skip) a.set_window_attn_skip_freq(**skip);
+
+  // Linear attention: --experimental-attention-variant gated_delta_net (or
+  // its older name --linear-attention-type) with --linear-attention-freq.
+  std::optional<std::string> variant =
+      g.String("--experimental-attention-variant");
+  if (!variant) variant = g.String("--linear-attention-type");
+  if (variant && *variant != "gated_delta_net" && *variant != "gdn") {
+    return std::unexpected(FlagError(
+        g.Has("--experimental-attention-variant")
+            ? "--experimental-attention-variant"
+            : "--linear-attention-type",
+        "'" + variant->substr(0, 40) +
+            "' is not modelled (gated_delta_net is)"));
+  }
+  auto linear = FrequencyFlag(g, "--linear-attention-freq", spec.num_layers());
+  if (!linear) return std::unexpected(linear.error());
+  if (*linear) {
+    if (!variant) {
+      return std::unexpected(FlagError(
+          "--linear-attention-freq",
+          "needs --experimental-attention-variant gated_delta_net"));
+    }
+    a.set_linear_attention_freq(**linear);
+  } else if (variant) {
+    return std::unexpected(FlagError(
+        "--experimental-attention-variant",
+        "needs --linear-attention-freq (which layers are linear attention)"));
+  }
+  if (auto freq = g.String("--moe-layer-freq")) {
+    // Checked here when the depth is known, so the error names the flag.
+    if (spec.num_layers() > 0) {
+      auto pattern = internal::ExpandLayerFreq(*freq, spec.num_layers());
+      if (!pattern)
+        return std::unexpected(
+            FlagError("--moe-layer-freq", pattern.error().message));
+    }
+    a.set_moe_layer_freq(*freq);
+  }
+  return {};
+}
+
 // --cp-comm-type (Megatron takes one type, or one per layer; a list is
 // modelled only when every entry is the same) and
 // --hierarchical-context-parallel-sizes.
@@ -611,6 +970,8 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
                                                    Scenario& spec) {
   auto tokens = Tokenize(args);
   if (!tokens) return std::unexpected(tokens.error());
+  if (auto ok = RefuseBridgeForms(*tokens); !ok)
+    return std::unexpected(ok.error());
   std::vector<std::string> warnings;
   std::vector<std::string> not_modelled;
   Given given;
@@ -622,6 +983,19 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
         not_modelled.push_back(arg.flag);
       }
       continue;
+    }
+    // A shell variable that the launch input leaves unset changes what is
+    // simulated, so it is refused where a modelled flag uses it.
+    // --tokenizer-model is a path of which only the file name is read
+    // (architecture.cc), so a variable directory is harmless.
+    for (const std::string& value : arg.values) {
+      if (arg.flag == "--tokenizer-model") break;
+      if (auto variable = ShellVariable(value)) {
+        return std::unexpected(FlagError(
+            arg.flag, *variable + " is not set in the launch input (define "
+                                  "it with --var NAME=VALUE, or write the "
+                                  "value)"));
+      }
     }
     if (auto ok = given.Add(*info, std::move(arg)); !ok)
       return std::unexpected(ok.error());
@@ -640,6 +1014,8 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
     return std::unexpected(ok.error());
   if (auto ok = ApplyMoe(given, spec); !ok) return std::unexpected(ok.error());
   if (auto ok = ApplyContextParallel(given, spec); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = ApplyArchitecture(given, spec, warnings); !ok)
     return std::unexpected(ok.error());
   if (!not_modelled.empty()) {
     warnings.insert(warnings.begin(), std::string(kPrefix) + "not modelled: " +

@@ -62,6 +62,11 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"batch_p2p_sync", "--batch-p2p-sync"},
     {"cp_comm_type", "--cp-comm-type"},
     {"hierarchical_context_parallel_sizes", "--hierarchical-cp-sizes"},
+    // Architecture fields come from Megatron's flags of another name.
+    {"architecture.num_moe_experts", "--num-experts"},
+    {"architecture.activation", "--swiglu"},
+    {"architecture.add_bias_linear", "--disable-bias-linear"},
+    {"architecture.learnable_softmax_offset", "--softmax-type"},
 };
 
 std::string Num(double value) {

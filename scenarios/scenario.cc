@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/zoo.h"
+#include "scenarios/architecture.h"
 #include "scenarios/rules.h"
 #include "scenarios/vocabulary.h"
 #include "topology/system.h"
@@ -54,7 +55,11 @@ Result<void> CheckSet(const Scenario& s, const FieldNamer& at) {
 }
 
 Result<void> CheckRequired(const Scenario& s, const FieldNamer& at) {
-  if (s.model().empty()) return std::unexpected(at.Error("model", "required"));
+  if (s.model().empty() && !internal::HasArchitecture(s)) {
+    return std::unexpected(at.Error(
+        "model", "required (a zoo name or model file, or the architecture "
+                 "flags of a Megatron argument list)"));
+  }
   if (s.system().empty())
     return std::unexpected(at.Error("system", "required"));
   if (s.num_gpus() == 0)
@@ -66,14 +71,39 @@ Result<void> CheckRequired(const Scenario& s, const FieldNamer& at) {
   return {};
 }
 
-// Loads the model and applies the num_layers / mtp_num_layers overrides,
-// writing the effective values back into `s`.
+// Loads the model (or builds it from the architecture fields when no model
+// is named) and applies the num_layers / mtp_num_layers overrides, writing
+// the effective values back into `s`. A named model may be trimmed but not
+// deepened: the layers beyond its depth have no architecture to copy.
 Result<models::Model> LoadOverriddenModel(Scenario& s, const FieldNamer& at) {
+  if (s.model().empty()) {
+    auto built = internal::ModelFromArchitecture(s, at);
+    if (!built) return built;
+    s.set_mtp_num_layers(static_cast<int32_t>(built->mtp_num_layers()));
+    return built;
+  }
   auto model = models::LoadModel(s.model());
   if (!model) return std::unexpected(at.Wrap("model", model.error().message));
+  if (s.num_layers() > model->num_layers()) {
+    return std::unexpected(at.Error(
+        "num_layers",
+        std::to_string(s.num_layers()) + " is more than " + model->name() +
+            "'s " + std::to_string(model->num_layers()) +
+            " layers (a model can be trimmed, not deepened; give the whole "
+            "architecture without a model name for another depth)"));
+  }
   if (s.num_layers() > 0)
     *model = models::WithNumLayers(*model, s.num_layers());
   if (s.has_mtp_num_layers()) model->set_mtp_num_layers(s.mtp_num_layers());
+  if (internal::HasArchitecture(s)) {
+    if (auto ok = internal::CheckArchitecture(s, *model, at); !ok)
+      return std::unexpected(ok.error());
+    // The vocabulary padding is a training setting, not the architecture.
+    if (s.architecture().has_make_vocab_size_divisible_by()) {
+      model->set_make_vocab_size_divisible_by(
+          s.architecture().make_vocab_size_divisible_by());
+    }
+  }
   s.set_num_layers(static_cast<int32_t>(model->num_layers()));
   s.set_mtp_num_layers(static_cast<int32_t>(model->mtp_num_layers()));
   return model;

@@ -38,6 +38,98 @@ std::string LayoutLine(const scenarios::ResolvedScenario& s) {
       static_cast<long long>(s.training.num_microbatches()));
 }
 
+namespace {
+
+std::string RecomputeSummary(const scenarios::Recompute& rc) {
+  if (rc.granularity() == "full") {
+    return Format("full (%s, %d layers)", rc.method().c_str(), rc.num_layers());
+  }
+  if (rc.granularity() != "selective" || rc.modules_size() == 0) return "none";
+  std::string modules;
+  for (const std::string& m : rc.modules())
+    modules += (modules.empty() ? "" : ",") + m;
+  return "selective " + modules;
+}
+
+std::string FsdpSummary(const scenarios::Scenario& spec) {
+  return spec.use_megatron_fsdp()
+             ? "Megatron-FSDP " + spec.data_parallel_sharding_strategy()
+             : std::string("off");
+}
+
+}  // namespace
+
+std::string TrainingLine(const scenarios::ResolvedScenario& s) {
+  const scenarios::Scenario& spec = s.spec;
+  std::string line = Format(
+      "training %s, %s dispatcher, recompute %s, routing %s, CUDA graphs %s",
+      spec.precision().c_str(), spec.dispatcher().c_str(),
+      RecomputeSummary(spec.recompute()).c_str(), spec.routing().c_str(),
+      spec.cuda_graph().c_str());
+  if (spec.optimizer_offload_fraction() > 0)
+    line += Format(", optimizer offload %g", spec.optimizer_offload_fraction());
+  if (spec.cpu_offloading())
+    line += Format(", activation offload %d layers",
+                   spec.cpu_offloading_num_layers());
+  if (spec.use_megatron_fsdp()) line += ", " + FsdpSummary(spec);
+  line += s.training.distributed_optimizer ? ", distributed optimizer"
+                                           : ", no distributed optimizer";
+  if (s.training.ep_overlap) line += ", EP overlap";
+  return line;
+}
+
+std::string ScenarioJson(const scenarios::ResolvedScenario& s) {
+  const models::Parallelism& p = s.parallel;
+  const scenarios::Scenario& spec = s.spec;
+  const models::ParamSummary params = models::CountParams(s.model);
+  auto integer = [](int64_t v) { return JsonNumber(static_cast<double>(v)); };
+  auto boolean = [](bool v) { return std::string(v ? "true" : "false"); };
+  std::string modules;
+  for (const std::string& m : spec.recompute().modules())
+    modules += (modules.empty() ? "" : ", ") + JsonString(m);
+  return "{\"model\": " + JsonString(s.model.name()) +
+         ", \"model_source\": " + JsonString(s.model.source()) +
+         ", \"params_total\": " + integer(params.total) +
+         ", \"params_active\": " + integer(params.active) +
+         ", \"num_layers\": " + integer(s.model.num_layers()) +
+         ", \"mtp_num_layers\": " + integer(s.model.mtp_num_layers()) +
+         ", \"num_moe_experts\": " + integer(s.model.num_moe_experts()) +
+         ", \"system\": " + JsonString(s.system.name()) +
+         ", \"num_gpus\": " + integer(p.num_gpus()) +
+         ", \"layout\": {\"tp\": " + integer(p.tp) +
+         ", \"cp\": " + integer(p.cp) + ", \"dp\": " + integer(p.dp) +
+         ", \"pp\": " + integer(p.pp) + ", \"vpp\": " + integer(p.vpp) +
+         ", \"ep\": " + integer(p.ep) + ", \"etp\": " + integer(p.etp) +
+         ", \"edp\": " + integer(p.edp) +
+         ", \"sequence_parallel\": " + boolean(p.sequence_parallel) +
+         ", \"pipeline_layout\": " +
+         JsonString(spec.layout().pipeline_model_parallel_layout()) +
+         ", \"micro_batch_size\": " + integer(s.training.micro_batch_size) +
+         ", \"global_batch_size\": " + integer(s.training.global_batch_size) +
+         ", \"seq_length\": " + integer(s.training.seq_length) +
+         "}, \"precision\": " + JsonString(spec.precision()) +
+         ", \"dispatcher\": " + JsonString(spec.dispatcher()) +
+         ", \"routing\": " + JsonString(spec.routing()) +
+         ", \"recompute\": {\"granularity\": " +
+         JsonString(spec.recompute().granularity()) + ", \"modules\": [" +
+         modules + "], \"method\": " + JsonString(spec.recompute().method()) +
+         ", \"num_layers\": " + integer(spec.recompute().num_layers()) +
+         "}, \"cuda_graph\": " + JsonString(spec.cuda_graph()) +
+         ", \"cp_comm_type\": " + JsonString(spec.cp_comm_type()) +
+         ", \"optimizer_offload_fraction\": " +
+         JsonNumber(spec.optimizer_offload_fraction()) +
+         ", \"activation_offload_layers\": " +
+         integer(spec.cpu_offloading() ? spec.cpu_offloading_num_layers() : 0) +
+         ", \"megatron_fsdp\": " + boolean(spec.use_megatron_fsdp()) +
+         ", \"fsdp_sharding\": " +
+         JsonString(spec.use_megatron_fsdp()
+                        ? spec.data_parallel_sharding_strategy()
+                        : "") +
+         ", \"distributed_optimizer\": " +
+         boolean(s.training.distributed_optimizer) +
+         ", \"ep_overlap\": " + boolean(s.training.ep_overlap) + "}";
+}
+
 MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& s) {
   MemoryReport r;
   r.params = models::CountParams(s.model);
@@ -58,6 +150,7 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
                 p.num_gpus(), s.system.name().c_str(),
                 s.system.gpu().name().c_str(), s.system.gpu().memory_gib());
   out += LayoutLine(s) + "\n";
+  out += TrainingLine(s) + "\n";
   out += Format("params %.2fB total, %.2fB active (%.2fB / %.2fB with MTP)\n",
                 r.params.total / 1e9, r.params.active / 1e9,
                 r.params.total_with_mtp / 1e9, r.params.active_with_mtp / 1e9);
@@ -135,6 +228,7 @@ std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
   out += "  \"model\": " + JsonString(s.model.name()) + ",\n";
   out += "  \"system\": " + JsonString(s.system.name()) + ",\n";
   out += Format("  \"num_gpus\": %d,\n", s.parallel.num_gpus());
+  out += "  \"scenario\": " + ScenarioJson(s) + ",\n";
   out += Format("  \"params_total\": %lld,\n",
                 static_cast<long long>(r.params.total));
   out += Format("  \"params_active\": %lld,\n",

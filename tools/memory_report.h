@@ -23,6 +23,17 @@ struct MemoryReport {
 // (.. micro-batches)", no newline: the layout line every report starts with.
 std::string LayoutLine(const scenarios::ResolvedScenario& scenario);
 
+// "training <precision>, <dispatcher> dispatcher, recompute .., routing ..,
+// CUDA graphs .., optimizer offload .., activation offload .., FSDP ..,
+// distributed optimizer ..", no newline: what the replay trains with.
+std::string TrainingLine(const scenarios::ResolvedScenario& scenario);
+
+// The scenario as simulated, every field resolved, as one JSON object
+// (no newline): {"model": .., "params_total": .., "num_layers": ..,
+// "layout": {"tp": .., ...}, "precision": .., ...}. `run --json` and
+// `memory --json` print it as "scenario".
+std::string ScenarioJson(const scenarios::ResolvedScenario& scenario);
+
 MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& scenario);
 
 // Human-readable tables. Deterministic: same input, same bytes.

@@ -113,6 +113,7 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   out += Format("model %s on %d x %s\n", s.model.name().c_str(), p.num_gpus(),
                 s.system.name().c_str());
   out += LayoutLine(s) + "\n";
+  out += TrainingLine(s) + "\n";
   out += st.full
              ? Format("mode: full (%zu ranks replayed; slowest rank %d)\n\n",
                       st.ranks.size(), st.slowest_rank)
@@ -219,6 +220,7 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   field("model", JsonString(s.model.name()));
   field("system", JsonString(s.system.name()));
   field("num_gpus", JsonNumber(s.parallel.num_gpus()));
+  field("scenario", ScenarioJson(s));
   if (st.full) {
     field("mode", JsonString("full"));
     field("ranks_simulated", JsonNumber(static_cast<double>(st.ranks.size())));

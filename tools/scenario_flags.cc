@@ -6,9 +6,11 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <utility>
 #include <vector>
 
+#include "scenarios/launch_file.h"
 #include "scenarios/megatron_args.h"
 #include "scenarios/vocabulary.h"
 #include "tools/text_format.h"
@@ -235,8 +237,15 @@ void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags) {
                  "a2a+p2p group sizes, inner (a2a) first, e.g. 8,4; their "
                  "product is --cp");
   app.add_option("--megatron-args", flags.megatron_args,
-                 "Megatron-LM / Megatron-Bridge argument string (applied "
-                 "before the flags)");
+                 "Megatron-LM argument string (applied before the flags); "
+                 "with the architecture flags it defines the model");
+  app.add_option("--megatron-args-file", flags.megatron_args_file,
+                 "A launch script (bash) or Megatron model_config.yaml whose "
+                 "training arguments define the run (before "
+                 "--megatron-args)");
+  app.add_option("--var", flags.vars,
+                 "NAME=VALUE: a shell variable of --megatron-args-file "
+                 "(repeatable; wins over the file's own value)");
 }
 
 void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
@@ -365,6 +374,8 @@ std::string FlagsCommandLine(const ScenarioFlags& f) {
   integer("--batch-p2p-sync", f.batch_p2p_sync);
   text("--cp-comm-type", f.cp_comm_type);
   text("--hierarchical-cp-sizes", f.hierarchical_cp_sizes);
+  text("--megatron-args-file", f.megatron_args_file);
+  for (const std::string& v : f.vars) word("--var " + ShellWord(v));
   text("--megatron-args", f.megatron_args);
   integer("--gpus", f.gpus);
   integer("--seq", f.seq);
@@ -434,11 +445,39 @@ Result<FlagScenario> ScenarioFromFlags(const ScenarioFlags& flags) {
     out.spec = std::move(*parsed);
   }
   const scenarios::Scenario file_spec = out.spec;
+  if (flags.megatron_args_file) {
+    std::map<std::string, std::string> vars;
+    for (const std::string& v : flags.vars) {
+      const size_t eq = v.find('=');
+      if (eq == 0 || eq == std::string::npos) {
+        return util::Fail("flags: --var: '" + v.substr(0, 60) +
+                          "' is not NAME=VALUE");
+      }
+      vars[v.substr(0, eq)] = v.substr(eq + 1);
+    }
+    auto read = util::ReadFile(*flags.megatron_args_file);
+    if (!read) return std::unexpected(read.error());
+    auto args = scenarios::ExtractMegatronArgs(
+        *read, *flags.megatron_args_file, vars);
+    if (!args) return std::unexpected(args.error());
+    auto applied = scenarios::ApplyMegatronArgs(*args, out.spec);
+    if (!applied) {
+      // "--megatron-args: <flag>: <rule>" names the file instead.
+      std::string message = applied.error().message;
+      constexpr std::string_view kArgs = "--megatron-args: ";
+      if (message.starts_with(kArgs)) message.erase(0, kArgs.size());
+      return util::Fail(*flags.megatron_args_file + ": " + message);
+    }
+    out.warnings = std::move(*applied);
+    out.any_flag = true;
+  } else if (!flags.vars.empty()) {
+    return util::Fail("flags: --var: needs --megatron-args-file");
+  }
   if (flags.megatron_args) {
     auto applied = scenarios::ApplyMegatronArgs(*flags.megatron_args, out.spec);
     if (!applied)
       return std::unexpected(util::Error{"flags: " + applied.error().message});
-    out.warnings = std::move(*applied);
+    out.warnings.insert(out.warnings.end(), applied->begin(), applied->end());
     out.any_flag = true;
   }
   auto any_flag = ApplyFlags(flags, out.spec);

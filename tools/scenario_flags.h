@@ -3,8 +3,11 @@
 //   --ep --etp --pp --vpp --precision --dispatcher --recompute --cuda-graph
 //   --cpu-offload --ep-overlap --pp-layout --routing --num-layers
 //   --cp-comm-type --hierarchical-cp-sizes
-//   --megatron-args "<Megatron-LM / Megatron-Bridge argument string>"
-// Order of precedence: scenario file < --megatron-args < individual flags.
+//   --megatron-args "<Megatron-LM argument string>"
+//   --megatron-args-file FILE [--var NAME=VALUE ...] (a launch script or a
+//   model_config.yaml; scenarios/launch_file.h)
+// Order of precedence: scenario file < --megatron-args-file <
+// --megatron-args < individual flags.
 // The vocabulary is that of calibration/runs/SCHEMA.md, so a runs.csv row maps
 // onto flags one to one.
 #ifndef MOESIM_TOOLS_SCENARIO_FLAGS_H_
@@ -23,7 +26,10 @@ namespace moesim::tools {
 struct ScenarioFlags {
   std::string scenario_file;  // positional, optional
   std::optional<std::string> model, system, precision, dispatcher, recompute,
-      cuda_graph, pp_layout, routing, cp_comm_type, megatron_args;
+      cuda_graph, pp_layout, routing, cp_comm_type, megatron_args,
+      megatron_args_file;
+  // --var NAME=VALUE: shell variables of the launch file, over its own.
+  std::vector<std::string> vars;
   // --hierarchical-cp-sizes: comma-separated ints, inner first ("8,4").
   std::optional<std::string> hierarchical_cp_sizes;
   // --routing-histogram: a file of tokens per expert (ReadRoutingHistogram).

@@ -359,7 +359,7 @@ TEST(MegatronArgsTest, Errors) {
       {"--fp8-format e4m3 --fp8-recipe custom",
        "--fp8-recipe: unknown 'custom'"},
       {"--moe-token-dispatcher-type allgather",
-       "unknown 'allgather' (alltoall, flex)"},
+       "--moe-token-dispatcher-type: allgather is not modelled"},
       {"--recompute-method stripes", "--recompute-method: unknown 'stripes'"},
       {"--sequence-parallel 4", "--sequence-parallel: takes no value, got '4'"},
       {"--use-distributed-optimizer=maybe", "'maybe' is not true or false"},

@@ -360,10 +360,12 @@ TEST(ResolveTest, MissingRequiredFields) {
   Scenario spec;
   auto r = Resolve(spec, "flags");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "flags: --model: required");
+  EXPECT_EQ(r.error().message, "flags: --model: required (a zoo name or model file, or the "
+            "architecture flags of a Megatron argument list)");
   r = Resolve(spec, "s.textproto", "system: \"dgx-h100\"\n");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "s.textproto: model: required");
+  EXPECT_EQ(r.error().message, "s.textproto: model: required (a zoo name or model file, or the "
+            "architecture flags of a Megatron argument list)");
 }
 
 // One rule case: a scenario .textproto and the error fragment it must raise,
