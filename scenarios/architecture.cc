@@ -149,47 +149,79 @@ class ListExpr {
   std::string error_;
 };
 
-// The zoo model a Hugging Face tokenizer id names ("Qwen/Qwen3-30B-A3B",
-// "moonshotai/Kimi-K2-Instruct", a local path ending in the model's name):
-// the longest zoo name that, with '-', '.' and '_' dropped and lowercased,
-// begins the tokenizer's last path part read the same way (a leading
-// "meta-" is dropped, so "Meta-Llama-3-8B" reads as "llama38b").
-std::optional<std::string> ZooNameOfTokenizer(std::string_view tokenizer) {
-  auto squash = [](std::string_view text) {
-    std::string out;
-    for (char c : text) {
-      if (c == '-' || c == '.' || c == '_') continue;
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-  };
+// A tokenizer id or path read for matching: its last path part, lowercased,
+// with '-', '.' and '_' dropped and a leading "meta" cut ("Meta-Llama-3-8B"
+// reads as "llama38b").
+std::string SquashTokenizer(std::string_view tokenizer) {
   while (!tokenizer.empty() && tokenizer.back() == '/')
     tokenizer.remove_suffix(1);
   if (size_t slash = tokenizer.rfind('/'); slash != std::string_view::npos)
     tokenizer.remove_prefix(slash + 1);
-  std::string base = squash(tokenizer);
-  if (base.starts_with("meta")) base = base.substr(4);
+  std::string out;
+  for (char c : tokenizer) {
+    if (c == '-' || c == '.' || c == '_') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (out.starts_with("meta")) out.erase(0, 4);
+  return out;
+}
+
+// The zoo model a Hugging Face tokenizer id names ("Qwen/Qwen3-30B-A3B",
+// "moonshotai/Kimi-K2-Instruct"): the longest zoo name that, squashed the
+// same way, begins the squashed tokenizer.
+std::optional<std::string> ZooNameOfTokenizer(std::string_view tokenizer) {
+  const std::string base = SquashTokenizer(tokenizer);
   std::optional<std::string> best;
+  size_t best_size = 0;
   for (const std::string& name : models::ZooNames()) {
-    const std::string key = squash(name);
-    if (base.starts_with(key) && (!best || key.size() > squash(*best).size()))
+    std::string key = SquashTokenizer(name);
+    if (base.starts_with(key) && key.size() > best_size) {
       best = name;
+      best_size = key.size();
+    }
   }
   return best;
 }
+
+// Vocabularies of Hugging Face model families outside the zoo whose
+// checkpoints share one tokenizer, by squashed id prefix; each is the
+// vocab_size of the family's config.json on huggingface.co.
+struct FamilyVocab {
+  std::string_view prefix;
+  int64_t vocab;
+};
+constexpr FamilyVocab kFamilyVocabs[] = {
+    {"deepseekr1", 129280},  // deepseek-ai/DeepSeek-R1 (DeepSeek-V3's)
+    {"deepseekv2", 102400},  // deepseek-ai/DeepSeek-V2, DeepSeek-V2-Lite
+    {"llama3", 128256},      // meta-llama/Llama-3.1-8B and every Llama 3.x
+    {"llama4", 202048},      // meta-llama/Llama-4-Scout-17B-16E text_config
+    {"qwen3", 151936},       // Qwen/Qwen3-* (dense and MoE)
+    {"qwen2", 151936},       // Qwen/Qwen2-57B-A14B
+    {"glm4", 151552},        // zai-org/GLM-4.5
+    {"gptoss", 201088},      // openai/gpt-oss-20b, gpt-oss-120b
+};
 
 // The vocabulary of a tokenizer Megatron loads from a file whose size is
 // published: GPT-2's BPE (50,257 entries, openai/gpt-2 encoder.json;
 // Radford et al. 2019, section 2.2), Llama 2's SentencePiece model (32,000,
 // Touvron et al. 2023, arXiv 2307.09288, section 2.1; Mixtral uses it, HF
 // mistralai/Mixtral-8x7B-v0.1 config.json vocab_size) and the Nemotron
-// tokenizer that
-// Megatron-LM's functional tests load as nemotron_2_256k.model (256,000
-// entries, Nemotron-4 15B report, arXiv 2402.16819, section 2.1).
+// tokenizer that Megatron-LM's functional tests load as
+// nemotron_2_256k.model (256,000 entries, Nemotron-4 15B report, arXiv
+// 2402.16819, section 2.1).
 std::optional<int64_t> KnownTokenizerVocab(const Architecture& a) {
   if (a.tokenizer_type() == "GPT2BPETokenizer") return 50257;
   if (a.tokenizer_type() == "Llama2Tokenizer") return 32000;
   if (a.tokenizer_model().ends_with("nemotron_2_256k.model")) return 256000;
+  return std::nullopt;
+}
+
+std::optional<int64_t> FamilyVocabOf(std::string_view tokenizer) {
+  if (tokenizer.empty()) return std::nullopt;
+  const std::string base = SquashTokenizer(tokenizer);
+  for (const FamilyVocab& f : kFamilyVocabs) {
+    if (base.starts_with(f.prefix)) return f.vocab;
+  }
   return std::nullopt;
 }
 
@@ -204,6 +236,13 @@ Result<std::vector<int32_t>> ExpandLayerFreq(std::string_view text,
     trimmed.remove_prefix(1);
   while (!trimmed.empty() && std::isspace(trimmed.back()))
     trimmed.remove_suffix(1);
+  // One level of quotes that a YAML value kept ("'([0]*1+[1]*60)'", the
+  // MoE model zoo's Kimi-K2 config) is the same expression.
+  if (trimmed.size() >= 2 && (trimmed.front() == '\'' || trimmed.front() == '"') &&
+      trimmed.back() == trimmed.front()) {
+    trimmed.remove_prefix(1);
+    trimmed.remove_suffix(1);
+  }
   const bool integer =
       !trimmed.empty() && std::all_of(trimmed.begin(), trimmed.end(),
                                       [](char c) { return std::isdigit(c); });
@@ -296,6 +335,8 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
     auto zoo = models::LoadModel(*name);
     if (!zoo) return std::unexpected(at.Wrap("model", zoo.error().message));
     m.set_vocab_size(zoo->vocab_size());
+  } else if (auto family = FamilyVocabOf(a.tokenizer_model())) {
+    m.set_vocab_size(*family);
   } else {
     return std::unexpected(at.Error(
         "architecture.vocab_size",

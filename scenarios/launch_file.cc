@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace moesim::scenarios {
@@ -10,11 +11,22 @@ namespace {
 
 using util::Result;
 
-// The entry points of a Megatron training run (Megatron-LM's pretrain_gpt.py
-// and pretrain_mamba.py; slime's and Megatron-LM RL's train.py).
-constexpr std::string_view kEntryScripts[] = {"pretrain_gpt.py",
-                                              "pretrain_mamba.py", "train.py",
-                                              "train_async.py"};
+// The entry points of a Megatron training run: Megatron-LM's pretrain_*.py
+// (pretrain_gpt.py, pretrain_mamba.py; forks such as Pai-Megatron-Patch's
+// pretrain_qwen.py keep the name), and slime's / Megatron-LM RL's train.py.
+bool IsEntryScript(std::string_view word) {
+  if (size_t slash = word.rfind('/'); slash != std::string_view::npos)
+    word.remove_prefix(slash + 1);
+  if (word == "train.py" || word == "train_async.py") return true;
+  return word.starts_with("pretrain_") && word.ends_with(".py") &&
+         word.size() > 12;
+}
+
+// Megatron-Bridge's entry points: a recipe plus overrides.
+bool IsBridgeScript(std::string_view word) {
+  return word.ends_with("run_recipe.py") ||
+         word.ends_with("setup_experiment.py");
+}
 
 bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -83,17 +95,18 @@ class Shell {
   Result<std::string> Extract(std::string_view text) {
     std::vector<Line> lines = LogicalLines(text);
     std::vector<std::pair<int, std::string>> commands;
-    std::vector<std::string> arrays_in_order;
-    std::string others;  // lines that neither assign nor run an entry script
+    // Variables whose value holds a flag, in the order they were set.
+    std::vector<std::string> flag_vars;
+    std::vector<Line> others;  // lines that neither assign nor run an entry
     for (size_t i = 0; i < lines.size(); ++i) {
+      const int number = lines[i].number;
       std::string line = Trim(StripComment(lines[i].text));
       if (line.starts_with("export ")) line = Trim(line.substr(7));
       size_t name_end = 0;
       while (name_end < line.size() && IsNameChar(line[name_end])) ++name_end;
       const bool assignment =
           name_end > 0 && IsNameStart(line[0]) && name_end < line.size() &&
-          (line[name_end] == '=' ||
-           line.compare(name_end, 2, "+=") == 0);
+          (line[name_end] == '=' || line.compare(name_end, 2, "+=") == 0);
       if (assignment) {
         const std::string name = line.substr(0, name_end);
         const bool append = line[name_end] == '+';
@@ -102,34 +115,51 @@ class Shell {
           // An array, perhaps over several lines, up to its closing ')'.
           std::string body = rest.substr(1);
           while (!Closes(body) && i + 1 < lines.size())
-            body += "\n" + StripComment(lines[++i].text);
+            body.append("\n").append(StripComment(lines[++i].text));
           if (!Closes(body)) {
             return util::Fail(std::string(file_) + ":" +
                               std::to_string(lines[i].number) + ": array " +
                               name + " has no closing ')'");
           }
           body = body.substr(0, ClosingParen(body));
-          Define(name, Expand(body), append);
-          if (std::find(arrays_in_order.begin(), arrays_in_order.end(),
-                        name) == arrays_in_order.end())
-            arrays_in_order.push_back(name);
+          arrays_.insert(name);
+          Set(name, Expand(body), append, flag_vars);
           continue;
+        }
+        // A quoted value may run over several lines.
+        while (OpenQuote(rest) && i + 1 < lines.size())
+          rest.append("\n").append(lines[++i].text);
+        if (OpenQuote(rest)) {
+          return util::Fail(std::string(file_) + ":" + std::to_string(number) +
+                            ": the value of " + name + " has no closing quote");
         }
         std::string word = FirstWord(rest);
-        if (Trim(rest.substr(word.size())).empty()) {
-          Define(name, Unquote(word), append);
+        if (Trim(StripComment(rest.substr(word.size()))).empty()) {
+          std::string value = Unquote(word);
+          // CMD="torchrun ... pretrain_gpt.py ${ARGS[@]}": a command kept in
+          // a variable (named where it is written, not where it is run).
+          if (EntryScriptEnd(word)) {
+            if (auto entry = EntryScriptEnd(value))
+              commands.push_back({number, CutAtOperator(value.substr(*entry))});
+          }
+          Set(name, std::move(value), append, flag_vars);
           continue;
         }
-        // NAME=value cmd ...: assignments prefixing a command; the command
-        // is looked at below.
+        // NAME=value cmd ...: assignments prefixing a command.
       }
-      if (auto entry = EntryScriptEnd(line)) {
-        commands.push_back({lines[i].number, Expand(line.substr(*entry))});
-      } else if (!line.empty()) {
-        others += Expand(line) + "\n";
+      std::string expanded = Expand(line);
+      if (!EntryScriptEnd(line)) {
+        // A command kept in a variable and run here ("bash -c
+        // "${TRAINING_CMD}"") was taken where the variable was set.
+        if (!expanded.empty() && !EntryScriptEnd(expanded))
+          others.push_back({number, std::move(expanded)});
+      } else if (auto entry = EntryScriptEnd(expanded)) {
+        commands.push_back({number, CutAtOperator(expanded.substr(*entry))});
+      } else if (!expanded.empty()) {
+        others.push_back({number, std::move(expanded)});
       }
     }
-    if (commands.size() > 1) {
+    if (!commands.empty()) {
       for (const auto& [number, command] : commands) {
         if (command != commands.front().second) {
           return util::Fail(std::string(file_) + ":" + std::to_string(number) +
@@ -139,17 +169,50 @@ class Shell {
                             "); keep the one to simulate");
         }
       }
+      return commands.front().second;
     }
-    if (!commands.empty()) return commands.front().second;
-    // A model file that other scripts source: its *ARGS arrays in order.
+    // A Megatron-Bridge launch, in a line or kept in a variable: handed on
+    // whole, so that ApplyMegatronArgs names what it is.
+    for (const Line& line : others) {
+      if (ScriptEnd(line.text, IsBridgeScript)) return line.text;
+    }
+    for (const std::string& name : flag_vars) {
+      const std::string value = Value(name);
+      if (ScriptEnd(value, IsBridgeScript)) return value;
+    }
+    // A model file that other scripts source: its variables that hold flags,
+    // in order.
+    if (!flag_vars.empty()) {
+      std::string joined;
+      // As the scripts that source such a file pass them: ${A[@]}.
+      for (const std::string& name : flag_vars) {
+        joined += arrays_.contains(name) ? SplitJoin(Value(name)) : Value(name);
+        joined += "\n";
+      }
+      // Megatron-LM's model files for ModelOpt (examples/post_training/
+      // modelopt/conf/) set TOKENIZER_MODEL, which the scripts that source
+      // them pass as --tokenizer-model ${TOKENIZER_MODEL} (convert.sh,
+      // export.sh, eagle3.sh).
+      if (joined.find("--tokenizer-model") == std::string::npos) {
+        if (auto tokenizer = Lookup("TOKENIZER_MODEL"))
+          joined += "--tokenizer-model '" + *tokenizer + "'\n";
+      }
+      return joined;
+    }
+    // Else a bare argument list; a line that runs something else is not one.
     std::string joined;
-    for (const std::string& name : arrays_in_order) {
-      if (!name.ends_with("ARGS")) continue;
-      joined += Value(name) + "\n";
+    for (const Line& line : others) {
+      if (!line.text.starts_with("-")) {
+        return util::Fail(
+            std::string(file_) + ":" + std::to_string(line.number) + ": '" +
+            FirstWord(line.text).substr(0, 40) +
+            "' is not a Megatron training entry point (pretrain_*.py, "
+            "train.py) nor an argument list; give the script or config that "
+            "holds the training arguments");
+      }
+      joined += line.text + "\n";
     }
-    // Else a bare argument list (or a command moesim does not run, which
-    // ApplyMegatronArgs names).
-    return joined.empty() ? others : joined;
+    return joined;
   }
 
  private:
@@ -211,14 +274,55 @@ class Shell {
         out += c == '\'' ? std::string(inner) : Expand(inner);
         i = end == std::string_view::npos ? word.size() : end + 1;
       } else {
+        // Bare text up to the next quote; a ${...} is one unit, its
+        // default may hold quotes (${X:-"a"}).
         size_t end = i;
-        while (end < word.size() && word[end] != '\'' && word[end] != '"')
-          ++end;
+        while (end < word.size() && word[end] != '\'' && word[end] != '"') {
+          if (word[end] == '$' && end + 1 < word.size() && word[end + 1] == '{') {
+            const size_t close = word.find('}', end);
+            end = close == std::string_view::npos ? word.size() : close + 1;
+          } else {
+            ++end;
+          }
+        }
         out += Expand(word.substr(i, end - i));
         i = end;
       }
     }
     return out;
+  }
+
+  // True when `text` ends inside a quote.
+  static bool OpenQuote(std::string_view text) {
+    char quote = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (quote != 0) {
+        if (c == quote) quote = 0;
+        else if (c == '\\' && quote == '"') ++i;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '\\') {
+        ++i;
+      } else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(
+                                             text[i - 1])))) {
+        while (i < text.size() && text[i] != '\n') ++i;
+      }
+    }
+    return quote != 0;
+  }
+
+  // Defines `name`, and notes it among the variables that hold flags.
+  void Set(const std::string& name, std::string value, bool append,
+           std::vector<std::string>& flag_vars) {
+    Define(name, std::move(value), append);
+    const std::vector<std::string> words = Elements(Value(name));
+    const bool flags =
+        std::any_of(words.begin(), words.end(),
+                    [](const std::string& w) { return w.starts_with("--"); });
+    if (flags && std::find(flag_vars.begin(), flag_vars.end(), name) ==
+                     flag_vars.end())
+      flag_vars.push_back(name);
   }
 
   void Define(const std::string& name, std::string value, bool append) {
@@ -298,10 +402,17 @@ class Shell {
         out += text.substr(start, i - start);
         continue;
       }
-      if (array && !out.empty() && out.back() == '"' && i < text.size() &&
-          text[i] == '"') {
-        out.pop_back();
-        ++i;
+      if (arrays_.contains(name)) {
+        // "${A[@]}" keeps each element one word; ${A[@]} word-splits them.
+        if (array && !out.empty() && out.back() == '"' && i < text.size() &&
+            text[i] == '"') {
+          out.pop_back();
+          ++i;
+          out += QuoteJoin(*value);
+        } else {
+          out += SplitJoin(*value);
+        }
+        continue;
       }
       out += *value;
     }
@@ -310,7 +421,9 @@ class Shell {
 
   // Where the arguments of a training command start: after the word that
   // names an entry script.
-  static std::optional<size_t> EntryScriptEnd(std::string_view line) {
+  // Where the words after the first one that `is_script` accepts start.
+  template <typename Pred>
+  static std::optional<size_t> ScriptEnd(std::string_view line, Pred is_script) {
     size_t pos = 0;
     while (pos < line.size()) {
       while (pos < line.size() &&
@@ -321,17 +434,107 @@ class Shell {
              !std::isspace(static_cast<unsigned char>(line[end])))
         ++end;
       std::string_view word = line.substr(pos, end - pos);
-      for (std::string_view script : kEntryScripts) {
-        if (word == script ||
-            (word.ends_with(script) && word[word.size() - script.size() - 1] == '/'))
-          return end;
-      }
+      while (!word.empty() && (word.front() == '"' || word.front() == '\''))
+        word.remove_prefix(1);
+      while (!word.empty() && (word.back() == '"' || word.back() == '\''))
+        word.remove_suffix(1);
+      if (!word.empty() && is_script(word)) return end;
       pos = end;
     }
     return std::nullopt;
   }
+  static std::optional<size_t> EntryScriptEnd(std::string_view line) {
+    return ScriptEnd(line, IsEntryScript);
+  }
+
+  // The words of an array's body, quotes removed and comments dropped.
+  static std::vector<std::string> Elements(std::string_view body) {
+    std::vector<std::string> words;
+    std::string current;
+    bool in_word = false;
+    char quote = 0;
+    for (size_t i = 0; i < body.size(); ++i) {
+      const char c = body[i];
+      if (quote != 0) {
+        if (c == quote) {
+          quote = 0;
+        } else {
+          current += c;
+        }
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+        in_word = true;
+      } else if (c == '#' && !in_word) {
+        while (i + 1 < body.size() && body[i + 1] != '\n') ++i;
+      } else if (c == '\\' && i + 1 < body.size()) {
+        current += body[++i];
+        in_word = true;
+      } else if (std::isspace(static_cast<unsigned char>(c))) {
+        if (in_word) words.push_back(std::move(current));
+        current.clear();
+        in_word = false;
+      } else {
+        current += c;
+        in_word = true;
+      }
+    }
+    if (in_word) words.push_back(std::move(current));
+    return words;
+  }
+  // ${A[@]} unquoted: each element split at blanks; a word that holds a
+  // character the shell would read is quoted, since an expansion's result
+  // is not parsed again ("Et|(tt|)*30mL" stays one word, not a pipe).
+  static std::string SplitJoin(std::string_view body) {
+    std::string out;
+    for (const std::string& element : Elements(body)) {
+      for (const std::string& word : Elements(element)) {
+        out.append(out.empty() ? "" : " ");
+        if (word.find_first_of("|&;<>()'\"$`\\*?[]#~") == std::string::npos) {
+          out.append(word);
+        } else {
+          out.append(SingleQuoted(word));
+        }
+      }
+    }
+    return out;
+  }
+  static std::string SingleQuoted(std::string_view word) {
+    std::string out = "'";
+    for (char c : word) out.append(c == '\'' ? "'\\''" : std::string(1, c));
+    out.append("'");
+    return out;
+  }
+  // `command` up to its first unquoted |, ;, &, < or > (a pipe, a list, a
+  // redirection): the arguments of the command itself.
+  static std::string CutAtOperator(std::string_view command) {
+    char quote = 0;
+    for (size_t i = 0; i < command.size(); ++i) {
+      const char c = command[i];
+      if (quote != 0) {
+        if (c == quote) quote = 0;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '\\') {
+        ++i;
+      } else if (c == '|' || c == ';' || c == '&' || c == '<' || c == '>') {
+        // "2>&1": the digit belongs to the redirection.
+        size_t end = i;
+        while (end > 0 && std::isdigit(static_cast<unsigned char>(command[end - 1])))
+          --end;
+        return std::string(command.substr(0, end));
+      }
+    }
+    return std::string(command);
+  }
+  static std::string QuoteJoin(std::string_view body) {
+    std::string out;
+    for (const std::string& word : Elements(body))
+      out.append(out.empty() ? "" : " ").append(SingleQuoted(word));
+    return out;
+  }
 
   std::string_view file_;
+  std::set<std::string> arrays_;
   const std::map<std::string, std::string>& fixed_;
   std::map<std::string, std::string> values_;
 };
@@ -380,7 +583,7 @@ Result<std::string> FromYaml(const std::vector<Line>& lines, size_t first,
     if (value == "true") {
       // the bare flag
     } else if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {
-      out += " " + value.substr(1, value.size() - 2);
+      out.append(" ").append(value, 1, value.size() - 2);
     } else if (!value.empty()) {
       std::string quoted = "'";
       for (char c : value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);

@@ -86,6 +86,8 @@ constexpr FlagInfo kFlags[] = {
     {"--cp-comm-type", Kind::kList},
     {"--hierarchical-context-parallel-sizes", Kind::kList},
     {"--cuda-graph-modules", Kind::kList},
+    {"--decoder-first-pipeline-num-layers", Kind::kInt},
+    {"--decoder-last-pipeline-num-layers", Kind::kInt},
     {"--recompute-activations", Kind::kBool},
     {"--account-for-embedding-in-pipeline-split", Kind::kBool},
     {"--account-for-loss-in-pipeline-split", Kind::kBool},
@@ -118,6 +120,7 @@ constexpr FlagInfo kFlags[] = {
     {"--window-attn-skip-freq", Kind::kText},
     {"--experimental-attention-variant", Kind::kString},
     {"--linear-attention-type", Kind::kString},
+    {"--spec", Kind::kList},
     {"--normalization", Kind::kString},
     {"--tokenizer-type", Kind::kString},
     {"--linear-attention-freq", Kind::kText},
@@ -328,6 +331,64 @@ Result<void> RefuseBridgeForms(const std::vector<std::string>& tokens) {
   return {};
 }
 
+// Megatron flags that set what a step computes on, not how much: logging,
+// data loading, checkpoints, the learning-rate schedule and optimizer
+// hyper-parameters, initialisation, dropout rates, position-embedding
+// numerics, loss coefficients and run control.
+bool IsWithoutCost(std::string_view flag) {
+  constexpr std::string_view kPrefixes[] = {
+      "--log-", "--no-log-", "--wandb-", "--tensorboard-", "--timing-log-",
+      "--data-", "--tokenizer-", "--tiktoken-", "--save", "--load",
+      "--no-load-", "--no-save-", "--ckpt-", "--dist-ckpt-", "--lr",
+      "--adam-", "--weight-decay", "--eval-", "--exit-", "--init-method-",
+      "--rotary-", "--train-", "--decoupled-", "--mtp-loss-",
+      "--moe-aux-loss-", "--moe-z-loss-", "--moe-router-bias-update-",
+      "--moe-router-topk-scaling-", "--use-checkpoint-", "--rerun-",
+      "--wgrad-deferral-", "--seq-length-", "--grpo-", "--inference-",
+      "--rl-", "--langrl-"};
+  constexpr std::string_view kFlags[] = {
+      "--min-lr", "--clip-grad", "--seed", "--split", "--mock-data",
+      "--num-workers", "--no-mmap-bin-files", "--vocab-file", "--merge-file",
+      "--no-create-attention-mask-in-dataloader", "--dataloader-type",
+      "--attention-dropout", "--hidden-dropout", "--norm-epsilon",
+      "--max-position-embeddings", "--position-embedding-type",
+      "--no-position-embedding", "--use-rotary-position-embeddings",
+      "--distributed-timeout-minutes", "--logging-level",
+      "--enable-experimental", "--no-check-for-nan-in-loss-and-grad",
+      "--manual-gc-interval", "--finetune", "--pretrained-checkpoint",
+      "--auto-detect-ckpt-format", "--async-save", "--start-weight-decay",
+      "--end-weight-decay", "--mscale", "--mscale-all-dim",
+      "--eod-mask-loss", "--reset-position-ids",
+      "--reset-attention-mask", "--override-opt-param-scheduler",
+      "--use-checkpoint-opt_param-scheduler", "--no-initialization",
+      "--micro-batch-size-per-gpu", "--wandb-project", "--wandb-exp-name",
+      "--ft-num-warmup-iters", "--use-ft", "--hf-checkpoint", "--ref-load",
+      "--tensorboard-dir", "--profile", "--profile-step-start",
+      "--profile-step-end", "--profile-ranks", "--use-pytorch-profiler",
+      "--trust-remote-code", "--export-te-mcore-model", "--ckpt-format"};
+  for (std::string_view prefix : kPrefixes) {
+    if (flag.starts_with(prefix)) return true;
+  }
+  return std::find(std::begin(kFlags), std::end(kFlags), flag) !=
+         std::end(kFlags);
+}
+
+// Flags whose setting the replay always assumes, as the Megatron-Bridge
+// recipes set them (sim/replay.h): data-parallel communication overlapped
+// with the backward pass and the next forward, Transformer Engine layers
+// with fused attention, grouped expert GEMMs, fused permute and router,
+// fused cross entropy.
+bool IsAssumed(std::string_view flag) {
+  constexpr std::string_view kFlags[] = {
+      "--overlap-grad-reduce", "--overlap-param-gather", "--moe-grouped-gemm",
+      "--moe-permute-fusion", "--moe-router-fusion", "--use-flash-attn",
+      "--transformer-impl", "--attention-backend",
+      "--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl",
+      "--use-mcore-models"};
+  return std::find(std::begin(kFlags), std::end(kFlags), flag) !=
+         std::end(kFlags);
+}
+
 // The known flags given (last occurrence wins), checked for arity.
 class Given {
  public:
@@ -366,8 +427,10 @@ class Given {
         return {};
       case Kind::kList: {
         std::vector<std::string> items;
+        // Items are separated by blanks or commas: "a b", "a,b" and the
+        // YAML form "[a, b]" (brackets dropped by the launch-file reader).
         for (const std::string& v : arg.values) {
-          for (std::string& item : util::SplitList(v, ","))
+          for (std::string& item : util::SplitList(v, ", \t\n"))
             items.push_back(std::move(item));
         }
         if (items.empty())
@@ -491,6 +554,12 @@ Result<void> ApplyLayout(const Given& g, Scenario& spec) {
     l.set_pipeline_model_parallel_layout(*layout);
   }
   if (auto sp = g.Bool("--sequence-parallel")) l.set_sequence_parallel(*sp);
+  auto first = g.Int("--decoder-first-pipeline-num-layers", 0);
+  if (!first) return std::unexpected(first.error());
+  if (*first) l.set_decoder_first_pipeline_num_layers(**first);
+  auto last = g.Int("--decoder-last-pipeline-num-layers", 0);
+  if (!last) return std::unexpected(last.error());
+  if (*last) l.set_decoder_last_pipeline_num_layers(**last);
 
   auto seq = g.Int("--seq-length", 1);
   if (!seq) return std::unexpected(seq.error());
@@ -780,6 +849,14 @@ Result<std::optional<int64_t>> FrequencyFlag(const Given& g,
 // the model is built (scenarios/architecture.cc).
 Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
                                std::vector<std::string>& warnings) {
+  // --spec MODULE FUNCTION: a layer spec built by code outside Megatron
+  // (slime's plugins, for one), whose layers the flags do not describe.
+  if (const std::vector<std::string>* custom = g.List("--spec")) {
+    return std::unexpected(FlagError(
+        "--spec", "a custom layer spec (" + Join(*custom, " ").substr(0, 80) +
+                      ") builds layers in code that moesim does not read; "
+                      "give the architecture with Megatron's own flags"));
+  }
   Architecture& a = *spec.mutable_architecture();
   const std::tuple<std::string_view, int, void (Architecture::*)(int64_t)>
       kInts[] = {
@@ -972,6 +1049,19 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
   if (!tokens) return std::unexpected(tokens.error());
   if (auto ok = RefuseBridgeForms(*tokens); !ok)
     return std::unexpected(ok.error());
+  // ${NAME[@]} left as written: an argument list the input does not set
+  // (a sourced file or the environment holds it), which may hold any flag.
+  for (const std::string& token : *tokens) {
+    if (token.size() > 6 && token.starts_with("${") &&
+        (token.ends_with("[@]}") || token.ends_with("[*]}"))) {
+      const std::string name = token.substr(2, token.size() - 6);
+      return std::unexpected(util::Error{
+          std::string(kPrefix) + token.substr(0, 60) +
+          " is an argument list the launch input does not set (a sourced "
+          "file or the environment holds it); define it with --var " +
+          name.substr(0, 40) + "='--flag value ...'"});
+    }
+  }
   std::vector<std::string> warnings;
   std::vector<std::string> not_modelled;
   Given given;
@@ -990,6 +1080,12 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
     // (architecture.cc), so a variable directory is harmless.
     for (const std::string& value : arg.values) {
       if (arg.flag == "--tokenizer-model") break;
+      if (value.find("$(") != std::string::npos) {
+        return std::unexpected(FlagError(
+            arg.flag, "'" + value.substr(0, 40) +
+                          "' is shell arithmetic or a command, which moesim "
+                          "does not run; write the value"));
+      }
       if (auto variable = ShellVariable(value)) {
         return std::unexpected(FlagError(
             arg.flag, *variable + " is not set in the launch input (define "
@@ -1017,10 +1113,35 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
     return std::unexpected(ok.error());
   if (auto ok = ApplyArchitecture(given, spec, warnings); !ok)
     return std::unexpected(ok.error());
-  if (!not_modelled.empty()) {
-    warnings.insert(warnings.begin(), std::string(kPrefix) + "not modelled: " +
-                                          Join(not_modelled, ", "));
+  // Flags that do not change a step's work are counted; every other flag
+  // moesim does not model is named on its own line, since it may change
+  // speed or memory.
+  std::vector<std::string> named, assumed;
+  size_t harmless = 0;
+  for (const std::string& flag : not_modelled) {
+    if (IsWithoutCost(flag)) {
+      ++harmless;
+    } else if (IsAssumed(flag)) {
+      assumed.push_back(flag);
+    } else {
+      named.push_back(std::string(kPrefix) +
+                      "not modelled (may change speed or memory): " + flag);
+    }
   }
+  if (harmless > 0) {
+    named.insert(named.begin(),
+                 std::string(kPrefix) + std::to_string(harmless) +
+                     " flags without effect on a step's time or memory "
+                     "(logging, data, checkpoints, learning rate, "
+                     "initialisation) ignored");
+  }
+  if (!assumed.empty()) {
+    named.insert(named.begin() + (harmless > 0 ? 1 : 0),
+                 std::string(kPrefix) +
+                     "as the replay always assumes (Megatron-Bridge recipe "
+                     "settings): " + Join(assumed, ", "));
+  }
+  warnings.insert(warnings.begin(), named.begin(), named.end());
   return warnings;
 }
 

@@ -134,6 +134,79 @@ class Defaults {
   std::vector<std::string>& used_;
 };
 
+// --decoder-first/last-pipeline-num-layers as the layout string they give
+// (Megatron-Core transformer_layer.py get_transformer_layer_offset): the
+// first (last) pipeline rank holds that many decoder layers, split evenly
+// over its virtual stages; the other ranks share the rest evenly. The
+// embedding goes to the first stage, the MTP layers and the loss to the last
+// (the layout string's E, m and L). Layout stage k is pipeline rank k % PP,
+// virtual stage k / PP.
+Result<void> UnevenPipelineLayout(Scenario& s, const FieldNamer& at,
+                                  Defaults& d) {
+  Layout& l = *s.mutable_layout();
+  if (!l.has_decoder_first_pipeline_num_layers() &&
+      !l.has_decoder_last_pipeline_num_layers())
+    return {};
+  constexpr std::string_view kFirst = "layout.decoder_first_pipeline_num_layers";
+  const std::string_view field = l.has_decoder_first_pipeline_num_layers()
+                                     ? kFirst
+                                     : "layout.decoder_last_pipeline_num_layers";
+  if (!l.pipeline_model_parallel_layout().empty()) {
+    return std::unexpected(at.Error(
+        field, "cannot be combined with pipeline_model_parallel_layout "
+               "(Megatron-LM refuses both)"));
+  }
+  const int64_t pp = l.pipeline_model_parallel_size();
+  const int64_t vpp = std::max(1, l.virtual_pipeline_model_parallel_size());
+  if (pp < 2)
+    return std::unexpected(at.Error(field, "needs pipeline_model_parallel_size >= 2"));
+  const bool has_first = l.has_decoder_first_pipeline_num_layers();
+  const bool has_last = l.has_decoder_last_pipeline_num_layers();
+  const int64_t first = l.decoder_first_pipeline_num_layers();
+  const int64_t last = l.decoder_last_pipeline_num_layers();
+  const int64_t middle_ranks = pp - (has_first ? 1 : 0) - (has_last ? 1 : 0);
+  const int64_t middle_layers = int64_t{s.num_layers()} - first - last;
+  auto fail = [&](const std::string& rule) {
+    return std::unexpected(at.Error(field, rule));
+  };
+  if (first < 0 || last < 0 || middle_layers < 0)
+    return fail("first and last stage layers exceed num_layers " +
+                std::to_string(s.num_layers()));
+  if (first % vpp != 0 || last % vpp != 0)
+    return fail("first and last stage layers must divide by the virtual "
+                "pipeline size " + std::to_string(vpp));
+  if (middle_ranks == 0 ? middle_layers != 0
+                        : middle_layers % (middle_ranks * vpp) != 0) {
+    return fail("the other " + std::to_string(middle_layers) +
+                " layers do not divide evenly over " +
+                std::to_string(middle_ranks) + " ranks x " +
+                std::to_string(vpp) + " virtual stages");
+  }
+  const int64_t middle_per_stage =
+      middle_ranks == 0 ? 0 : middle_layers / (middle_ranks * vpp);
+  std::string layout;
+  for (int64_t k = 0; k < pp * vpp; ++k) {
+    const int64_t rank = k % pp;
+    int64_t layers = middle_per_stage;
+    if (rank == 0 && has_first) layers = first / vpp;
+    if (rank == pp - 1 && has_last) layers = last / vpp;
+    if (k > 0) layout += '|';
+    if (k == 0) layout += 'E';
+    if (layers == 1) layout += 't';
+    if (layers > 1) layout += "t*" + std::to_string(layers);
+    if (k == pp * vpp - 1) {
+      layout.append(static_cast<size_t>(s.mtp_num_layers()), 'm');
+      layout += 'L';
+    }
+  }
+  l.set_pipeline_model_parallel_layout(layout);
+  if (l.virtual_pipeline_model_parallel_size() == 0)
+    l.set_virtual_pipeline_model_parallel_size(static_cast<int32_t>(vpp));
+  d.Note("pipeline_model_parallel_layout",
+         layout + " (from decoder_first/last_pipeline_num_layers)");
+  return {};
+}
+
 // Fills every unset field with the Megatron-Bridge recipe default.
 // REQUIRES: CheckSet passed and s.num_layers() is the model's depth.
 Result<void> FillDefaults(Scenario& s, const models::Model& model,
@@ -181,6 +254,8 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     l.set_virtual_pipeline_model_parallel_size(
         static_cast<int32_t>(s.num_layers() / chunk));
   }
+  if (auto ok = UnevenPipelineLayout(s, at, d); !ok)
+    return std::unexpected(ok.error());
   // A layout string sets VPP, as Megatron-LM's validate_args does
   // (megatron/training/arguments.py): its stage count must be a multiple of
   // PP, and VPP is their quotient; num_layers_per_virtual_pipeline_stage
@@ -239,7 +314,22 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   }
   d.Int("global_batch_size", static_cast<int>(default_gbs),
         &Layout::set_global_batch_size, l.global_batch_size(), l);
-  if (!l.has_sequence_parallel()) {
+  if (s.defaults() != "" && s.defaults() != "megatron-bridge" &&
+      s.defaults() != "megatron-lm") {
+    return std::unexpected(at.Error(
+        "defaults", "unknown '" + s.defaults().substr(0, 40) +
+                        "' (megatron-bridge, megatron-lm)"));
+  }
+  // Megatron-LM's own defaults (megatron/training/arguments.py and
+  // TransformerConfig): --sequence-parallel, --use-distributed-optimizer
+  // and --manual-gc are store_true flags, off unless given; the router runs
+  // as trained (moe_router_force_load_balancing False); the optimizer keeps
+  // fp32 main grads and moments; no recipe layouts.
+  const bool mlm = s.defaults() == "megatron-lm";
+  if (!l.has_sequence_parallel() && mlm) {
+    l.set_sequence_parallel(false);
+    d.Note("sequence_parallel", "false (Megatron-LM)");
+  } else if (!l.has_sequence_parallel()) {
     l.set_sequence_parallel(l.tensor_model_parallel_size() > 1);
     d.Note("sequence_parallel", l.sequence_parallel() ? "true" : "false");
   } else if (l.sequence_parallel() && l.tensor_model_parallel_size() == 1) {
@@ -253,9 +343,21 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     s.set_seq_length(kDefaultSeqLength);
     d.Note("seq_length", std::to_string(kDefaultSeqLength));
   }
+  if (mlm && s.precision().empty()) {
+    warnings.push_back(
+        "no --bf16, --fp8-format or --fp4-format: Megatron-LM would train in "
+        "FP32, which moesim does not model; simulating BF16");
+  }
+  if (mlm && s.dispatcher().empty() && model.num_moe_experts() > 0) {
+    warnings.push_back(
+        "no --moe-token-dispatcher-type: Megatron-LM's default is allgather "
+        "(TransformerConfig), which moesim does not model; simulating "
+        "alltoall");
+  }
   d.String("precision", "bf16", s.mutable_precision());
   d.String("dispatcher", "alltoall", s.mutable_dispatcher());
-  d.String("routing", "force_balanced", s.mutable_routing());
+  d.String("routing", mlm ? "dropless_natural" : "force_balanced",
+           s.mutable_routing());
   if (s.routing() == "tokendrop" && s.moe_expert_capacity_factor() == 0) {
     // Token drop without a capacity factor: Megatron-Bridge's token-drop
     // helper's defaults, capacity 1.0 padded to capacity
@@ -290,12 +392,12 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     d.Note("recompute.modules", "core_attn");
   }
   if (!s.has_use_distributed_optimizer()) {
-    s.set_use_distributed_optimizer(true);
-    d.Note("use_distributed_optimizer", "true");
+    s.set_use_distributed_optimizer(!mlm);
+    d.Note("use_distributed_optimizer", mlm ? "false (Megatron-LM)" : "true");
   }
   if (!s.has_manual_gc()) {
-    s.set_manual_gc(true);
-    d.Note("manual_gc", "true");
+    s.set_manual_gc(!mlm);
+    d.Note("manual_gc", mlm ? "false (Megatron-LM)" : "true");
   }
   // Only a non-interleaved pipeline batches its exchanges, so only there is
   // the default worth naming.
@@ -310,7 +412,9 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     s.set_data_parallel_sharding_strategy("no_shard");
     d.Note("data_parallel_sharding_strategy", "no_shard");
   }
-  const models::RecipeDefaults& recipe = model.recipe();
+  // A Megatron-LM launch has no Bridge recipe.
+  const models::RecipeDefaults& recipe =
+      mlm ? models::RecipeDefaults::default_instance() : model.recipe();
   // The recipe's pipeline layout for this (PP, VPP), where it has one and it
   // fits the effective depth (a num_layers or mtp_num_layers override keeps
   // the even or accounted split of Resolve()).

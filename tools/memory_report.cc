@@ -214,7 +214,8 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
           : Format("OUT OF MEMORY by %.1f GiB", -r.memory.margin_bytes / kGiB)
                 .c_str());
   if (!s.defaults_used.empty()) {
-    out += "defaults (Megatron-Bridge recipe):";
+    out += s.spec.defaults() == "megatron-lm" ? "defaults (Megatron-LM):"
+                                              : "defaults (Megatron-Bridge recipe):";
     for (const std::string& d : s.defaults_used) out += " " + d;
     out += "\n";
   }

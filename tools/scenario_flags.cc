@@ -480,6 +480,12 @@ Result<FlagScenario> ScenarioFromFlags(const ScenarioFlags& flags) {
     out.warnings.insert(out.warnings.end(), applied->begin(), applied->end());
     out.any_flag = true;
   }
+  // A launch input that defines the model (a file, or an argument list
+  // with no model named) is a Megatron-LM launch: its defaults apply.
+  if (out.spec.defaults().empty() &&
+      (flags.megatron_args_file ||
+       (flags.megatron_args && out.spec.model().empty() && !flags.model)))
+    out.spec.set_defaults("megatron-lm");
   auto any_flag = ApplyFlags(flags, out.spec);
   if (!any_flag) return std::unexpected(any_flag.error());
   out.any_flag = out.any_flag || *any_flag;

@@ -174,6 +174,90 @@ TEST(ArchitectureTest, FrequencyPatterns) {
   EXPECT_EQ(*every, (std::vector<int32_t>{1, 0, 1, 0, 1}));
 }
 
+// --decoder-first/last-pipeline-num-layers give Megatron's uneven split
+// (transformer_layer.py get_transformer_layer_offset): the first and last
+// ranks hold the given layers split over their virtual stages, the middle
+// ranks share the rest; layout stage k is rank k % PP.
+TEST(ArchitectureTest, UnevenPipelineBecomesALayoutString) {
+  constexpr char kModel[] =
+      "--num-layers 62 --hidden-size 512 --num-attention-heads 8 "
+      "--vocab-size 1000 --micro-batch-size 1 --global-batch-size 8 ";
+  auto plain = ResolveArgs(std::string(kModel) +
+                               "--pipeline-model-parallel-size 4 "
+                               "--decoder-first-pipeline-num-layers 14 "
+                               "--decoder-last-pipeline-num-layers 16",
+                           "", 8);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->spec.layout().pipeline_model_parallel_layout(),
+            "Et*14|t*16|t*16|t*16L");
+  auto vpp = ResolveArgs(std::string(kModel) +
+                             "--pipeline-model-parallel-size 4 "
+                             "--num-virtual-stages-per-pipeline-rank 2 "
+                             "--decoder-first-pipeline-num-layers 14 "
+                             "--decoder-last-pipeline-num-layers 16",
+                         "", 8);
+  ASSERT_TRUE(vpp) << vpp.error().message;
+  EXPECT_EQ(vpp->spec.layout().pipeline_model_parallel_layout(),
+            "Et*7|t*8|t*8|t*8|t*7|t*8|t*8|t*8L");
+  EXPECT_EQ(vpp->parallel.vpp, 2);
+  auto uneven = ResolveArgs(std::string(kModel) +
+                                "--pipeline-model-parallel-size 4 "
+                                "--decoder-first-pipeline-num-layers 15",
+                            "", 8);
+  ASSERT_FALSE(uneven);
+  EXPECT_EQ(uneven.error().message,
+            "flags: --decoder-first-pipeline-num-layers: the other 47 layers "
+            "do not divide evenly over 3 ranks x 1 virtual stages");
+  auto both = ResolveArgs(std::string(kModel) +
+                              "--pipeline-model-parallel-size 2 "
+                              "--decoder-first-pipeline-num-layers 30 "
+                              "--pipeline-model-parallel-layout 'Et*31|t*31L'",
+                          "", 8);
+  ASSERT_FALSE(both);
+  EXPECT_NE(both.error().message.find("cannot be combined with "
+                                      "pipeline_model_parallel_layout"),
+            std::string::npos);
+}
+
+// A Megatron-LM launch takes Megatron-LM's argparse defaults, not the
+// Bridge recipe's (megatron/training/arguments.py: --sequence-parallel,
+// --use-distributed-optimizer and --manual-gc are store_true; the router
+// runs as trained; TransformerConfig's dispatcher default is allgather).
+TEST(ArchitectureTest, MegatronLmLaunchTakesMegatronLmDefaults) {
+  Scenario spec;
+  ASSERT_TRUE(ApplyMegatronArgs("--tensor-model-parallel-size 2", spec));
+  spec.set_model("deepseek-v3");
+  spec.set_num_layers(4);
+  spec.set_system("dgx-h100");
+  spec.set_num_gpus(8);
+  auto bridge = Resolve(spec, "flags");
+  ASSERT_TRUE(bridge) << bridge.error().message;
+  EXPECT_TRUE(bridge->parallel.sequence_parallel);
+  EXPECT_TRUE(bridge->training.distributed_optimizer);
+  EXPECT_EQ(bridge->training.main_grad_bytes, 2);  // the recipe's bf16
+  spec.set_defaults("megatron-lm");
+  auto mlm = Resolve(spec, "flags");
+  ASSERT_TRUE(mlm) << mlm.error().message;
+  EXPECT_FALSE(mlm->parallel.sequence_parallel);
+  EXPECT_FALSE(mlm->training.distributed_optimizer);
+  EXPECT_FALSE(mlm->training.manual_gc);
+  EXPECT_EQ(mlm->training.main_grad_bytes, 4);
+  EXPECT_EQ(mlm->spec.routing(), "dropless_natural");
+  int named = 0;
+  for (const std::string& w : mlm->warnings) {
+    if (w.find("Megatron-LM would train in FP32") != std::string::npos ||
+        w.find("Megatron-LM's default is allgather") != std::string::npos)
+      ++named;
+  }
+  EXPECT_EQ(named, 2);
+  spec.set_defaults("megatron");
+  auto bad = Resolve(spec, "flags");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "flags: --defaults: unknown 'megatron' (megatron-bridge, "
+            "megatron-lm)");
+}
+
 TEST(ArchitectureTest, Errors) {
   struct Case {
     const char* args;

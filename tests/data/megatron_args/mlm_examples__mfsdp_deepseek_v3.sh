@@ -1,5 +1,25 @@
 # source: NVIDIA/Megatron-LM@d98e8a64dd:examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh
 # model: DeepSeek-V3 (Megatron-FSDP example)
+
+export NCCL_IB_SL=1
+export NCCL_IB_TIMEOUT=19
+export NVTE_FWD_LAYERNORM_SM_MARGIN=16
+export NVTE_BWD_LAYERNORM_SM_MARGIN=16
+export NCCL_P2P_NET_CHUNKSIZE=2097152
+export TORCH_NCCL_AVOID_RECORD_STREAMS=1
+export PYTHONWARNINGS=ignore
+export TRITON_CACHE_DIR=/tmp/triton_cache_$SLURM_NODEID
+
+# Configuration: Set these variables before running the script
+MEGATRON_PATH=${MEGATRON_PATH:-"your_own_megatron_path"} # Path to Megatron-LM repository
+CONTAINER_IMAGE=${CONTAINER_IMAGE:-"your_own_container_image"} # Path to .sqsh or docker image url
+OUTPUT_PATH=${OUTPUT_PATH:-"your_own_output_path"} # Path for output logs and checkpoints
+DATA_PATH=${DATA_PATH:-"your_own_data_path"}
+USE_MEGATRON_FSDP=${USE_MEGATRON_FSDP:-1}
+SHARDING_STRATEGY=${SHARDING_STRATEGY:-"optim_grads_params"}
+PROFILE=${PROFILE:-0}
+WANDB=${WANDB:-1}
+
 TP=${TP:-1}
 EP=${EP:-8}
 MBS=${MBS:-4}
@@ -115,8 +135,90 @@ PRETRAIN_ARGS=(
     --bf16
     --enable-experimental
 ) 
+
+if [ "${USE_MEGATRON_FSDP}" = 1 ]; then
+    unset CUDA_DEVICE_MAX_CONNECTIONS
+    PRETRAIN_ARGS=(
+        "${PRETRAIN_ARGS[@]}"
+        --use-megatron-fsdp
+        --data-parallel-sharding-strategy ${SHARDING_STRATEGY}
+        --no-gradient-accumulation-fusion
+        --use-distributed-optimizer
+        --calculate-per-token-loss
+        --init-model-with-meta-device
+        --ckpt-format fsdp_dtensor
+        --fsdp-double-buffer
+        --use-nccl-ub
+        --megatron-fsdp-grad-comm-dtype bf16
+        --megatron-fsdp-main-grads-dtype bf16
+    )
+fi
+
+# Profiling command
+if [ "${PROFILE}" = 1 ]; then
+    PROFILE_CMD="nsys profile --sample=none --cpuctxsw=none --trace=cuda,nvtx,cublas,cudnn \
+        --capture-range=cudaProfilerApi \
+        --capture-range-end=stop \
+        --cuda-graph-trace=node \
+        --cuda-memory-usage=true \
+        -f true -x true \
+        -o ${OUTPUT_PATH}/nsys/Megatron-FSDP-Deepseek-V3-TP${TP}EP${EP}-MBS${MBS}GBS${GBS}-${COMMENT}"
+    PRETRAIN_ARGS=(
+        "${PRETRAIN_ARGS[@]}"
+        --profile
+        --profile-step-start 10
+        --profile-step-end 12
+        --profile-ranks 0
+    )
+    echo "PROFILE_CMD="
+    echo $PROFILE_CMD
+else
+    PROFILE_CMD=""
+fi
+
+if [ "${WANDB}" = 1 ]; then
+    export WANDB_API_KEY=${WANDB_API_KEY:-"your_own_wandb_api_key"}
+    PRETRAIN_ARGS=(
+        "${PRETRAIN_ARGS[@]}"
+        --wandb-project your_own_wandb_project
+        --wandb-exp-name DeepSeek-V3-TP${TP}EP${EP}-MBS${MBS}GBS${GBS}-${COMMENT}
+    )
+fi
+
 TRAINING_CMD="
 cd ${MEGATRON_PATH};
 git rev-parse HEAD;
 export PYTHONPATH=${MEGATRON_PATH}:${PYTHONPATH};
 ${PROFILE_CMD} python ${MEGATRON_PATH}/pretrain_gpt.py ${PRETRAIN_ARGS[@]}"
+
+# SLURM settings
+SLURM_LOGS="${OUTPUT_PATH}/slurm_logs"
+mkdir -p ${SLURM_LOGS} || {
+    echo "Error: Failed to create SLURM logs directory ${SLURM_LOGS}"
+    exit 1
+}
+
+# Submit SLURM job
+# Note: Update SBATCH parameters below according to your cluster configuration
+set +e
+sbatch <<EOF
+
+#SBATCH --job-name=your_own_job_name
+#SBATCH --partition=your_own_partition
+#SBATCH --nodes=your_own_num_nodes
+#SBATCH --ntasks-per-node=your_own_tasks_per_node
+#SBATCH --gres=gpu:your_own_gpu_per_node
+#SBATCH --time=your_own_time
+#SBATCH --account=your_own_account
+#SBATCH --exclusive
+#SBATCH --dependency=singleton
+
+srun \
+    --mpi=pmix -l \
+    --container-image=${CONTAINER_IMAGE} \
+    --container-mounts=your_own_container_mounts \
+    --container-workdir=${MEGATRON_PATH} \
+    bash -x -c "${TRAINING_CMD}" 2>&1 | tee ${SLURM_LOGS}/\${SLURM_JOB_ID}.log
+
+EOF
+set -e
