@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -225,6 +226,12 @@ std::optional<int64_t> FamilyVocabOf(std::string_view tokenizer) {
   return std::nullopt;
 }
 
+std::string ShortNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string Str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
@@ -378,6 +385,11 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
         return std::unexpected(
             at.Error(path, "needs --multi-latent-attention"));
     }
+  }
+  if (a.has_yarn_rotary_scaling_factor()) {
+    m.set_yarn_rotary_scaling_factor(a.yarn_rotary_scaling_factor());
+    m.set_yarn_mscale(a.yarn_mscale());
+    m.set_yarn_mscale_all_dim(a.yarn_mscale_all_dim());
   }
   m.set_window_size(a.window_size());
   m.set_window_attn_skip_freq(a.window_attn_skip_freq());
@@ -552,6 +564,12 @@ Result<void> CheckArchitecture(const Scenario& s, const models::Model& model,
   };
   for (const Result<void>& result : checks) {
     if (!result) return result;
+  }
+  if (a.has_yarn_rotary_scaling_factor() &&
+      a.yarn_rotary_scaling_factor() != model.yarn_rotary_scaling_factor()) {
+    return contradicts("yarn_rotary_scaling_factor",
+                       ShortNumber(a.yarn_rotary_scaling_factor()),
+                       ShortNumber(model.yarn_rotary_scaling_factor()));
   }
   if (!a.activation().empty() && a.activation() != model.activation())
     return contradicts("activation", a.activation(), model.activation());

@@ -98,7 +98,7 @@ class Shell {
     // Variables whose value holds a flag, in the order they were set.
     std::vector<std::string> flag_vars;
     std::vector<Line> others;  // lines that neither assign nor run an entry
-    for (size_t i = 0; i < lines.size(); ++i) {
+    for (size_t i = 0; i < lines.size() && !too_large_; ++i) {
       const int number = lines[i].number;
       std::string line = Trim(StripComment(lines[i].text));
       if (line.starts_with("export ")) line = Trim(line.substr(7));
@@ -158,6 +158,11 @@ class Shell {
       } else if (!expanded.empty()) {
         others.push_back({number, std::move(expanded)});
       }
+    }
+    if (too_large_) {
+      return util::Fail(std::string(file_) +
+                        ": its variables expand to more than 1 MiB of "
+                        "arguments");
     }
     if (!commands.empty()) {
       for (const auto& [number, command] : commands) {
@@ -327,6 +332,11 @@ class Shell {
 
   void Define(const std::string& name, std::string value, bool append) {
     if (fixed_.contains(name)) return;  // --var wins over the file
+    if (value.size() > kMaxExpansion ||
+        (append && values_[name].size() + value.size() > kMaxExpansion)) {
+      too_large_ = true;  // a file that doubles a variable in a loop of lines
+      return;
+    }
     if (append && values_.contains(name)) {
       values_[name] += "\n" + value;
     } else {
@@ -401,6 +411,10 @@ class Shell {
       if (!value) {
         out += text.substr(start, i - start);
         continue;
+      }
+      if (out.size() + value->size() > kMaxExpansion) {
+        too_large_ = true;
+        return out;
       }
       if (arrays_.contains(name)) {
         // "${A[@]}" keeps each element one word; ${A[@]} word-splits them.
@@ -533,6 +547,11 @@ class Shell {
     return out;
   }
 
+  // Bounds what a file's variables can expand to (1 MiB; a real launch
+  // script's arguments are a few KiB), so A=(${A[@]} ${A[@]}) repeated
+  // cannot grow without limit.
+  static constexpr size_t kMaxExpansion = size_t{1} << 20;
+  mutable bool too_large_ = false;
   std::string_view file_;
   std::set<std::string> arrays_;
   const std::map<std::string, std::string>& fixed_;
@@ -554,7 +573,7 @@ Result<std::string> FromYaml(const std::vector<Line>& lines, size_t first,
     if (indent == 0) break;  // the next top-level key
     std::string body = Trim(text);
     if (key_indent < 0) key_indent = static_cast<int>(indent);
-    if (static_cast<int>(indent) > key_indent || !body.starts_with("-")) {
+    if (static_cast<int>(indent) > key_indent) {
       // A continuation: YAML folds a plain scalar's lines with blanks.
       if (entries.empty()) {
         return util::Fail(std::string(file) + ":" +
@@ -572,7 +591,15 @@ Result<std::string> FromYaml(const std::vector<Line>& lines, size_t first,
                         ": MODEL_ARGS: expected '--flag: value', got '" +
                         body.substr(0, 60) + "'");
     }
-    entries.push_back({Trim(body.substr(0, colon)), Trim(body.substr(colon + 1))});
+    std::string key = Trim(body.substr(0, colon));
+    if (!key.starts_with("--")) {
+      return util::Fail(std::string(file) + ":" +
+                        std::to_string(lines[i].number) + ": MODEL_ARGS: '" +
+                        key.substr(0, 60) +
+                        "' is not a Megatron-LM flag (expected '--flag: "
+                        "value')");
+    }
+    entries.push_back({std::move(key), Trim(body.substr(colon + 1))});
   }
   std::string out;
   for (auto& [key, value] : entries) {

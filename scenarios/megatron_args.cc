@@ -120,6 +120,11 @@ constexpr FlagInfo kFlags[] = {
     {"--window-attn-skip-freq", Kind::kText},
     {"--experimental-attention-variant", Kind::kString},
     {"--linear-attention-type", Kind::kString},
+    {"--position-embedding-type", Kind::kString},
+    {"--rope-type", Kind::kString},
+    {"--rotary-scaling-factor", Kind::kDouble},
+    {"--mscale", Kind::kDouble},
+    {"--mscale-all-dim", Kind::kDouble},
     {"--spec", Kind::kList},
     {"--normalization", Kind::kString},
     {"--tokenizer-type", Kind::kString},
@@ -997,6 +1002,30 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
         "--experimental-attention-variant",
         "needs --linear-attention-freq (which layers are linear attention)"));
   }
+  // YaRN: MLA's config defaults to rope_type "yarn"; other attention takes
+  // it with --position-embedding-type yarn (argument_utils.py
+  // _apply_yarn_config_from_args). The values are argparse's: scaling 1.0,
+  // mscale 1.0, mscale_all_dim 0.0, since core_transformer_config_from_args
+  // copies every argument over the config's own defaults.
+  const bool mla = g.Bool("--multi-latent-attention").value_or(false);
+  const std::string rope = g.String("--rope-type").value_or(mla ? "yarn" : "rope");
+  if (rope != "yarn" && rope != "rope") {
+    return std::unexpected(
+        FlagError("--rope-type", "unknown '" + rope.substr(0, 40) + "' (rope, yarn)"));
+  }
+  const bool yarn = mla ? rope == "yarn"
+                        : g.String("--position-embedding-type") == "yarn";
+  auto factor = g.Double("--rotary-scaling-factor", 1e-9, 1e9);
+  if (!factor) return std::unexpected(factor.error());
+  auto mscale = g.Double("--mscale", 0, 1e9);
+  if (!mscale) return std::unexpected(mscale.error());
+  auto mscale_all = g.Double("--mscale-all-dim", 0, 1e9);
+  if (!mscale_all) return std::unexpected(mscale_all.error());
+  if (yarn && factor->value_or(1.0) != 1.0) {
+    a.set_yarn_rotary_scaling_factor(**factor);
+    a.set_yarn_mscale(mscale->value_or(1.0));
+    a.set_yarn_mscale_all_dim(mscale_all->value_or(0.0));
+  }
   if (auto freq = g.String("--moe-layer-freq")) {
     // Checked here when the depth is known, so the error names the flag.
     if (spec.num_layers() > 0) {
@@ -1163,6 +1192,95 @@ std::string Number(double v) {
 
 }  // namespace
 
+std::string FormatArchitectureArgs(const models::Model& m) {
+  std::vector<std::string> out;
+  auto add = [&](std::string flag, std::string value = {}) {
+    out.push_back(value.empty() ? std::move(flag) : flag + " " + value);
+  };
+  auto num = [&](std::string flag, int64_t v) { add(flag, std::to_string(v)); };
+  num("--hidden-size", m.hidden_size());
+  num("--ffn-hidden-size", m.ffn_hidden_size());
+  num("--num-attention-heads", m.num_attention_heads());
+  if (m.num_query_groups() > 0 && !m.multi_latent_attention()) {
+    add("--group-query-attention");
+    num("--num-query-groups", m.num_query_groups());
+  }
+  if (m.kv_channels() > 0) num("--kv-channels", m.kv_channels());
+  num("--vocab-size", m.vocab_size());
+  num("--make-vocab-size-divisible-by", m.make_vocab_size_divisible_by() > 0
+                                            ? m.make_vocab_size_divisible_by()
+                                            : 128);
+  if (m.activation() == "swiglu") add("--swiglu");
+  if (m.activation() == "quick_geglu") add("--quick-geglu");
+  if (m.untie_embeddings_and_output_weights())
+    add("--untie-embeddings-and-output-weights");
+  add(m.add_bias_linear() ? "--add-bias-linear" : "--disable-bias-linear");
+  if (m.qk_layernorm()) add("--qk-layernorm");
+  if (m.attention_output_gate()) add("--attention-output-gate");
+  if (m.learnable_softmax_offset()) add("--softmax-type", "learnable");
+  if (m.multi_latent_attention()) {
+    add("--multi-latent-attention");
+    if (m.q_lora_rank() > 0) num("--q-lora-rank", m.q_lora_rank());
+    num("--kv-lora-rank", m.kv_lora_rank());
+    num("--qk-head-dim", m.qk_head_dim());
+    num("--qk-pos-emb-head-dim", m.qk_pos_emb_head_dim());
+    num("--v-head-dim", m.v_head_dim());
+  }
+  if (m.yarn_rotary_scaling_factor() > 1) {
+    if (!m.multi_latent_attention()) add("--position-embedding-type", "yarn");
+    add("--rotary-scaling-factor", Number(m.yarn_rotary_scaling_factor()));
+    add("--mscale", Number(m.has_yarn_mscale() ? m.yarn_mscale() : 1.0));
+    add("--mscale-all-dim",
+        Number(m.has_yarn_mscale_all_dim() ? m.yarn_mscale_all_dim() : 0.0));
+  } else if (m.multi_latent_attention()) {
+    add("--rope-type", "rope");
+  }
+  if (m.window_size() > 0) {
+    add("--window-size", std::to_string(m.window_size() - 1) + ",0");
+    if (m.window_attn_skip_freq() > 0)
+      num("--window-attn-skip-freq", m.window_attn_skip_freq());
+  }
+  if (m.linear_attention_freq() > 0) {
+    add("--experimental-attention-variant", "gated_delta_net");
+    num("--linear-attention-freq", m.linear_attention_freq());
+    num("--linear-num-key-heads", m.linear_num_key_heads());
+    num("--linear-key-head-dim", m.linear_key_head_dim());
+    num("--linear-num-value-heads", m.linear_num_value_heads());
+    num("--linear-value-head-dim", m.linear_value_head_dim());
+    num("--linear-conv-kernel-dim", m.linear_conv_kernel_dim());
+  }
+  if (m.num_moe_experts() > 0) {
+    num("--num-experts", m.num_moe_experts());
+    num("--moe-router-topk", m.moe_router_topk());
+    num("--moe-ffn-hidden-size", m.moe_ffn_hidden_size() > 0
+                                     ? m.moe_ffn_hidden_size()
+                                     : m.ffn_hidden_size());
+    if (m.moe_shared_expert_intermediate_size() > 0)
+      num("--moe-shared-expert-intermediate-size",
+          m.moe_shared_expert_intermediate_size());
+    if (m.moe_shared_expert_gate()) add("--moe-shared-expert-gate");
+    if (m.moe_layer_freq_size() > 0) {
+      // Runs of equal entries: "([0]*3+[1]*58)".
+      std::string pattern;
+      for (int i = 0; i < m.moe_layer_freq_size();) {
+        int j = i;
+        while (j < m.moe_layer_freq_size() &&
+               m.moe_layer_freq(j) == m.moe_layer_freq(i))
+          ++j;
+        pattern += (pattern.empty() ? "" : "+") + std::string("[") +
+                   std::to_string(m.moe_layer_freq(i)) + "]*" +
+                   std::to_string(j - i);
+        i = j;
+      }
+      add("--moe-layer-freq", "'(" + pattern + ")'");
+    }
+  }
+  std::string joined;
+  for (const std::string& item : out)
+    joined += (joined.empty() ? "" : " ") + item;
+  return joined;
+}
+
 std::string FormatMegatronArgs(const Scenario& spec) {
   std::vector<std::string> out;
   auto add = [&](std::string flag, std::string value = {}) {
@@ -1192,6 +1310,8 @@ std::string FormatMegatronArgs(const Scenario& spec) {
   add("--seq-length", std::to_string(spec.seq_length()));
   if (spec.num_layers() > 0)
     add("--num-layers", std::to_string(spec.num_layers()));
+  if (spec.mtp_num_layers() > 0)
+    add("--mtp-num-layers", std::to_string(spec.mtp_num_layers()));
 
   const Recompute& rc = spec.recompute();
   if (rc.granularity() == "full") {
@@ -1242,6 +1362,17 @@ std::string FormatMegatronArgs(const Scenario& spec) {
       add("--moe-pad-expert-input-to-capacity");
   }
 
+  if (spec.moe_shared_expert_overlap()) add("--moe-shared-expert-overlap");
+  if (spec.fp8_param_gather()) add("--fp8-param-gather");
+  // The optimizer, whole: a launch line that defines the run takes
+  // Megatron-LM's defaults, which differ from the Bridge recipes'.
+  if (spec.use_distributed_optimizer()) add("--use-distributed-optimizer");
+  if (spec.use_precision_aware_optimizer())
+    add("--use-precision-aware-optimizer");
+  if (!spec.main_grads_dtype().empty() && spec.main_grads_dtype() != "fp32")
+    add("--main-grads-dtype", spec.main_grads_dtype());
+  if (!spec.exp_avg_dtype().empty() && spec.exp_avg_dtype() != "fp32")
+    add("--exp-avg-dtype", spec.exp_avg_dtype());
   if (spec.optimizer_offload_fraction() > 0) {
     add("--optimizer-cpu-offload");
     add("--optimizer-offload-fraction",

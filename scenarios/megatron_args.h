@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/model.pb.h"
 #include "scenarios/scenario.pb.h"
 #include "util/error.h"
 
@@ -44,6 +45,14 @@ namespace moesim::scenarios {
 // ApplyMegatronArgs maps back onto the same fields. Model and system are not
 // Megatron arguments and are left out. Values with blanks or '|' are quoted.
 std::string FormatMegatronArgs(const Scenario& spec);
+
+// The architecture flags of `model` (--hidden-size ... with --vocab-size,
+// --moe-layer-freq as a list expression, MLA, GQA, window, Gated DeltaNet,
+// YaRN), which ApplyMegatronArgs and Resolve build back into a model with
+// the same parameters and layer kinds. Depth and MTP come from
+// FormatMegatronArgs (--num-layers, --mtp-num-layers): the two together are
+// a launch line that defines the whole run without --model.
+std::string FormatArchitectureArgs(const models::Model& model);
 
 }  // namespace moesim::scenarios
 

@@ -67,6 +67,9 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"architecture.activation", "--swiglu"},
     {"architecture.add_bias_linear", "--disable-bias-linear"},
     {"architecture.learnable_softmax_offset", "--softmax-type"},
+    {"architecture.yarn_rotary_scaling_factor", "--rotary-scaling-factor"},
+    {"architecture.yarn_mscale", "--mscale"},
+    {"architecture.yarn_mscale_all_dim", "--mscale-all-dim"},
 };
 
 std::string Num(double value) {

@@ -94,6 +94,13 @@ std::string RecomputeText(const scenarios::Recompute& rc) {
 
 std::string Number(double v) { return Format("%g", v); }
 
+// The final layout as one Megatron-LM argument list, architecture included:
+// pasted into --megatron-args without --model it resolves to the same run.
+std::string LaunchArgs(const scenarios::ResolvedScenario& s) {
+  return scenarios::FormatArchitectureArgs(s.model) + " " +
+         scenarios::FormatMegatronArgs(s.spec);
+}
+
 // Builds the candidate changes of one step, each a copy of the current spec
 // with one knob turned, grouped by the wall they address.
 class Proposer {
@@ -545,7 +552,7 @@ std::string FormatAdviseText(const AdviseResult& r) {
       r.start.fits ? "the start" : "the first layout that fits");
   out += LayoutLine(f) + "\n";
   out += "moesim flags:  " + FormatScenarioFlags(f.spec) + "\n";
-  out += "megatron args: " + scenarios::FormatMegatronArgs(f.spec) + "\n";
+  out += "megatron args: " + LaunchArgs(f) + "\n";
   return out;
 }
 
@@ -558,7 +565,7 @@ std::string FormatAdviseJson(const AdviseResult& r) {
   out += r.steps.empty() ? "],\n" : "\n  ],\n";
   out += "  \"final\": {\"flags\": " + JsonString(FormatScenarioFlags(f.spec)) +
          ", \"megatron_args\": " +
-         JsonString(scenarios::FormatMegatronArgs(f.spec)) +
+         JsonString(LaunchArgs(f)) +
          ", \"wall\": " + JsonString(r.final_wall) +
          ", \"tokens_per_sec_per_gpu\": " +
          JsonNumber(r.final_tokens_per_sec_per_gpu) +

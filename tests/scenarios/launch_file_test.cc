@@ -151,10 +151,18 @@ TEST(LaunchFileTest, Errors) {
   EXPECT_EQ(two.error().message,
             "x.sh:2: a second training command with other arguments (the "
             "first is on line 1); keep the one to simulate");
+  // Doubling an array line by line: bounded, not exponential.
+  std::string doubling = "A=(--num-layers 2)\n";
+  for (int i = 0; i < 64; ++i) doubling += "A=(${A[@]} ${A[@]})\n";
+  auto big = ExtractMegatronArgs(doubling, "d.sh");
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().message,
+            "d.sh: its variables expand to more than 1 MiB of arguments");
   auto yaml = ExtractMegatronArgs("MODEL_ARGS:\n  no colon here\n", "c.yaml");
   ASSERT_FALSE(yaml);
   EXPECT_EQ(yaml.error().message,
-            "c.yaml:2: MODEL_ARGS: expected '--flag: value'");
+            "c.yaml:2: MODEL_ARGS: expected '--flag: value', got 'no colon "
+            "here'");
 }
 
 }  // namespace

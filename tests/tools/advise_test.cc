@@ -184,4 +184,58 @@ TEST(FormatMegatronArgs, SeedLayoutRoundTrips) {
   EXPECT_EQ(again->spec.seq_length(), 131072);
 }
 
+// For every seed, the final layout's printed Megatron arguments, pasted
+// back without --model (so as a Megatron-LM launch, with its defaults),
+// resolve to the same scenario: every spec field but the model's name and
+// the import's bookkeeping, and a model of the same shape.
+TEST(FormatMegatronArgs, EverySeedRoundTripsWithoutModel) {
+  const std::string dir = std::string(MOESIM_SOURCE_DIR) + "/scenarios/";
+  const char* seeds[] = {"default.textproto",
+                         "seeds/dsv3-256k-h100.textproto",
+                         "seeds/qwen3-235b-128k-gb200.textproto",
+                         "seeds/qwen3-next-32k-gb200.textproto",
+                         "seeds/qwen3-next-64k-gb200.textproto",
+                         "seeds/qwen3-next-8k-gb200.textproto"};
+  for (const char* seed : seeds) {
+    const std::string file = dir + seed;
+    auto spec = moesim::scenarios::LoadScenario(file);
+    ASSERT_TRUE(spec) << spec.error().message;
+    auto start = moesim::scenarios::Resolve(*spec, file);
+    ASSERT_TRUE(start) << seed << ": " << start.error().message;
+    const std::string args =
+        moesim::scenarios::FormatArchitectureArgs(start->model) + " " +
+        moesim::scenarios::FormatMegatronArgs(start->spec);
+
+    moesim::scenarios::Scenario back;
+    back.set_system(start->spec.system());
+    back.set_num_gpus(start->spec.num_gpus());
+    back.set_defaults("megatron-lm");  // as the CLI sets it without --model
+    auto applied = moesim::scenarios::ApplyMegatronArgs(args, back);
+    ASSERT_TRUE(applied) << seed << ": " << applied.error().message;
+    auto again = moesim::scenarios::Resolve(back, "round trip");
+    ASSERT_TRUE(again) << seed << ": " << again.error().message << "\n"
+                       << args;
+
+    moesim::scenarios::Scenario a = start->spec, b = again->spec;
+    for (moesim::scenarios::Scenario* s : {&a, &b}) {
+      s->clear_model();
+      s->clear_architecture();
+      s->clear_defaults();
+    }
+    EXPECT_EQ(a.DebugString(), b.DebugString()) << seed << "\n" << args;
+
+    moesim::models::Model ma = start->model, mb = again->model;
+    for (moesim::models::Model* m : {&ma, &mb}) {
+      m->clear_name();
+      m->clear_source();
+      m->clear_hf_model_type();
+      m->clear_recipe();
+      // model.proto: 0 is Megatron's default padding multiple, 128.
+      if (m->make_vocab_size_divisible_by() == 0)
+        m->set_make_vocab_size_divisible_by(128);
+    }
+    EXPECT_EQ(ma.DebugString(), mb.DebugString()) << seed << "\n" << args;
+  }
+}
+
 }  // namespace

@@ -1,0 +1,2 @@
+cd /tmp
+bash ./run.sh --tp 2

@@ -1,0 +1,2 @@
+ARGS="--num-layers 2
+  --hidden-size 64
