@@ -161,6 +161,9 @@ util::Result<void> CheckGpuRange(int gpus) {
 // REQUIRES: CheckNodeFields(s) passed.
 util::Result<void> CheckGpuMultiple(const System& s, int gpus) {
   const std::string n = std::to_string(gpus);
+  // A job smaller than a node takes part of one host (1, 2 or 4 GPUs of an
+  // 8-GPU node: a divisor, so the GPUs it holds sit as a whole node's do).
+  if (gpus < s.gpus_per_node() && s.gpus_per_node() % gpus == 0) return {};
   if (gpus % s.gpus_per_node() != 0) {
     return util::Fail("--gpus: " + n + " is not a multiple of " + s.name() +
                       " gpus_per_node = " + std::to_string(s.gpus_per_node()));
@@ -302,6 +305,9 @@ static util::Result<int> DomainGpusUsed(const System& system, int gpus,
     return requested;
   }
   if (domain == node) return domain;
+  // A job of whole racks (k x 72 GPUs) is given whole NVLink domains: a
+  // Slurm block of all 18 trays per rack.
+  if (gpus % domain == 0) return domain;
   // Multi-host domains (NVL72 racks) go to jobs in Slurm topology/block
   // segments; NVIDIA recommends 16 hosts per segment for jobs of 128 or more
   // GPUs, 4 for 32-64 GPUs and 1 below (developer.nvidia.com/blog/?p=116606,
@@ -332,7 +338,7 @@ util::Result<Cluster> Cluster::Build(const System& system, int gpus,
   if (!used) return std::unexpected(used.error());
   c.domain_gpus_ = *used;
   c.nics_per_gpu_ = system.nic().per_node() / c.gpus_per_node_;
-  c.hosts_ = gpus / c.gpus_per_node_;
+  c.hosts_ = static_cast<int>(CeilDiv(gpus, c.gpus_per_node_));
   c.domains_ = static_cast<int>(CeilDiv(gpus, c.domain_gpus_));
   c.cpus_per_node_ = system.host_link().cpus_per_node();
   c.nvswitch_chips_ = system.nvlink().switch_chips();

@@ -697,6 +697,28 @@ TEST(ClusterCountsTest, Nvl72JobsUseWholeSlurmSegmentsPerRack) {
             "72");
 }
 
+// A job of whole racks (k x 72) gets whole domains; --gpus-per-domain still
+// chooses segments. A job smaller than a node holds part of one host.
+TEST(ClusterCountsTest, WholeRacksAndPartsOfANode) {
+  for (int racks : {1, 2, 4}) {
+    auto c = Cluster::Build(Load("gb300-nvl72"), 72 * racks);
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->domain_gpus(), 72);
+    EXPECT_EQ(c->num_nvlink_domains(), racks);
+  }
+  auto segments = Cluster::Build(Load("gb300-nvl72"), 144, {}, 64);
+  ASSERT_TRUE(segments) << segments.error().message;
+  EXPECT_EQ(segments->num_nvlink_domains(), 3);  // 64 + 64 + 16
+  for (int gpus : {1, 2, 4}) {
+    auto part = Cluster::Build(Load("dgx-h100"), gpus);
+    ASSERT_TRUE(part) << gpus << ": " << part.error().message;
+    EXPECT_EQ(part->num_nvlink_domains(), 1);
+    EXPECT_EQ(part->PathTier(0, gpus - 1), Tier::kNvlink);
+  }
+  EXPECT_EQ(BuildError(Load("dgx-h100"), 3),
+            "--gpus: 3 is not a multiple of dgx-h100 gpus_per_node = 8");
+}
+
 TEST(ClusterErrorTest, FabricTooSmallForTwoTiers) {
   // max_tiers 2 holds 64 leaves = 8 SU = 256 hosts = 2048 GPUs; 4096 GPUs
   // need 16 SU x 8 = 128 leaves.
