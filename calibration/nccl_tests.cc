@@ -1,15 +1,21 @@
 #include "calibration/nccl_tests.h"
 
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "util/bus_bandwidth.h"
+#include "util/json_check.h"
 
 namespace moesim::calibration {
 namespace {
@@ -109,6 +115,7 @@ struct Table {
   std::vector<size_t> measures;  // every time/algbw/busbw column
   std::vector<size_t> wrong;     // #wrong: counts, non-zero refuses
   std::vector<size_t> deltas;    // "error" (before 2.13): max |delta|
+  std::vector<size_t> text;      // redop, root: blank in some rows
 };
 
 // `cols`: the header line's words after '#'. A table header starts with
@@ -131,6 +138,7 @@ std::optional<Table> ReadTableHeader(const std::vector<std::string_view>& cols,
       t.measures.push_back(i);
     if (c == "#wrong") t.wrong.push_back(i);
     if (c == "error") t.deltas.push_back(i);
+    if (c == "redop" || c == "root") t.text.push_back(i);
     if (c == "timestamp") ++t.fields;
   }
   if (times.empty() || busbws.empty() || !algbw || busbws[0] < times[0])
@@ -144,6 +152,7 @@ std::optional<Table> ReadTableHeader(const std::vector<std::string_view>& cols,
 struct Device {
   int group = 0;
   std::string process;  // "pid P on host H"
+  std::string host;
   std::string gpu;
   int line = 0;
 };
@@ -172,6 +181,7 @@ std::optional<std::pair<int, Device>> ReadDeviceLine(std::string_view body,
     }
   }
   d.process = "pid " + std::string(pid) + " on " + std::string(host);
+  d.host = std::string(host);
   return std::make_pair(std::stoi(std::string(tok[1])), std::move(d));
 }
 
@@ -309,7 +319,8 @@ class LogParser {
   explicit LogParser(std::string_view file) : file_(file) {}
   Result<std::vector<CollectiveRow>> Run(std::string_view text,
                                          std::string_view tier,
-                                         std::string_view source_override);
+                                         std::string_view source_override,
+                                         int group_size, NcclLogFacts* facts);
 
  private:
   Result<void> ReadLine(std::string_view raw, int line);
@@ -318,7 +329,7 @@ class LogParser {
   void ScanMetadata(std::string_view raw, int line);
   Result<std::string> Collective() const;
   Result<std::string> Algorithm() const;
-  Result<int> GroupSize() const;
+  Result<int> GroupSize(int stated) const;
   Result<std::string> Source(std::string_view source_override) const;
   std::string Where(int line) const { return At(file_, line); }
 
@@ -340,7 +351,8 @@ class LogParser {
 
 Result<std::vector<CollectiveRow>> LogParser::Run(
     std::string_view text, std::string_view tier,
-    std::string_view source_override) {
+    std::string_view source_override, int stated_group,
+    NcclLogFacts* facts) {
   if (tier != "nvlink" && tier != "net")
     return Fail(std::string(file_) + ": tier " + Quote(tier) +
                 ": must be nvlink (one NVLink domain) or net (across domains)");
@@ -376,8 +388,18 @@ Result<std::vector<CollectiveRow>> LogParser::Run(
   if (!collective) return std::unexpected(collective.error());
   auto algorithm = Algorithm();
   if (!algorithm) return std::unexpected(algorithm.error());
-  auto group_size = GroupSize();
+  auto group_size = GroupSize(stated_group);
   if (!group_size) return std::unexpected(group_size.error());
+  if (facts != nullptr) {
+    facts->group_size = *group_size;
+    std::set<std::string> hosts;
+    const int group = devices_.empty() ? 0 : devices_.begin()->second.group;
+    for (const auto& [rank, d] : devices_) {
+      if (d.group == group && !d.host.empty()) hosts.insert(d.host);
+    }
+    facts->hosts = static_cast<int>(hosts.size());
+    facts->gpu = devices_.empty() ? "" : devices_.begin()->second.gpu;
+  }
   auto source = Source(source_override);
   if (!source) return std::unexpected(source.error());
   for (size_t i = 0; i < rows_.size(); ++i) {
@@ -401,7 +423,36 @@ Result<std::vector<CollectiveRow>> LogParser::Run(
   return std::move(rows_);
 }
 
+// A line without the prefix mpirun --tag-output ("[1,0]<stdout>:") or
+// srun -l ("12: ") puts before it.
+std::string_view StripLaunchPrefix(std::string_view raw) {
+  std::string_view s = raw;
+  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
+  if (s.starts_with("[")) {
+    const size_t close = s.find("]<");
+    const size_t colon = s.find(">:");
+    if (close != std::string_view::npos && colon != std::string_view::npos &&
+        colon > close && colon < 40) {
+      std::string_view stream = s.substr(close + 2, colon - close - 2);
+      std::string_view ids = s.substr(1, close - 1);
+      const bool numeric = !ids.empty() &&
+                           std::all_of(ids.begin(), ids.end(), [](char c) {
+                             return IsDigit(c) || c == ',';
+                           });
+      if (numeric && (stream == "stdout" || stream == "stderr"))
+        return s.substr(colon + 2);
+    }
+  }
+  size_t digits = 0;
+  while (digits < s.size() && IsDigit(s[digits])) ++digits;
+  if (digits > 0 && digits < 7 && digits + 1 < s.size() && s[digits] == ':' &&
+      IsBlank(s[digits + 1]))
+    return s.substr(digits + 1);
+  return raw;
+}
+
 Result<void> LogParser::ReadLine(std::string_view raw, int line) {
+  raw = StripLaunchPrefix(raw);
   ScanMetadata(raw, line);
   std::string_view s = Trim(raw);
   if (s.empty()) return {};
@@ -488,9 +539,19 @@ Result<void> LogParser::ReadCommentLine(std::string_view body, int line) {
   return {};
 }
 
-Result<void> LogParser::ReadDataRow(const std::vector<std::string_view>& tok,
+Result<void> LogParser::ReadDataRow(const std::vector<std::string_view>& row_tok,
                                     int line) {
   const Table& t = *table_;
+  // alltoall_perf before 2.13 prints an empty redop (opName ""), so its rows
+  // have one word fewer than its header (nccl-tests@526eaca src/alltoall.cu
+  // print_line_header): a text column left blank, where a number now sits.
+  std::vector<std::string_view> tok = row_tok;
+  const size_t missing = t.fields > tok.size() ? t.fields - tok.size() : 0;
+  if (missing > 0 && missing <= t.text.size() &&
+      ParseMeasure(tok[t.text[0]])) {
+    for (size_t k = 0; k < missing; ++k)
+      tok.insert(tok.begin() + static_cast<long>(t.text[k]), std::string_view());
+  }
   if (tok.size() != t.fields)
     return Fail(Where(line) + "data row has " + std::to_string(tok.size()) +
                 " fields, the table header at line " +
@@ -628,17 +689,25 @@ Result<std::string> LogParser::Algorithm() const {
   return algorithm;
 }
 
-Result<int> LogParser::GroupSize() const {
+Result<int> LogParser::GroupSize(int stated) const {
+  int listed = 0;
   if (!devices_.empty()) {
     int group = devices_.begin()->second.group;
-    int n = 0;
-    for (const auto& [rank, d] : devices_) n += d.group == group ? 1 : 0;
-    return n;
+    for (const auto& [rank, d] : devices_) listed += d.group == group ? 1 : 0;
   }
+  if (listed > 0 && stated > 0 && listed != stated)
+    return Fail(Where(devices_.begin()->second.line) + "the log lists " +
+                std::to_string(listed) + " ranks, --group-size says " +
+                std::to_string(stated));
+  if (listed > 0) return listed;
+  if (stated > 0) return stated;
+  // Without rank lines, nThread x nGpus counts one process's GPUs only: an
+  // MPI run of several processes prints no more.
   if (threads_ > 0 && gpus_ > 0) return threads_ * gpus_;
   return Fail(Where(table_->header_line) +
               "group size unknown: no '#  Rank ... device' lines and no "
-              "'# nThread N nGpus G' line before the table");
+              "'# nThread N nGpus G' line before the table; give "
+              "--group-size");
 }
 
 Result<std::string> LogParser::Source(std::string_view source_override) const {
@@ -692,10 +761,155 @@ std::string CsvField(std::string_view s) {
 
 }  // namespace
 
+// A -J JSON file as the log nccl-tests prints beside it, one line per
+// fact (nccl-tests src/util.cu: "args", "env", "start_time", "config"
+// {"nthreads", "ngpus"}, "devices" [{rank, group, pid, hostname, device,
+// device_hex, device_info}], "results" [{size, count, type, redop, root,
+// "out_of_place" {time | cpu_time, alg_bw, bus_bw, nwrong}}]), so that one
+// parser checks both. Errors on the text name the JSON path instead.
+struct JsonLog {
+  std::string file;
+  std::string text;
+  std::vector<std::string> paths;  // paths[i]: the JSON behind line i + 1
+
+  std::string Rename(const std::string& message) const {
+    for (size_t i = 0; i < paths.size(); ++i) {
+      const std::string at = file + ":" + std::to_string(i + 1) + ": ";
+      if (message.starts_with(at)) return file + ": " + paths[i] + ": " +
+                                          message.substr(at.size());
+    }
+    return message;
+  }
+  void Add(std::string line, std::string path) {
+    text += line + "\n";
+    paths.push_back(std::move(path));
+  }
+};
+
+constexpr int kMaxJsonLogDepth = 16;
+
+Result<JsonLog> JsonAsLog(std::string_view json, std::string_view file) {
+  using google::protobuf::Struct;
+  using google::protobuf::Value;
+  if (auto ok = util::CheckStrictJson(json, file, kMaxJsonLogDepth); !ok)
+    return std::unexpected(ok.error());
+  Struct root;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), &root);
+  if (!status.ok()) {
+    std::string detail(status.message());
+    return Fail(std::string(file) + ": malformed JSON: " +
+                detail.substr(0, detail.find('\n')));
+  }
+  auto field = [](const Struct& s, std::string_view key) -> const Value* {
+    auto it = s.fields().find(std::string(key));
+    return it == s.fields().end() ? nullptr : &it->second;
+  };
+  auto text = [](const Value* v) {
+    return v != nullptr && v->has_string_value() ? v->string_value()
+                                                 : std::string();
+  };
+  auto number = [](const Value* v) -> std::string {
+    if (v == nullptr) return "N/A";
+    if (v->has_string_value()) return std::string(Trim(v->string_value()));
+    if (!v->has_number_value()) return "N/A";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v->number_value());
+    return buf;
+  };
+  JsonLog log;
+  log.file = std::string(file);
+  const Value* args = field(root, "args");
+  const Value* results = field(root, "results");
+  if (results == nullptr || !results->has_list_value())
+    return Fail(std::string(file) +
+                ": results: missing: an nccl-tests -J file holds a \"results\" "
+                "list");
+  if (args != nullptr && args->has_list_value() &&
+      args->list_value().values_size() > 0) {
+    log.Add("# Collective test starting: " +
+                text(&args->list_value().values(0)),
+            "args[0]");
+  }
+  if (const Value* env = field(root, "env"); env && env->has_list_value()) {
+    for (int i = 0; i < env->list_value().values_size(); ++i) {
+      const std::string e = text(&env->list_value().values(i));
+      if (e.starts_with("NCCL_ALGO="))
+        log.Add(e, "env[" + std::to_string(i) + "]");
+    }
+  }
+  if (std::string start = text(field(root, "start_time")); !start.empty())
+    log.Add("# " + start, "start_time");
+  const Value* config = field(root, "config");
+  const Value* devices = field(root, "devices");
+  if (config != nullptr && config->has_struct_value()) {
+    log.Add("# nThread " + number(field(config->struct_value(), "nthreads")) +
+                " nGpus " + number(field(config->struct_value(), "ngpus")),
+            "config");
+    if (devices == nullptr) devices = field(config->struct_value(), "devices");
+  }
+  if (devices != nullptr && devices->has_list_value()) {
+    for (int i = 0; i < devices->list_value().values_size(); ++i) {
+      const Value& d = devices->list_value().values(i);
+      if (!d.has_struct_value()) continue;
+      const Struct& dev = d.struct_value();
+      log.Add("#  Rank " + number(field(dev, "rank")) + " Group " +
+                  number(field(dev, "group")) + " Pid " +
+                  number(field(dev, "pid")) + " on " +
+                  text(field(dev, "hostname")) + " device " +
+                  number(field(dev, "device")) + " [" +
+                  text(field(dev, "device_hex")) + "] " +
+                  text(field(dev, "device_info")),
+              "devices[" + std::to_string(i) + "]");
+    }
+  }
+  log.Add("#  size  count  type  redop  root  time  algbw  busbw  #wrong",
+          "results");
+  const auto& list = results->list_value();
+  for (int i = 0; i < list.values_size(); ++i) {
+    const std::string path = "results[" + std::to_string(i) + "]";
+    if (!list.values(i).has_struct_value())
+      return Fail(std::string(file) + ": " + path + ": not an object");
+    const Struct& r = list.values(i).struct_value();
+    const Value* out = field(r, "out_of_place");
+    if (out == nullptr || !out->has_struct_value())
+      return Fail(std::string(file) + ": " + path +
+                  ": out_of_place: missing (a trace replay measures in place "
+                  "only, not calibrated)");
+    const Struct& o = out->struct_value();
+    const Value* time = field(o, "time");
+    if (time == nullptr) time = field(o, "cpu_time");
+    auto word = [&](std::string_view key) {
+      std::string w = std::string(Trim(text(field(r, key))));
+      return w.empty() ? std::string("-") : w;
+    };
+    log.Add(number(field(r, "size")) + " " + number(field(r, "count")) + " " +
+                word("type") + " " + word("redop") + " " + word("root") + " " +
+                number(time) + " " + number(field(o, "alg_bw")) + " " +
+                number(field(o, "bus_bw")) + " " + number(field(o, "nwrong")),
+            path);
+  }
+  std::string bad = "0";
+  if (const Value* oob = field(root, "out_of_bounds");
+      oob != nullptr && oob->has_struct_value())
+    bad = number(field(oob->struct_value(), "count"));
+  log.Add("# Out of bounds values : " + bad, "out_of_bounds");
+  return log;
+}
+
 Result<std::vector<CollectiveRow>> ParseNcclTestsLog(
     std::string_view text, std::string_view file, std::string_view tier,
-    std::string_view source_override) {
-  return LogParser(file).Run(text, tier, source_override);
+    std::string_view source_override, int group_size, NcclLogFacts* facts) {
+  std::string_view trimmed = Trim(text);
+  if (trimmed.starts_with("{")) {
+    auto table = JsonAsLog(text, file);
+    if (!table) return std::unexpected(table.error());
+    auto rows = LogParser(file).Run(table->text, tier, source_override,
+                                    group_size, facts);
+    if (!rows) return std::unexpected(util::Error{table->Rename(rows.error().message)});
+    return rows;
+  }
+  return LogParser(file).Run(text, tier, source_override, group_size, facts);
 }
 
 std::string CollectiveRowsToCsv(const std::vector<CollectiveRow>& rows) {

@@ -65,9 +65,24 @@ struct CollectiveRow {
 // not a number), a non-zero #wrong or "Out of bounds values", ranks listed
 // twice by different processes (a non-MPI build under mpirun), device lines
 // naming different GPUs (unless `source_override` is given).
+// What a log says of where it ran, for the caller to check against the
+// system and tier it is imported for.
+struct NcclLogFacts {
+  int group_size = 0;
+  int hosts = 0;    // distinct hosts of the group's rank lines; 0: none
+  std::string gpu;  // the rank lines' GPU, as printed; "" without them
+};
+
+// Also read: lines prefixed by mpirun --tag-output ("[1,0]<stdout>:") or
+// srun -l ("0: "), and the JSON file nccl-tests writes with -J FILE.json
+// (its args, env, devices and results; errors name "results[i]").
+// `group_size` > 0 is the communicator size the caller states: used where
+// the log lists no ranks and no "# nThread" line, and an error where the
+// log's ranks say otherwise. `facts`, when given, receives NcclLogFacts.
 [[nodiscard]] util::Result<std::vector<CollectiveRow>> ParseNcclTestsLog(
     std::string_view text, std::string_view file, std::string_view tier,
-    std::string_view source_override = "");
+    std::string_view source_override = "", int group_size = 0,
+    NcclLogFacts* facts = nullptr);
 
 // collectives.csv text: the header line, then one line per row, each ending
 // in '\n'. Bytes as whole numbers; bus_gb_s and latency_us as %.6g without

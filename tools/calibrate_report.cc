@@ -128,7 +128,75 @@ void AddImportNcclFlags(CLI::App& app, ImportNcclFlags& f) {
       ->required();
   app.add_option("--out", f.out,
                  "Write collectives.csv here (default: stdout)");
+  app.add_option("--group-size", f.group_size,
+                 "Ranks in the communicator, for a log without rank lines "
+                 "(checked against them where it has some)");
 }
+
+namespace {
+
+// The GPU family a name gives ("H100" of "NVIDIA H100 80GB HBM3" and of
+// "H100 SXM5 80GB"; "GB200" of "NVIDIA GB200"): the first word that is
+// letters then three digits.
+std::string GpuFamily(std::string_view name) {
+  std::string word;
+  for (size_t i = 0; i <= name.size(); ++i) {
+    const char c = i < name.size() ? name[i] : ' ';
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      continue;
+    }
+    size_t letters = 0;
+    while (letters < word.size() && std::isalpha(static_cast<unsigned char>(word[letters])))
+      ++letters;
+    if (letters > 0 && word.size() - letters == 3 &&
+        std::all_of(word.begin() + static_cast<long>(letters), word.end(),
+                    [](char d) { return std::isdigit(static_cast<unsigned char>(d)); }))
+      return word;
+    word.clear();
+  }
+  return "";
+}
+
+// A log must come from the system it is imported for, and its group must
+// sit where --tier says: all in one NVLink domain for nvlink (one host
+// where the domain is a node), across domains for net.
+util::Result<void> CheckLogAgainstSystem(const std::string& log,
+                                         const calibration::NcclLogFacts& facts,
+                                         const topology::System& system,
+                                         const std::string& tier) {
+  const std::string log_gpu = GpuFamily(facts.gpu);
+  const std::string system_gpu = GpuFamily(system.gpu().name());
+  if (!log_gpu.empty() && !system_gpu.empty() && log_gpu != system_gpu &&
+      !(log_gpu.ends_with(system_gpu) || system_gpu.ends_with(log_gpu))) {
+    return util::Fail(log + ": GPU '" + facts.gpu.substr(0, 60) +
+                      "' is not " + system.name() + "'s " +
+                      system.gpu().name() + " (--system)");
+  }
+  const int domain = system.nvlink_domain_gpus();
+  const bool node_domain = domain == system.gpus_per_node();
+  if (tier == "nvlink") {
+    if (facts.group_size > domain)
+      return util::Fail(log + ": --tier nvlink: " +
+                        std::to_string(facts.group_size) +
+                        " ranks cannot share one NVLink domain of " +
+                        system.name() + " (" + std::to_string(domain) +
+                        " GPUs); use --tier net");
+    if (node_domain && facts.hosts > 1)
+      return util::Fail(log + ": --tier nvlink: the ranks run on " +
+                        std::to_string(facts.hosts) + " hosts, and " +
+                        system.name() +
+                        "'s NVLink domain is one host; use --tier net");
+  } else if (facts.group_size <= system.gpus_per_node() && facts.hosts <= 1) {
+    return util::Fail(log + ": --tier net: " +
+                      std::to_string(facts.group_size) +
+                      " ranks on one host never leave its NVLink domain; "
+                      "use --tier nvlink");
+  }
+  return {};
+}
+
+}  // namespace
 
 util::Result<std::string> RunImportNccl(const ImportNcclFlags& f) {
   auto system = topology::LoadSystem(f.system);
@@ -137,12 +205,22 @@ util::Result<std::string> RunImportNccl(const ImportNcclFlags& f) {
     return std::unexpected(
         FlagError("--tier", "must be nvlink or net, got '" + f.tier + "'"));
   }
+  if (f.group_size && (*f.group_size < 1 || *f.group_size > 1 << 20)) {
+    return std::unexpected(FlagError(
+        "--group-size", "must be in [1, 1048576], got " +
+                            std::to_string(*f.group_size)));
+  }
   std::vector<calibration::CollectiveRow> rows;
   for (const std::string& log : f.logs) {
     auto text = util::ReadFile(log);
     if (!text) return std::unexpected(text.error());
-    auto parsed = calibration::ParseNcclTestsLog(*text, log, f.tier);
+    calibration::NcclLogFacts facts;
+    auto parsed = calibration::ParseNcclTestsLog(*text, log, f.tier, "",
+                                                 f.group_size.value_or(0),
+                                                 &facts);
     if (!parsed) return std::unexpected(parsed.error());
+    if (auto ok = CheckLogAgainstSystem(log, facts, *system, f.tier); !ok)
+      return std::unexpected(ok.error());
     rows.insert(rows.end(), parsed->begin(), parsed->end());
   }
   const std::string csv = calibration::CollectiveRowsToCsv(rows);

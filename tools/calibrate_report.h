@@ -5,6 +5,7 @@
 #define MOESIM_TOOLS_CALIBRATE_REPORT_H_
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct ImportNcclFlags {
   std::string system;
   std::string tier;
   std::string out;  // empty: stdout
+  std::optional<int> group_size;  // --group-size
 };
 void AddImportNcclFlags(CLI::App& app, ImportNcclFlags& flags);
 [[nodiscard]] util::Result<std::string> RunImportNccl(

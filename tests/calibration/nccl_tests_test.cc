@@ -447,5 +447,90 @@ TEST(NcclTestsRobustness, EveryPrefixAndByteFlipOfALogParsesOrFails) {
   }
 }
 
+// alltoall_perf before 2.13 left its redop column blank (nccl-tests@526eaca
+// src/alltoall.cu print_line_header): a row one word shorter than the
+// header still reads, each number in its own column.
+TEST(NcclTestsLog, OldAlltoallWithABlankRedopColumn) {
+  auto rows = ParseOk("alltoall_perf_8xa100_2021.log", "nvlink");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].collective, "alltoall");
+  EXPECT_EQ(rows[0].bytes, 1048576);
+  EXPECT_DOUBLE_EQ(rows[0].latency_us, 64.41);  // line 18
+  EXPECT_DOUBLE_EQ(rows[1].bus_gb_s, 95.13);    // line 19
+  EXPECT_EQ(rows[0].group_size, 8);
+}
+
+// mpirun --tag-output and srun -l prefixes are not part of the log.
+TEST(NcclTestsLog, LaunchPrefixesAreStripped) {
+  auto rows = ParseOk("all_reduce_perf_8xh100_tagged.log", "nvlink");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].latency_us, 21.50);
+  EXPECT_EQ(rows[0].group_size, 2);
+  std::string labelled;
+  for (const std::string& line :
+       util::SplitList(SmallLog("# Collective test starting: all_reduce_perf\n"),
+                       "\n"))
+    labelled += "0: " + line + "\n";
+  auto srun = ParseNcclTestsLog(labelled, "srun.log", "nvlink");
+  ASSERT_TRUE(srun) << srun.error().message;
+  EXPECT_DOUBLE_EQ((*srun)[0].latency_us, 12.41);
+}
+
+// nccl-tests -J FILE.json: the same rows as the printed table.
+TEST(NcclTestsLog, JsonOutputImports) {
+  NcclLogFacts facts;
+  auto rows = ParseNcclTestsLog(Testdata("all_reduce_perf_2xh100.json"),
+                                "all_reduce_perf_2xh100.json", "nvlink", "", 0,
+                                &facts);
+  ASSERT_TRUE(rows) << rows.error().message;
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].collective, "all_reduce");
+  EXPECT_EQ((*rows)[0].algorithm, "ring");  // env NCCL_ALGO=Ring
+  EXPECT_DOUBLE_EQ((*rows)[0].latency_us, 20.5);
+  EXPECT_DOUBLE_EQ((*rows)[1].bus_gb_s, 67.65);
+  EXPECT_EQ((*rows)[0].group_size, 2);
+  EXPECT_EQ((*rows)[0].source, "measured:nvidia-h100-80gb-hbm3:2025-11-02");
+  EXPECT_EQ(facts.hosts, 1);
+  EXPECT_EQ(facts.gpu, "NVIDIA H100 80GB HBM3");
+  // A value the table would refuse is named by its JSON path.
+  std::string bad = Testdata("all_reduce_perf_2xh100.json");
+  bad.replace(bad.find("\"bus_bw\": 67.65"), 15, "\"bus_bw\": -1.00");
+  auto refused = ParseNcclTestsLog(bad, "x.json", "nvlink");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message.substr(0, 19), "x.json: results[1]:")
+      << refused.error().message;
+  auto no_results = ParseNcclTestsLog("{\"args\": []}", "y.json", "nvlink");
+  ASSERT_FALSE(no_results);
+  EXPECT_EQ(no_results.error().message,
+            "y.json: results: missing: an nccl-tests -J file holds a "
+            "\"results\" list");
+}
+
+// --group-size: where the log lists no ranks; an error where it disagrees.
+TEST(NcclTestsLog, StatedGroupSize) {
+  const std::string bare =
+      "# Collective test starting: all_reduce_perf\n" + std::string(kHeader) +
+      std::string(kRow) + "# Out of bounds values : 0 OK\n";
+  auto unknown = ParseNcclTestsLog(bare, "bare.log", "net", "measured:x:y");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("give --group-size"),
+            std::string::npos);
+  auto stated = ParseNcclTestsLog(bare, "bare.log", "net", "measured:x:y", 16);
+  ASSERT_TRUE(stated) << stated.error().message;
+  EXPECT_EQ((*stated)[0].group_size, 16);
+  auto contradicted = ParseNcclTestsLog(
+      SmallLog("# Collective test starting: all_reduce_perf\n"), "s.log",
+      "nvlink", "", 4);
+  ASSERT_FALSE(contradicted);
+  EXPECT_NE(contradicted.error().message.find(
+                "the log lists 2 ranks, --group-size says 4"),
+            std::string::npos);
+  NcclLogFacts facts;
+  ASSERT_TRUE(ParseNcclTestsLog(Testdata("alltoall_perf_16xh100_2nodes.log"),
+                                "a.log", "net", "", 0, &facts));
+  EXPECT_EQ(facts.hosts, 2);  // node-a, node-b
+  EXPECT_EQ(facts.group_size, 16);
+}
+
 }  // namespace
 }  // namespace moesim::calibration

@@ -450,6 +450,25 @@ const BadInput kCatalogue[] = {
       "--system", "dgx-h100", "--tier", "nvlink"},
      "{in}/nccl/busbw_negative.log:7: busbw (out-of-place) '-73.1': must be a "
      "number >= 0 (not NaN)"},
+    {"NcclTwoNodesAsNvlink",
+     {"calibrate", "import-nccl-tests", "{in}/nccl/two_nodes_16_ranks.log",
+      "--system", "dgx-h100", "--tier", "nvlink"},
+     "{in}/nccl/two_nodes_16_ranks.log: --tier nvlink: 16 ranks cannot share "
+     "one NVLink domain of dgx-h100 (8 GPUs); use --tier net"},
+    {"NcclGpuNotTheSystems",
+     {"calibrate", "import-nccl-tests", "{in}/nccl/a100_gpus.log", "--system",
+      "dgx-h100", "--tier", "nvlink"},
+     "{in}/nccl/a100_gpus.log: GPU 'NVIDIA A100-SXM4-80GB' is not dgx-h100's "
+     "H100 SXM5 80GB (--system)"},
+    {"NcclOneHostAsNet",
+     {"calibrate", "import-nccl-tests", "{in}/nccl/one_host_2_ranks.log",
+      "--system", "dgx-h100", "--tier", "net"},
+     "{in}/nccl/one_host_2_ranks.log: --tier net: 2 ranks on one host never "
+     "leave its NVLink domain; use --tier nvlink"},
+    {"NcclGroupSizeZero",
+     {"calibrate", "import-nccl-tests", "{in}/nccl/a100_gpus.log", "--system",
+      "dgx-h100", "--tier", "net", "--group-size", "0"},
+     "flags: --group-size: must be in [1, 1048576], got 0"},
     {"NcclEmpty",
      {"calibrate", "import-nccl-tests", "{in}/nccl/empty.log", "--system",
       "dgx-h100", "--tier", "nvlink"},
