@@ -636,6 +636,19 @@ Result<std::string> ExtractMegatronArgs(
       return Shell(file, vars).Extract(*yaml);
     }
   }
+  // A Megatron-Bridge ConfigContainer dump (top-level model:, train:, ...
+  // mappings): its fields are Bridge's provider and config classes'.
+  bool model = false, train = false;
+  for (const Line& line : lines) {
+    model = model || line.text.starts_with("model:");
+    train = train || line.text.starts_with("train:");
+  }
+  if (model && train) {
+    return util::Fail(std::string(file) +
+                      ": a Megatron-Bridge ConfigContainer YAML (model:, "
+                      "train:): not imported; give the run as Megatron-LM "
+                      "arguments, or --model with moesim's layout flags");
+  }
   return Shell(file, vars).Extract(text);
 }
 

@@ -559,6 +559,10 @@ Result<void> ApplyLayout(const Given& g, Scenario& spec) {
     l.set_pipeline_model_parallel_layout(*layout);
   }
   if (auto sp = g.Bool("--sequence-parallel")) l.set_sequence_parallel(*sp);
+  if (auto v = g.Bool("--account-for-embedding-in-pipeline-split"))
+    l.set_account_for_embedding_in_pipeline_split(*v);
+  if (auto v = g.Bool("--account-for-loss-in-pipeline-split"))
+    l.set_account_for_loss_in_pipeline_split(*v);
   auto first = g.Int("--decoder-first-pipeline-num-layers", 0);
   if (!first) return std::unexpected(first.error());
   if (*first) l.set_decoder_first_pipeline_num_layers(**first);
@@ -954,6 +958,11 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
 
   auto norm = g.Choice("--normalization", {"RMSNorm", "LayerNorm"});
   if (!norm) return std::unexpected(norm.error());
+  if (*norm == "LayerNorm") {
+    warnings.push_back(std::string(kPrefix) +
+                       "--normalization LayerNorm: simulated as RMSNorm (the "
+                       "norms' biases, h per norm, are not counted)");
+  }
 
   // --window-size "left,right" (tuple_type): attention to `left` earlier
   // tokens and the current one; moesim's window counts left + 1 tokens.

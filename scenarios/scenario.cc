@@ -134,6 +134,66 @@ class Defaults {
   std::vector<std::string>& used_;
 };
 
+// --account-for-embedding/loss-in-pipeline-split as the layout string they
+// give (Megatron-Core transformer_block.py get_num_layers_to_build): the
+// decoder layers plus one for the embedding and one for the loss, as
+// flagged, split evenly over PP x VPP stages; the first stage builds one
+// layer fewer for the embedding, the last one fewer for the loss.
+Result<void> AccountedPipelineLayout(Scenario& s, const FieldNamer& at,
+                                     Defaults& d) {
+  Layout& l = *s.mutable_layout();
+  const bool embedding = l.account_for_embedding_in_pipeline_split();
+  const bool loss = l.account_for_loss_in_pipeline_split();
+  const std::string_view field =
+      embedding ? "layout.account_for_embedding_in_pipeline_split"
+                : "layout.account_for_loss_in_pipeline_split";
+  if (!l.pipeline_model_parallel_layout().empty() ||
+      l.has_decoder_first_pipeline_num_layers() ||
+      l.has_decoder_last_pipeline_num_layers()) {
+    return std::unexpected(at.Error(
+        field, "cannot be combined with pipeline_model_parallel_layout or "
+               "decoder_first/last_pipeline_num_layers (Megatron-Core "
+               "refuses both)"));
+  }
+  const int64_t pp = l.pipeline_model_parallel_size();
+  const int64_t vpp = std::max(1, l.virtual_pipeline_model_parallel_size());
+  const int64_t stages = pp * vpp;
+  const int64_t counted =
+      int64_t{s.num_layers()} + (embedding ? 1 : 0) + (loss ? 1 : 0);
+  if (counted % stages != 0) {
+    return std::unexpected(at.Error(
+        field, "num_layers " + std::to_string(s.num_layers()) +
+                   " plus the accounted embedding/loss = " +
+                   std::to_string(counted) + " is not divisible by PP x VPP = " +
+                   std::to_string(stages)));
+  }
+  const int64_t per = counted / stages;
+  std::string layout;
+  for (int64_t k = 0; k < stages; ++k) {
+    int64_t layers = per;
+    if (k == 0 && embedding) --layers;
+    if (k == stages - 1 && loss) --layers;
+    if (layers < 0) {
+      return std::unexpected(
+          at.Error(field, "a stage would hold fewer than zero layers"));
+    }
+    if (k > 0) layout += '|';
+    if (k == 0) layout += 'E';
+    if (layers == 1) layout += 't';
+    if (layers > 1) layout += "t*" + std::to_string(layers);
+    if (k == stages - 1) {
+      layout.append(static_cast<size_t>(s.mtp_num_layers()), 'm');
+      layout += 'L';
+    }
+  }
+  l.set_pipeline_model_parallel_layout(layout);
+  if (l.virtual_pipeline_model_parallel_size() == 0)
+    l.set_virtual_pipeline_model_parallel_size(static_cast<int32_t>(vpp));
+  d.Note("pipeline_model_parallel_layout",
+         layout + " (from account_for_embedding/loss_in_pipeline_split)");
+  return {};
+}
+
 // --decoder-first/last-pipeline-num-layers as the layout string they give
 // (Megatron-Core transformer_layer.py get_transformer_layer_offset): the
 // first (last) pipeline rank holds that many decoder layers, split evenly
@@ -144,6 +204,9 @@ class Defaults {
 Result<void> UnevenPipelineLayout(Scenario& s, const FieldNamer& at,
                                   Defaults& d) {
   Layout& l = *s.mutable_layout();
+  const bool account = l.account_for_embedding_in_pipeline_split() ||
+                       l.account_for_loss_in_pipeline_split();
+  if (account) return AccountedPipelineLayout(s, at, d);
   if (!l.has_decoder_first_pipeline_num_layers() &&
       !l.has_decoder_last_pipeline_num_layers())
     return {};

@@ -219,6 +219,33 @@ TEST(ArchitectureTest, UnevenPipelineBecomesALayoutString) {
             std::string::npos);
 }
 
+// --account-for-embedding/loss-in-pipeline-split: the embedding and loss
+// each count as a layer of the even split (transformer_block.py
+// get_num_layers_to_build): 30 layers + 2 over PP 4 = 8 per stage, the
+// first and last building 7.
+TEST(ArchitectureTest, AccountedEmbeddingAndLossSplit) {
+  auto r = ResolveArgs(
+      "--num-layers 30 --hidden-size 512 --num-attention-heads 8 "
+      "--vocab-size 1000 --micro-batch-size 1 --global-batch-size 8 "
+      "--pipeline-model-parallel-size 4 "
+      "--account-for-embedding-in-pipeline-split "
+      "--account-for-loss-in-pipeline-split",
+      "", 8);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->spec.layout().pipeline_model_parallel_layout(),
+            "Et*7|t*8|t*8|t*7L");
+  auto odd = ResolveArgs(
+      "--num-layers 30 --hidden-size 512 --num-attention-heads 8 "
+      "--vocab-size 1000 --pipeline-model-parallel-size 4 "
+      "--account-for-embedding-in-pipeline-split",
+      "", 8);
+  ASSERT_FALSE(odd);
+  EXPECT_EQ(odd.error().message,
+            "flags: --account-for-embedding-in-pipeline-split: num_layers 30 "
+            "plus the accounted embedding/loss = 31 is not divisible by PP x "
+            "VPP = 4");
+}
+
 // A Megatron-LM launch takes Megatron-LM's argparse defaults, not the
 // Bridge recipe's (megatron/training/arguments.py: --sequence-parallel,
 // --use-distributed-optimizer and --manual-gc are store_true; the router

@@ -158,6 +158,11 @@ TEST(LaunchFileTest, Errors) {
   ASSERT_FALSE(big);
   EXPECT_EQ(big.error().message,
             "d.sh: its variables expand to more than 1 MiB of arguments");
+  auto bridge = ExtractMegatronArgs(
+      "model:\n  num_layers: 4\ntrain:\n  micro_batch_size: 1\n", "cc.yaml");
+  ASSERT_FALSE(bridge);
+  EXPECT_EQ(bridge.error().message.substr(0, 52),
+            "cc.yaml: a Megatron-Bridge ConfigContainer YAML (mod");
   auto yaml = ExtractMegatronArgs("MODEL_ARGS:\n  no colon here\n", "c.yaml");
   ASSERT_FALSE(yaml);
   EXPECT_EQ(yaml.error().message,
