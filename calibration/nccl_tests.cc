@@ -1,7 +1,6 @@
 #include "calibration/nccl_tests.h"
 
 #include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <charconv>
@@ -791,16 +790,9 @@ constexpr int kMaxJsonLogDepth = 16;
 Result<JsonLog> JsonAsLog(std::string_view json, std::string_view file) {
   using google::protobuf::Struct;
   using google::protobuf::Value;
-  if (auto ok = util::CheckStrictJson(json, file, kMaxJsonLogDepth); !ok)
-    return std::unexpected(ok.error());
-  Struct root;
-  auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &root);
-  if (!status.ok()) {
-    std::string detail(status.message());
-    return Fail(std::string(file) + ": malformed JSON: " +
-                detail.substr(0, detail.find('\n')));
-  }
+  auto parsed = util::ParseStrictJsonObject(json, file, kMaxJsonLogDepth);
+  if (!parsed) return std::unexpected(parsed.error());
+  const Struct& root = *parsed;
   auto field = [](const Struct& s, std::string_view key) -> const Value* {
     auto it = s.fields().find(std::string(key));
     return it == s.fields().end() ? nullptr : &it->second;

@@ -1,7 +1,6 @@
 #include "models/hf_config.h"
 
 #include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <cmath>
@@ -460,21 +459,9 @@ constexpr int kMaxJsonDepth = 32;
 
 util::Result<Model> ParseHfConfig(std::string_view json, std::string_view file,
                                   std::string_view name) {
-  // RFC 8259 only (protobuf's parser takes trailing commas and single
-  // quotes), and the depth checked before protobuf's parser, whose time
-  // grows superlinearly with it.
-  if (auto ok = util::CheckStrictJson(json, file, kMaxJsonDepth); !ok)
-    return std::unexpected(ok.error());
-  Struct root;
-  auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), &root);
-  if (!status.ok()) {
-    // The parser's message spans lines (it draws a caret under the input);
-    // errors are one line, so keep its first.
-    std::string detail(status.message());
-    detail = detail.substr(0, detail.find('\n'));
-    return util::Fail(std::string(file) + ": malformed JSON: " + detail);
-  }
+  auto parsed = util::ParseStrictJsonObject(json, file, kMaxJsonDepth);
+  if (!parsed) return std::unexpected(parsed.error());
+  const Struct& root = *parsed;
   auto type_it = root.fields().find("model_type");
   if (type_it == root.fields().end() || !type_it->second.has_string_value()) {
     return util::Fail(std::string(file) +

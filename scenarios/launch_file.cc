@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "scenarios/megatron_args.h"
+
 namespace moesim::scenarios {
 namespace {
 
@@ -225,25 +227,32 @@ class Shell {
   static bool Closes(std::string_view body) {
     return ClosingParen(body) != std::string_view::npos;
   }
-  static size_t ClosingParen(std::string_view body) {
+  // The first position in `text`, outside quotes and not escaped, where
+  // `stop(c)` holds; npos when none.
+  template <typename Stop>
+  static size_t FindUnquoted(std::string_view text, Stop stop) {
     char quote = 0;
-    int depth = 0;
-    for (size_t i = 0; i < body.size(); ++i) {
-      const char c = body[i];
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
       if (quote != 0) {
         if (c == quote) quote = 0;
       } else if (c == '\'' || c == '"') {
         quote = c;
       } else if (c == '\\') {
         ++i;
-      } else if (c == '(') {
-        ++depth;
-      } else if (c == ')') {
-        if (depth == 0) return i;
-        --depth;
+      } else if (stop(c)) {
+        return i;
       }
     }
     return std::string_view::npos;
+  }
+  static size_t ClosingParen(std::string_view body) {
+    int depth = 0;
+    return FindUnquoted(body, [&depth](char c) {
+      if (c == '(') ++depth;
+      if (c != ')') return false;
+      return depth-- == 0;
+    });
   }
 
   // The first shell word of `text` as written (quotes kept).
@@ -461,39 +470,10 @@ class Shell {
     return ScriptEnd(line, IsEntryScript);
   }
 
-  // The words of an array's body, quotes removed and comments dropped.
+  // The words of an array's body, quotes removed and comments dropped (the
+  // importer's own splitting); none for text with an open quote.
   static std::vector<std::string> Elements(std::string_view body) {
-    std::vector<std::string> words;
-    std::string current;
-    bool in_word = false;
-    char quote = 0;
-    for (size_t i = 0; i < body.size(); ++i) {
-      const char c = body[i];
-      if (quote != 0) {
-        if (c == quote) {
-          quote = 0;
-        } else {
-          current += c;
-        }
-      } else if (c == '\'' || c == '"') {
-        quote = c;
-        in_word = true;
-      } else if (c == '#' && !in_word) {
-        while (i + 1 < body.size() && body[i + 1] != '\n') ++i;
-      } else if (c == '\\' && i + 1 < body.size()) {
-        current += body[++i];
-        in_word = true;
-      } else if (std::isspace(static_cast<unsigned char>(c))) {
-        if (in_word) words.push_back(std::move(current));
-        current.clear();
-        in_word = false;
-      } else {
-        current += c;
-        in_word = true;
-      }
-    }
-    if (in_word) words.push_back(std::move(current));
-    return words;
+    return SplitShellWords(body).value_or(std::vector<std::string>());
   }
   // ${A[@]} unquoted: each element split at blanks; a word that holds a
   // character the shell would read is quoted, since an expansion's result
@@ -521,24 +501,14 @@ class Shell {
   // `command` up to its first unquoted |, ;, &, < or > (a pipe, a list, a
   // redirection): the arguments of the command itself.
   static std::string CutAtOperator(std::string_view command) {
-    char quote = 0;
-    for (size_t i = 0; i < command.size(); ++i) {
-      const char c = command[i];
-      if (quote != 0) {
-        if (c == quote) quote = 0;
-      } else if (c == '\'' || c == '"') {
-        quote = c;
-      } else if (c == '\\') {
-        ++i;
-      } else if (c == '|' || c == ';' || c == '&' || c == '<' || c == '>') {
-        // "2>&1": the digit belongs to the redirection.
-        size_t end = i;
-        while (end > 0 && std::isdigit(static_cast<unsigned char>(command[end - 1])))
-          --end;
-        return std::string(command.substr(0, end));
-      }
-    }
-    return std::string(command);
+    size_t end = FindUnquoted(command, [](char c) {
+      return c == '|' || c == ';' || c == '&' || c == '<' || c == '>';
+    });
+    if (end == std::string_view::npos) return std::string(command);
+    // "2>&1": the digit belongs to the redirection.
+    while (end > 0 && std::isdigit(static_cast<unsigned char>(command[end - 1])))
+      --end;
+    return std::string(command.substr(0, end));
   }
   static std::string QuoteJoin(std::string_view body) {
     std::string out;

@@ -1081,6 +1081,10 @@ Result<void> ApplyContextParallel(const Given& g, Scenario& spec) {
 
 }  // namespace
 
+Result<std::vector<std::string>> SplitShellWords(std::string_view text) {
+  return Tokenize(text);
+}
+
 Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
                                                    Scenario& spec) {
   auto tokens = Tokenize(args);

@@ -39,6 +39,11 @@ namespace moesim::scenarios {
 [[nodiscard]] util::Result<std::vector<std::string>> ApplyMegatronArgs(
     std::string_view args, Scenario& spec);
 
+// The words of `text` as the importer splits them (quotes, backslashes,
+// '#' comments; see above). Error: an unterminated quote.
+[[nodiscard]] util::Result<std::vector<std::string>> SplitShellWords(
+    std::string_view text);
+
 // The reverse, for a resolved scenario's spec (every default filled in): a
 // Megatron-LM argument string for the layout, batch, recompute, precision,
 // dispatcher, optimizer offload, CUDA graph, EP overlap and CP fields, which

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "models/zoo.h"
 #include "scenarios/architecture.h"
@@ -134,6 +136,28 @@ class Defaults {
   std::vector<std::string>& used_;
 };
 
+// Writes the layout string of `layers[k]` decoder layers in virtual stage k
+// (embedding in the first, MTP and loss in the last), sets VPP where unset
+// and records the layout among the defaults, saying what it came from.
+void SetStageLayout(Scenario& s, const std::vector<int64_t>& layers,
+                    int64_t vpp, Defaults& d, std::string_view from) {
+  std::string layout;
+  for (size_t k = 0; k < layers.size(); ++k) {
+    if (k > 0) layout += '|';
+    if (k == 0) layout += 'E';
+    if (layers[k] == 1) layout += 't';
+    if (layers[k] > 1) layout += "t*" + std::to_string(layers[k]);
+  }
+  layout.append(static_cast<size_t>(s.mtp_num_layers()), 'm');
+  layout += 'L';
+  Layout& l = *s.mutable_layout();
+  l.set_pipeline_model_parallel_layout(layout);
+  if (l.virtual_pipeline_model_parallel_size() == 0)
+    l.set_virtual_pipeline_model_parallel_size(static_cast<int32_t>(vpp));
+  d.Note("pipeline_model_parallel_layout",
+         layout + " (from " + std::string(from) + ")");
+}
+
 // --account-for-embedding/loss-in-pipeline-split as the layout string they
 // give (Megatron-Core transformer_block.py get_num_layers_to_build): the
 // decoder layers plus one for the embedding and one for the loss, as
@@ -168,29 +192,16 @@ Result<void> AccountedPipelineLayout(Scenario& s, const FieldNamer& at,
                    std::to_string(stages)));
   }
   const int64_t per = counted / stages;
-  std::string layout;
-  for (int64_t k = 0; k < stages; ++k) {
-    int64_t layers = per;
-    if (k == 0 && embedding) --layers;
-    if (k == stages - 1 && loss) --layers;
-    if (layers < 0) {
-      return std::unexpected(
-          at.Error(field, "a stage would hold fewer than zero layers"));
-    }
-    if (k > 0) layout += '|';
-    if (k == 0) layout += 'E';
-    if (layers == 1) layout += 't';
-    if (layers > 1) layout += "t*" + std::to_string(layers);
-    if (k == stages - 1) {
-      layout.append(static_cast<size_t>(s.mtp_num_layers()), 'm');
-      layout += 'L';
-    }
+  std::vector<int64_t> layers(static_cast<size_t>(stages), per);
+  if (embedding) --layers.front();
+  if (loss) --layers.back();
+  if (std::any_of(layers.begin(), layers.end(),
+                  [](int64_t n) { return n < 0; })) {
+    return std::unexpected(
+        at.Error(field, "a stage would hold fewer than zero layers"));
   }
-  l.set_pipeline_model_parallel_layout(layout);
-  if (l.virtual_pipeline_model_parallel_size() == 0)
-    l.set_virtual_pipeline_model_parallel_size(static_cast<int32_t>(vpp));
-  d.Note("pipeline_model_parallel_layout",
-         layout + " (from account_for_embedding/loss_in_pipeline_split)");
+  SetStageLayout(s, layers, vpp, d,
+                 "account_for_embedding/loss_in_pipeline_split");
   return {};
 }
 
@@ -247,26 +258,15 @@ Result<void> UnevenPipelineLayout(Scenario& s, const FieldNamer& at,
   }
   const int64_t middle_per_stage =
       middle_ranks == 0 ? 0 : middle_layers / (middle_ranks * vpp);
-  std::string layout;
+  std::vector<int64_t> layers;
   for (int64_t k = 0; k < pp * vpp; ++k) {
     const int64_t rank = k % pp;
-    int64_t layers = middle_per_stage;
-    if (rank == 0 && has_first) layers = first / vpp;
-    if (rank == pp - 1 && has_last) layers = last / vpp;
-    if (k > 0) layout += '|';
-    if (k == 0) layout += 'E';
-    if (layers == 1) layout += 't';
-    if (layers > 1) layout += "t*" + std::to_string(layers);
-    if (k == pp * vpp - 1) {
-      layout.append(static_cast<size_t>(s.mtp_num_layers()), 'm');
-      layout += 'L';
-    }
+    int64_t n = middle_per_stage;
+    if (rank == 0 && has_first) n = first / vpp;
+    if (rank == pp - 1 && has_last) n = last / vpp;
+    layers.push_back(n);
   }
-  l.set_pipeline_model_parallel_layout(layout);
-  if (l.virtual_pipeline_model_parallel_size() == 0)
-    l.set_virtual_pipeline_model_parallel_size(static_cast<int32_t>(vpp));
-  d.Note("pipeline_model_parallel_layout",
-         layout + " (from decoder_first/last_pipeline_num_layers)");
+  SetStageLayout(s, layers, vpp, d, "decoder_first/last_pipeline_num_layers");
   return {};
 }
 

@@ -1,5 +1,7 @@
 #include "util/json_check.h"
 
+#include <google/protobuf/util/json_util.h>
+
 #include <cctype>
 #include <string>
 #include <vector>
@@ -196,6 +198,27 @@ class Checker {
 Result<void> CheckStrictJson(std::string_view text, std::string_view file,
                              int max_depth) {
   return Checker(text, file, max_depth).Run();
+}
+
+Result<google::protobuf::Struct> ParseStrictJsonObject(std::string_view text,
+                                                       std::string_view file,
+                                                       int max_depth) {
+  // RFC 8259 only (protobuf's parser takes trailing commas and single
+  // quotes), and the depth checked before protobuf's parser, whose time
+  // grows superlinearly with it.
+  if (auto ok = CheckStrictJson(text, file, max_depth); !ok)
+    return std::unexpected(ok.error());
+  google::protobuf::Struct root;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(text.data(), text.size()), &root);
+  if (!status.ok()) {
+    // The parser's message spans lines (it draws a caret under the input);
+    // errors are one line, so keep its first.
+    std::string detail(status.message());
+    detail = detail.substr(0, detail.find('\n'));
+    return Fail(std::string(file) + ": malformed JSON: " + detail);
+  }
+  return root;
 }
 
 }  // namespace moesim::util

@@ -4,6 +4,8 @@
 #ifndef MOESIM_UTIL_JSON_CHECK_H_
 #define MOESIM_UTIL_JSON_CHECK_H_
 
+#include <google/protobuf/struct.pb.h>
+
 #include <string_view>
 
 #include "util/error.h"
@@ -17,6 +19,12 @@ namespace moesim::util {
 [[nodiscard]] Result<void> CheckStrictJson(std::string_view text,
                                            std::string_view file,
                                            int max_depth);
+
+// CheckStrictJson, then the value as a protobuf Struct (the object it must
+// be). Errors: CheckStrictJson's, or "<file>: malformed JSON: <what>" (the
+// first line of protobuf's message), one line.
+[[nodiscard]] Result<google::protobuf::Struct> ParseStrictJsonObject(
+    std::string_view text, std::string_view file, int max_depth);
 
 }  // namespace moesim::util
 
