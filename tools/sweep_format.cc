@@ -134,7 +134,15 @@ std::string JsonText(const std::string& s) {
   return s.empty() ? "null" : JsonString(s);
 }
 
-std::string CsvCell(const std::string& s) {
+// A text cell, RFC 4180-quoted where it holds a comma, quote or newline.
+// A cell that starts with =, +, -, @, tab or CR is a formula to a
+// spreadsheet (OWASP, "CSV Injection"); it is written behind a ' so that it
+// reads as text. Numeric cells are not written through here.
+std::string CsvCell(const std::string& text) {
+  std::string s = text;
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s.front()) !=
+                        std::string_view::npos)
+    s.insert(s.begin(), '\'');
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {

@@ -154,11 +154,37 @@ Result<void> WriteOutputFile(const std::string& path, std::string_view content,
     return Fail(
         OutputError(flag, "cannot write '" + path + "': " + std::string(why)));
   };
+  // A symbolic link is written through, not replaced: the file it names is
+  // what is written (atomically, beside that file). A link into /dev or
+  // /proc (/dev/stdout -> /proc/self/fd/1 -> a shell's redirect target) is
+  // a descriptor of this process, written in place like a device.
+  std::string real = path;
+  bool in_place = false;
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    std::error_code ec;
+    const std::string abs = std::filesystem::absolute(path, ec).string();
+    in_place = abs.starts_with("/dev/") || abs.starts_with("/proc/");
+    if (!in_place) {
+      // Follow the chain of links (a dangling one names the file to make).
+      std::filesystem::path at = path;
+      for (int hops = 0; hops < 40; ++hops) {
+        struct stat hop {};
+        if (::lstat(at.c_str(), &hop) != 0 || !S_ISLNK(hop.st_mode)) break;
+        std::filesystem::path next = std::filesystem::read_symlink(at, ec);
+        if (ec) return fail(ec.message());
+        at = next.is_absolute() ? next : at.parent_path() / next;
+      }
+      real = at.lexically_normal().string();
+      in_place = real.starts_with("/dev/") || real.starts_with("/proc/");
+      if (in_place) real = path;
+    }
+  }
   struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
+  const bool exists = ::stat(real.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) return fail("is a folder");
-  if (exists && !S_ISREG(st.st_mode)) {
-    // A device or FIFO (/dev/stdout, /dev/null): written in place.
+  if (exists && (!S_ISREG(st.st_mode) || in_place)) {
+    // A device or FIFO (/dev/null), or a descriptor link: written in place.
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return fail(std::strerror(errno));
     // Back to blocking writes once open (a FIFO without a reader fails the
@@ -170,7 +196,7 @@ Result<void> WriteOutputFile(const std::string& path, std::string_view content,
     if (!wrote) return fail(std::strerror(write_errno));
     return {};
   }
-  const std::filesystem::path target(path);
+  const std::filesystem::path target(real);
   const std::filesystem::path folder =
       target.has_parent_path() ? target.parent_path() : ".";
   std::string temp =
@@ -202,7 +228,7 @@ Result<void> WriteOutputFile(const std::string& path, std::string_view content,
     return abandon(err);
   }
   if (::close(fd) != 0) return abandon(errno);
-  if (::rename(temp.c_str(), path.c_str()) != 0) return abandon(errno);
+  if (::rename(temp.c_str(), real.c_str()) != 0) return abandon(errno);
   ReleaseTempSlot(slot);
   return {};
 }
@@ -214,6 +240,13 @@ void InstallOutputSignalHandlers() {
     sigemptyset(&sa.sa_mask);
     ::sigaction(sig, &sa, nullptr);
   }
+  // A reader that closes the pipe (`moesim ... | head -c 1`) makes the next
+  // write fail with EPIPE, which WriteStdout reports (exit 1 with the
+  // reason), instead of a SIGPIPE that kills the process.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGPIPE, &ignore, nullptr);
 }
 
 Result<void> WriteStdout(std::string_view content) {

@@ -49,7 +49,9 @@ struct OutputTarget {
                                            std::string_view flag);
 
 // Installs the SIGINT / SIGTERM / SIGHUP handlers that remove a temporary
-// output file being written, then die of the signal. main() calls it once.
+// output file being written, then die of the signal, and ignores SIGPIPE so
+// that a closed stdout pipe is a write error (EPIPE) that WriteStdout
+// reports. main() calls it once.
 void InstallOutputSignalHandlers();
 
 // Writes `content` to stdout and flushes it; fails with the reason when the

@@ -144,6 +144,66 @@ TEST_F(HostileFilesTest, TwoOutputsToOneFileAreRefused) {
 
 // A full disk: the report does not reach stdout, so no exit 0; an output
 // file on a full device fails with the reason.
+// A reader that has closed the pipe: the write fails with EPIPE and moesim
+// exits 1 with the reason, not killed by SIGPIPE (exit status 141 in sh).
+// The reader closes its end at once, long before moesim has its report.
+TEST_F(HostileFilesTest, ClosedPipeIsAnErrorNotASignal) {
+  // moesim's stdout is a pipe whose reader closes it at once; its status
+  // and stderr come back on the shell's stderr.
+  const std::vector<std::string> sh = {
+      "/bin/bash", "-c",
+      std::string("{ '") + MOESIM_BINARY +
+          "' topo dgx-h100 --gpus 8 --json; echo \"status $?\" >&2; } | "
+          "(exec 0<&-; sleep 1)"};
+  ChildLimits limits;
+  limits.wall = std::chrono::milliseconds(30'000);
+  ChildResult r = RunChild(sh, limits);
+  ASSERT_TRUE(r.exited);
+  EXPECT_NE(r.err.find("status 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("moesim: stdout: cannot write: Broken pipe"),
+            std::string::npos)
+      << r.err;
+}
+
+// An output path that is a symbolic link is written through: the file it
+// names gets the output (a dangling link's target is made), the link stays.
+// /dev/stdout (a link to this process's descriptor) is written in place and
+// never replaced, whatever the user's rights.
+TEST_F(HostileFilesTest, OutputLinksAreWrittenThroughNotReplaced) {
+  const fs::path target = dir_ / "target.dot", link = dir_ / "link.dot";
+  const fs::path dangling = dir_ / "dangling.dot";
+  { std::ofstream(target) << "old"; }
+  fs::create_symlink("target.dot", link);
+  fs::create_symlink("made.dot", dangling);
+  for (const fs::path& out : {link, dangling}) {
+    ChildResult r =
+        Moesim({"topo", "dgx-h100", "--gpus", "8", "--dot", out.string()});
+    ASSERT_TRUE(r.exited);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::is_symlink(out)) << out;
+  }
+  std::ifstream written(target), made(dir_ / "made.dot");
+  std::string first, second;
+  std::getline(written, first);
+  std::getline(made, second);
+  EXPECT_EQ(first, "digraph cluster {");
+  EXPECT_EQ(second, "digraph cluster {");
+
+  const fs::path redirected = dir_ / "redirected.dot";
+  const std::vector<std::string> sh = {
+      "/bin/sh", "-c",
+      std::string("exec '") + MOESIM_BINARY +
+          "' topo dgx-h100 --gpus 8 --dot /dev/stdout > '" +
+          redirected.string() + "'"};
+  ChildLimits limits;
+  limits.wall = std::chrono::milliseconds(30'000);
+  ChildResult r = RunChild(sh, limits);
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink("/dev/stdout"));
+  EXPECT_GT(fs::file_size(redirected), 100u);
+}
+
 TEST_F(HostileFilesTest, FullDiskIsAnErrorNotASuccess) {
   // A small layout: the replay's seconds (tens under ASan on a loaded
   // machine, with the default scenario) are not what is tested.

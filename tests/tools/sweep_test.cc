@@ -218,6 +218,26 @@ TEST(Sweep, ParetoFrontIsNotDominated) {
   }
 }
 
+// A text cell that a spreadsheet would read as a formula (=, +, -, @ first:
+// OWASP "CSV Injection") is written behind a ', numbers are not.
+TEST(Sweep, CsvTextCellsCannotBeFormulas) {
+  SweepOutcome outcome;
+  SweepCandidate& c = outcome.candidates.emplace_back();
+  c.set_index(0);
+  c.set_recompute("=HYPERLINK(\"x\")");
+  c.set_precision("+bf16");
+  c.set_dispatcher("@alltoall");
+  c.set_cuda_graph("-none");
+  c.set_verdict("invalid");
+  c.set_reason("=1+1");
+  const std::string csv = FormatSweepCsv(outcome);
+  EXPECT_NE(csv.find(",\"'=HYPERLINK(\"\"x\"\")\",'+bf16,'@alltoall,"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",'-none,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",invalid,'=1+1,"), std::string::npos) << csv;
+}
+
 TEST(Sweep, SameBytesForAnyThreadCount) {
   const SweepSpace space = LoadSpace("threads.textproto", kSmall);
   const SweepOutcome one = Evaluate(space, 1), two = Evaluate(space, 2);
