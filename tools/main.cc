@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include "tools/advise.h"
 #include "tools/calibrate_fit.h"
@@ -89,7 +90,7 @@ std::string FlagParseMessage(std::string_view what) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   moesim::util::InstallOutputSignalHandlers();
   CLI::App app{"moesim: discrete-event simulator of long-context MoE training"};
   app.require_subcommand(1);
@@ -242,4 +243,21 @@ int main(int argc, char** argv) {
     return Print(*report);
   }
   return Fail("no command given; try --help");
+}
+
+// Out of memory (a machine or `ulimit -v` smaller than the run needs) is one
+// line and exit 1, not an uncaught std::bad_alloc; worker threads carry it
+// here (util/thread_errors.h).
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Not an input error (exit 2): the same input runs on a larger machine.
+    std::fputs(
+        "moesim: out of memory: the run needs more than this process may "
+        "allocate (ulimit -v, the machine); try a smaller step (--gbs), "
+        "fewer threads (-j) or no --trace\n",
+        stderr);
+    return kOutputError;
+  }
 }

@@ -20,6 +20,7 @@
 #include "util/csv.h"
 #include "util/message.h"
 #include "util/textproto.h"
+#include "util/thread_errors.h"
 
 namespace moesim::tools {
 
@@ -516,10 +517,13 @@ std::vector<RunPrediction> RunReplayer::Simulate(
     }
   };
   const int threads = JobCount(jobs);
+  util::ThreadErrors errors;
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back([&] { errors.Run(work); });
+  errors.Run(work);
   for (std::thread& t : pool) t.join();
+  errors.Rethrow();
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "tools/text_format.h"
 #include "util/output.h"
 #include "util/textproto.h"
+#include "util/thread_errors.h"
 
 namespace moesim::tools {
 namespace {
@@ -35,18 +36,21 @@ template <typename Work>
 void ParallelFor(size_t n, int jobs, bool progress, const char* what,
                  Work work) {
   std::atomic<size_t> next{0}, done{0};
+  util::ThreadErrors errors;
   auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      work(i);
-      ++done;
-    }
+    errors.Run([&] {
+      for (size_t i = next++; i < n && !errors.failed(); i = next++) {
+        work(i);
+        ++done;
+      }
+    });
   };
   std::vector<std::thread> pool;
   const int threads = progress ? jobs : jobs - 1;
   for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
   if (progress) {
     constexpr int kWidth = 40;
-    while (done < n) {
+    while (done < n && !errors.failed()) {
       const size_t d = done;
       const int filled = n ? static_cast<int>(kWidth * d / n) : kWidth;
       std::fprintf(stderr, "\r%-10s [%s%s] %zu/%zu", what,
@@ -61,6 +65,7 @@ void ParallelFor(size_t n, int jobs, bool progress, const char* what,
     worker();
   }
   for (std::thread& t : pool) t.join();
+  errors.Rethrow();
 }
 
 std::string StripOrigin(const std::string& message) {

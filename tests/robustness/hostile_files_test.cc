@@ -204,6 +204,23 @@ TEST_F(HostileFilesTest, OutputLinksAreWrittenThroughNotReplaced) {
   EXPECT_GT(fs::file_size(redirected), 100u);
 }
 
+// Out of memory (an address-space limit the traced default replay does not
+// fit in) is one line and exit 1, not an uncaught std::bad_alloc (abort).
+TEST_F(HostileFilesTest, OutOfMemoryIsOneLineNotAnAbort) {
+  if (moesim::testing_util::BuiltWithAsan())
+    GTEST_SKIP() << "ASan reserves terabytes of address space";
+  ChildLimits limits;
+  limits.address_space_bytes = uint64_t{150} << 20;
+  limits.wall = std::chrono::milliseconds(30'000);
+  ChildResult r = RunChild({MOESIM_BINARY, "run", scenario_, "--trace",
+                            (dir_ / "t.json").string()},
+                           limits);
+  ASSERT_TRUE(r.exited) << "signal " << r.signal << ": " << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(r.err.starts_with("moesim: out of memory:")) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
 TEST_F(HostileFilesTest, FullDiskIsAnErrorNotASuccess) {
   // A small layout: the replay's seconds (tens under ASan on a loaded
   // machine, with the default scenario) are not what is tested.
