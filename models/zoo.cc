@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "models/hf_config.h"
+#include "models/pipeline.h"
 #include "util/csv.h"
 #include "util/embedded.h"
 #include "util/message.h"
@@ -19,14 +20,24 @@ namespace {
 
 constexpr std::string_view kZooDir = "models/zoo";
 
+// Every numeric field of a model file is finite, >= 0 and at most 2^31
+// (util::CheckNumericRanges): counts times sizes then stay in int64 (the
+// tighter per-field limits of ValidateModel follow).
+constexpr double kMaxFieldValue = 2147483648.0;
+
 util::Result<Model> ParseModelText(std::string_view text,
                                    std::string_view file) {
   Model model;
   if (auto parsed = util::ParseTextProto(text, file, model); !parsed) {
     return std::unexpected(parsed.error());
   }
+  // The model's own rules first (their messages are the more specific),
+  // then the range every other number obeys.
   if (auto valid = ValidateModel(model, file); !valid)
     return std::unexpected(valid.error());
+  if (auto ranges = util::CheckNumericRanges(model, file, text, kMaxFieldValue);
+      !ranges)
+    return std::unexpected(ranges.error());
   return model;
 }
 
@@ -76,6 +87,10 @@ util::Result<Model> LoadModel(std::string_view name_or_path) {
     if (!model) return model;
     if (auto valid = ValidateModel(*model, path); !valid)
       return std::unexpected(valid.error());
+    if (auto ranges =
+            util::CheckNumericRanges(*model, path, "", kMaxFieldValue);
+        !ranges)
+      return std::unexpected(ranges.error());
     return model;
   }
   return ParseModelText(*text, path);
@@ -187,6 +202,22 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
     if (!(value >= 0)) return fail(field, "must be >= 0");
   }
   if (m.mtp_num_layers() < 0) return fail("mtp_num_layers", "must be >= 0");
+  // The recipe's pipeline layouts are used only where they fit the run, so a
+  // broken one would otherwise be skipped in silence: each must describe
+  // this model's layers on its (PP, VPP).
+  for (const PipelineLayoutDefault& entry : m.recipe().pipeline_layouts()) {
+    const std::string at = "recipe.pipeline_layouts (pp " +
+                           std::to_string(entry.pp()) + ", vpp " +
+                           std::to_string(entry.vpp()) + ")";
+    if (entry.pp() < 1 || entry.vpp() < 1)
+      return fail(at, "pp and vpp must be >= 1");
+    if (auto plan =
+            ParsePipelineLayout(entry.layout(), m.num_layers(),
+                                m.mtp_num_layers(), entry.pp(), entry.vpp());
+        !plan) {
+      return fail(at, "'" + entry.layout() + "': " + plan.error().message);
+    }
+  }
   return {};
 }
 

@@ -503,6 +503,21 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
           at.Error(kHistogram, "routes no tokens (every value is 0)"));
     }
   }
+  // A recipe needs the tensor cores it runs on: a system file whose FP8 or
+  // FP4 peak is 0 (none) cannot price it.
+  if (t.precision == models::Precision::kNvfp4 &&
+      r.system.gpu().fp4_dense_tflops() == 0) {
+    return std::unexpected(at.Error(
+        "precision", "nvfp4 needs FP4 tensor cores; system " +
+                         r.system.name() + " has gpu.fp4_dense_tflops 0"));
+  }
+  if (models::IsLowPrecision(t.precision) &&
+      t.precision != models::Precision::kNvfp4 &&
+      r.system.gpu().fp8_dense_tflops() == 0) {
+    return std::unexpected(at.Error(
+        "precision", r.spec.precision() + " needs FP8 tensor cores; system " +
+                         r.system.name() + " has gpu.fp8_dense_tflops 0"));
+  }
   return {};
 }
 

@@ -26,9 +26,23 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
   if (s.name().empty()) return fail("name", "must be set");
   if (!s.has_gpu()) return fail("gpu", "must be set");
   if (!positive(s.gpu().memory_gib()))
-    return fail("gpu.memory_gib", "must be > 0");
+    return fail("gpu.memory_gib", "must be > 0 and finite");
   if (!positive(s.gpu().bf16_dense_tflops()))
-    return fail("gpu.bf16_dense_tflops", "must be > 0");
+    return fail("gpu.bf16_dense_tflops", "must be > 0 and finite");
+  // A peak is absent (0: the GPU has no such tensor cores) or at least one
+  // TFLOPS: 1e-300 would make every kernel last longer than moesim's clock
+  // can count.
+  for (auto [value, field] :
+       {std::pair{s.gpu().bf16_dense_tflops(), "gpu.bf16_dense_tflops"},
+        std::pair{s.gpu().fp8_dense_tflops(), "gpu.fp8_dense_tflops"},
+        std::pair{s.gpu().fp4_dense_tflops(), "gpu.fp4_dense_tflops"},
+        std::pair{s.gpu().tf32_dense_tflops(), "gpu.tf32_dense_tflops"}}) {
+    if (value != 0 && value < 1)
+      return fail(field, "must be 0 (none) or >= 1 TFLOPS");
+  }
+  if (!(s.gpu().hbm_tbps() >= 0.1))
+    return fail("gpu.hbm_tbps", "must be >= 0.1 TB/s");
+  if (s.gpu().sm_count() <= 0) return fail("gpu.sm_count", "must be > 0");
   if (s.gpu().architecture() != "hopper" &&
       s.gpu().architecture() != "blackwell") {
     return fail("gpu.architecture", "must be \"hopper\" or \"blackwell\"");
@@ -43,9 +57,10 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
   if (s.nvlink().links_per_gpu() <= 0)
     return fail("nvlink.links_per_gpu", "must be > 0");
   if (!positive(s.nvlink().link_gb_s()))
-    return fail("nvlink.link_gb_s", "must be > 0");
+    return fail("nvlink.link_gb_s", "must be > 0 and finite");
   if (!s.has_nic()) return fail("nic", "must be set");
-  if (!positive(s.nic().gbit_s())) return fail("nic.gbit_s", "must be > 0");
+  if (!positive(s.nic().gbit_s()))
+    return fail("nic.gbit_s", "must be > 0 and finite");
   if (s.nic().per_node() <= 0 || s.nic().per_node() % s.gpus_per_node() != 0) {
     return fail("nic.per_node", "must be a positive multiple of gpus_per_node");
   }
@@ -56,7 +71,7 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
                 "must be \"pcie-gen5-x16\" or \"nvlink-c2c\"");
   }
   if (!positive(s.host_link().gb_s()))
-    return fail("host_link.gb_s", "must be > 0");
+    return fail("host_link.gb_s", "must be > 0 and finite");
   if (s.host_link().cpus_per_node() <= 0)
     return fail("host_link.cpus_per_node", "must be > 0");
   if (!s.has_scale_out()) return fail("scale_out", "must be set");
@@ -66,7 +81,7 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
   if (f.switch_radix() < 4 || f.switch_radix() % 2 != 0)
     return fail("scale_out.switch_radix", "must be an even number >= 4");
   if (!positive(f.port_gbit_s()))
-    return fail("scale_out.port_gbit_s", "must be > 0");
+    return fail("scale_out.port_gbit_s", "must be > 0 and finite");
   if (f.nodes_per_su() <= 0)
     return fail("scale_out.nodes_per_su", "must be > 0");
   if (f.max_tiers() != 2 && f.max_tiers() != 3)
@@ -83,7 +98,12 @@ util::Result<System> Parse(std::string_view text, std::string_view file) {
   System system;
   if (auto r = util::ParseTextProto(text, file, system); !r)
     return std::unexpected(r.error());
+  // The system's own rules, then every number finite, >= 0 and at most 1e9
+  // (util::CheckNumericRanges); rates a real system reaches are below 1e7
+  // (GB/s, TFLOPS).
   if (auto r = Validate(system, file); !r) return std::unexpected(r.error());
+  if (auto r = util::CheckNumericRanges(system, file, text, 1e9); !r)
+    return std::unexpected(r.error());
   return system;
 }
 

@@ -9,8 +9,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "util/output.h"
 
@@ -140,6 +143,105 @@ int FieldLine(std::string_view text, std::string_view field) {
     ++line;
   }
   return 0;
+}
+
+namespace {
+
+Result<void> CheckRanges(const google::protobuf::Message& m,
+                         const std::string& prefix, std::string_view file,
+                         std::string_view text, double max) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* r = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    const std::string path =
+        prefix.empty() ? std::string(f->name()) : prefix + "." + f->name();
+    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    for (int i = 0; i < n; ++i) {
+      double v = 0;
+      bool numeric = true;
+      bool integral = true;
+      switch (f->cpp_type()) {
+        case FieldDescriptor::CPPTYPE_INT32:
+          v = f->is_repeated() ? r->GetRepeatedInt32(m, f, i)
+                               : r->GetInt32(m, f);
+          break;
+        case FieldDescriptor::CPPTYPE_INT64:
+          v = static_cast<double>(f->is_repeated()
+                                      ? r->GetRepeatedInt64(m, f, i)
+                                      : r->GetInt64(m, f));
+          break;
+        case FieldDescriptor::CPPTYPE_UINT32:
+          v = f->is_repeated() ? r->GetRepeatedUInt32(m, f, i)
+                               : r->GetUInt32(m, f);
+          break;
+        case FieldDescriptor::CPPTYPE_UINT64:
+          v = static_cast<double>(f->is_repeated()
+                                      ? r->GetRepeatedUInt64(m, f, i)
+                                      : r->GetUInt64(m, f));
+          break;
+        case FieldDescriptor::CPPTYPE_FLOAT:
+          integral = false;
+          v = f->is_repeated() ? r->GetRepeatedFloat(m, f, i)
+                               : r->GetFloat(m, f);
+          break;
+        case FieldDescriptor::CPPTYPE_DOUBLE:
+          integral = false;
+          v = f->is_repeated() ? r->GetRepeatedDouble(m, f, i)
+                               : r->GetDouble(m, f);
+          break;
+        case FieldDescriptor::CPPTYPE_MESSAGE: {
+          numeric = false;
+          const google::protobuf::Message& sub =
+              f->is_repeated() ? r->GetRepeatedMessage(m, f, i)
+                               : r->GetMessage(m, f);
+          if (auto ok = CheckRanges(sub, path, file, text, max); !ok) return ok;
+          break;
+        }
+        default:
+          numeric = false;
+      }
+      if (!numeric) continue;
+      if (std::isfinite(v) && v >= 0 && v <= max) continue;
+      std::string where(file);
+      if (int line = FieldLine(text, f->name()); line > 0) {
+        where += ':';
+        where += std::to_string(line);
+      }
+      // Integers as written (a double would round 2^63 - 1); reals as %.17g.
+      char got[64], limit[64];
+      if (integral) {
+        if (f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64) {
+          std::snprintf(got, sizeof got, "%llu",
+                        static_cast<unsigned long long>(
+                            f->is_repeated() ? r->GetRepeatedUInt64(m, f, i)
+                                             : r->GetUInt64(m, f)));
+        } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT64) {
+          std::snprintf(got, sizeof got, "%lld",
+                        static_cast<long long>(
+                            f->is_repeated() ? r->GetRepeatedInt64(m, f, i)
+                                             : r->GetInt64(m, f)));
+        } else {
+          std::snprintf(got, sizeof got, "%.0f", v);
+        }
+      } else {
+        std::snprintf(got, sizeof got, "%.17g", v);
+      }
+      std::snprintf(limit, sizeof limit, "%.17g", max);
+      return Fail(where + ": " + path +
+                  ": must be finite, >= 0 and <= " + limit + ", got " + got);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> CheckNumericRanges(const google::protobuf::Message& message,
+                                std::string_view file, std::string_view text,
+                                double max) {
+  return CheckRanges(message, "", file, text, max);
 }
 
 }  // namespace moesim::util

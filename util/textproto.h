@@ -44,6 +44,17 @@ inline constexpr int kMaxInputReadSeconds = 3;
 // line of the offending field.
 int FieldLine(std::string_view text, std::string_view field);
 
+// The range rule every numeric field of a loaded file obeys (scalars and
+// repeated, in nested messages too): finite, >= 0, and at most `max`
+// (bounds that keep products of counts and sizes in int64 and rates in a
+// double's range). Error: "<file>[:<line>]: <dotted.path>: must be finite,
+// >= 0 and <= <max>, got <value>" naming the field's line where `text` has
+// it. Loaders run their own field rules (narrower bounds, more specific
+// messages) first and this one after.
+[[nodiscard]] Result<void> CheckNumericRanges(
+    const google::protobuf::Message& message, std::string_view file,
+    std::string_view text, double max);
+
 }  // namespace moesim::util
 
 #endif  // MOESIM_UTIL_TEXTPROTO_H_
