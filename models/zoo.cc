@@ -20,11 +20,6 @@ namespace {
 
 constexpr std::string_view kZooDir = "models/zoo";
 
-// Every numeric field of a model file is finite, >= 0 and at most 2^31
-// (util::CheckNumericRanges): counts times sizes then stay in int64 (the
-// tighter per-field limits of ValidateModel follow).
-constexpr double kMaxFieldValue = 2147483648.0;
-
 util::Result<Model> ParseModelText(std::string_view text,
                                    std::string_view file) {
   Model model;
@@ -35,7 +30,8 @@ util::Result<Model> ParseModelText(std::string_view text,
   // then the range every other number obeys.
   if (auto valid = ValidateModel(model, file); !valid)
     return std::unexpected(valid.error());
-  if (auto ranges = util::CheckNumericRanges(model, file, text, kMaxFieldValue);
+  if (auto ranges =
+          util::CheckNumericRanges(model, file, text, kMaxModelFieldValue);
       !ranges)
     return std::unexpected(ranges.error());
   return model;
@@ -88,7 +84,7 @@ util::Result<Model> LoadModel(std::string_view name_or_path) {
     if (auto valid = ValidateModel(*model, path); !valid)
       return std::unexpected(valid.error());
     if (auto ranges =
-            util::CheckNumericRanges(*model, path, "", kMaxFieldValue);
+            util::CheckNumericRanges(*model, path, "", kMaxModelFieldValue);
         !ranges)
       return std::unexpected(ranges.error());
     return model;

@@ -36,6 +36,12 @@ std::vector<std::string> ZooNames();
 // file:line, missing or inconsistent fields (ValidateModel).
 [[nodiscard]] util::Result<Model> LoadModel(std::string_view name_or_path);
 
+// Every numeric field of a model, in a model file or given as architecture
+// flags, is finite, >= 0 and at most 2^31 (util::CheckNumericRanges): counts
+// times sizes then stay in int64. ValidateModel's per-field rules are
+// tighter where a field has one.
+inline constexpr double kMaxModelFieldValue = 2147483648.0;
+
 // Checks that the fields every computation needs are present and consistent,
 // e.g. "deepseek-v3.textproto: hidden_size: must be > 0". `origin` names the
 // file in the message.

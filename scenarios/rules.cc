@@ -10,6 +10,7 @@
 #include "models/architecture.h"
 #include "models/flops.h"
 #include "models/pipeline.h"
+#include "models/zoo.h"
 #include "util/textproto.h"
 
 namespace moesim::scenarios::internal {
@@ -508,8 +509,8 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
   if (t.precision == models::Precision::kNvfp4 &&
       r.system.gpu().fp4_dense_tflops() == 0) {
     return std::unexpected(at.Error(
-        "precision", "nvfp4 needs FP4 tensor cores; system " +
-                         r.system.name() + " has gpu.fp4_dense_tflops 0"));
+        "precision", "nvfp4 needs FP4 tensor cores; system " + r.system.name() +
+                         " has gpu.fp4_dense_tflops 0"));
   }
   if (models::IsLowPrecision(t.precision) &&
       t.precision != models::Precision::kNvfp4 &&
@@ -770,6 +771,11 @@ Result<void> CheckLimits(const Scenario& s, const FieldNamer& at) {
   for (const auto& [path, value, limit, what] : limits) {
     if (auto ok = above(path, value, limit, what); !ok) return ok;
   }
+  // Architecture flags obey a model file's range rule.
+  if (auto bad =
+          util::FindOutOfRange(s.architecture(), models::kMaxModelFieldValue)) {
+    return std::unexpected(at.Error("architecture." + bad->path, bad->rule));
+  }
   // The meshes' products, in int64, so later int arithmetic cannot overflow.
   const int64_t pp = std::max(1, l.pipeline_model_parallel_size());
   const int64_t attention =
@@ -861,8 +867,12 @@ std::optional<FieldRule> CpExchangeRule(const models::Model& model, int tp,
   constexpr std::string_view kSizes = "hierarchical_context_parallel_sizes";
   std::string texts, product_text;
   for (int size : sizes) {
-    texts += (texts.empty() ? "" : ", ") + std::to_string(size);
-    product_text += (product_text.empty() ? "" : "*") + std::to_string(size);
+    if (!texts.empty()) {
+      texts += ", ";
+      product_text += '*';
+    }
+    texts += std::to_string(size);
+    product_text += std::to_string(size);
   }
   const std::string list = "[" + texts + "]";
   auto broken = [](std::string_view field, std::string rule) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "util/output.h"
@@ -147,9 +148,8 @@ int FieldLine(std::string_view text, std::string_view field) {
 
 namespace {
 
-Result<void> CheckRanges(const google::protobuf::Message& m,
-                         const std::string& prefix, std::string_view file,
-                         std::string_view text, double max) {
+std::optional<OutOfRange> FindRange(const google::protobuf::Message& m,
+                                    const std::string& prefix, double max) {
   using google::protobuf::FieldDescriptor;
   const google::protobuf::Reflection* r = m.GetReflection();
   std::vector<const FieldDescriptor*> fields;
@@ -157,91 +157,80 @@ Result<void> CheckRanges(const google::protobuf::Message& m,
   for (const FieldDescriptor* f : fields) {
     const std::string path =
         prefix.empty() ? std::string(f->name()) : prefix + "." + f->name();
-    const int n = f->is_repeated() ? r->FieldSize(m, f) : 1;
+    const bool rep = f->is_repeated();
+    const int n = rep ? r->FieldSize(m, f) : 1;
     for (int i = 0; i < n; ++i) {
+      // The value as a double for the test, and as written for the message
+      // (a double would round 2^63 - 1); reals as %.17g.
       double v = 0;
-      bool numeric = true;
-      bool integral = true;
+      char got[64];
       switch (f->cpp_type()) {
         case FieldDescriptor::CPPTYPE_INT32:
-          v = f->is_repeated() ? r->GetRepeatedInt32(m, f, i)
-                               : r->GetInt32(m, f);
+        case FieldDescriptor::CPPTYPE_INT64: {
+          const int64_t x =
+              f->cpp_type() == FieldDescriptor::CPPTYPE_INT32
+                  ? (rep ? r->GetRepeatedInt32(m, f, i) : r->GetInt32(m, f))
+                  : (rep ? r->GetRepeatedInt64(m, f, i) : r->GetInt64(m, f));
+          v = static_cast<double>(x);
+          std::snprintf(got, sizeof got, "%lld", static_cast<long long>(x));
           break;
-        case FieldDescriptor::CPPTYPE_INT64:
-          v = static_cast<double>(f->is_repeated()
-                                      ? r->GetRepeatedInt64(m, f, i)
-                                      : r->GetInt64(m, f));
-          break;
+        }
         case FieldDescriptor::CPPTYPE_UINT32:
-          v = f->is_repeated() ? r->GetRepeatedUInt32(m, f, i)
-                               : r->GetUInt32(m, f);
+        case FieldDescriptor::CPPTYPE_UINT64: {
+          const uint64_t x =
+              f->cpp_type() == FieldDescriptor::CPPTYPE_UINT32
+                  ? (rep ? r->GetRepeatedUInt32(m, f, i) : r->GetUInt32(m, f))
+                  : (rep ? r->GetRepeatedUInt64(m, f, i) : r->GetUInt64(m, f));
+          v = static_cast<double>(x);
+          std::snprintf(got, sizeof got, "%llu",
+                        static_cast<unsigned long long>(x));
           break;
-        case FieldDescriptor::CPPTYPE_UINT64:
-          v = static_cast<double>(f->is_repeated()
-                                      ? r->GetRepeatedUInt64(m, f, i)
-                                      : r->GetUInt64(m, f));
-          break;
+        }
         case FieldDescriptor::CPPTYPE_FLOAT:
-          integral = false;
-          v = f->is_repeated() ? r->GetRepeatedFloat(m, f, i)
-                               : r->GetFloat(m, f);
-          break;
         case FieldDescriptor::CPPTYPE_DOUBLE:
-          integral = false;
-          v = f->is_repeated() ? r->GetRepeatedDouble(m, f, i)
-                               : r->GetDouble(m, f);
+          v = f->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT
+                  ? (rep ? r->GetRepeatedFloat(m, f, i) : r->GetFloat(m, f))
+                  : (rep ? r->GetRepeatedDouble(m, f, i) : r->GetDouble(m, f));
+          std::snprintf(got, sizeof got, "%.17g", v);
           break;
         case FieldDescriptor::CPPTYPE_MESSAGE: {
-          numeric = false;
           const google::protobuf::Message& sub =
-              f->is_repeated() ? r->GetRepeatedMessage(m, f, i)
-                               : r->GetMessage(m, f);
-          if (auto ok = CheckRanges(sub, path, file, text, max); !ok) return ok;
-          break;
+              rep ? r->GetRepeatedMessage(m, f, i) : r->GetMessage(m, f);
+          if (auto bad = FindRange(sub, path, max)) return bad;
+          continue;
         }
         default:
-          numeric = false;
+          continue;
       }
-      if (!numeric) continue;
       if (std::isfinite(v) && v >= 0 && v <= max) continue;
-      std::string where(file);
-      if (int line = FieldLine(text, f->name()); line > 0) {
-        where += ':';
-        where += std::to_string(line);
-      }
-      // Integers as written (a double would round 2^63 - 1); reals as %.17g.
-      char got[64], limit[64];
-      if (integral) {
-        if (f->cpp_type() == FieldDescriptor::CPPTYPE_UINT64) {
-          std::snprintf(got, sizeof got, "%llu",
-                        static_cast<unsigned long long>(
-                            f->is_repeated() ? r->GetRepeatedUInt64(m, f, i)
-                                             : r->GetUInt64(m, f)));
-        } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_INT64) {
-          std::snprintf(got, sizeof got, "%lld",
-                        static_cast<long long>(
-                            f->is_repeated() ? r->GetRepeatedInt64(m, f, i)
-                                             : r->GetInt64(m, f)));
-        } else {
-          std::snprintf(got, sizeof got, "%.0f", v);
-        }
-      } else {
-        std::snprintf(got, sizeof got, "%.17g", v);
-      }
+      char limit[64];
       std::snprintf(limit, sizeof limit, "%.17g", max);
-      return Fail(where + ": " + path +
-                  ": must be finite, >= 0 and <= " + limit + ", got " + got);
+      return OutOfRange{
+          path, std::string(f->name()),
+          std::string("must be finite, >= 0 and <= ") + limit + ", got " + got};
     }
   }
-  return {};
+  return std::nullopt;
 }
 
 }  // namespace
 
+std::optional<OutOfRange> FindOutOfRange(
+    const google::protobuf::Message& message, double max) {
+  return FindRange(message, "", max);
+}
+
 Result<void> CheckNumericRanges(const google::protobuf::Message& message,
                                 std::string_view file, std::string_view text,
                                 double max) {
-  return CheckRanges(message, "", file, text, max);
+  const std::optional<OutOfRange> bad = FindOutOfRange(message, max);
+  if (!bad) return {};
+  std::string where(file);
+  if (int line = FieldLine(text, bad->field); line > 0) {
+    where += ':';
+    where += std::to_string(line);
+  }
+  return Fail(where + ": " + bad->path + ": " + bad->rule);
 }
 
 }  // namespace moesim::util

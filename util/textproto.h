@@ -6,6 +6,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -47,10 +48,18 @@ int FieldLine(std::string_view text, std::string_view field);
 // The range rule every numeric field of a loaded file obeys (scalars and
 // repeated, in nested messages too): finite, >= 0, and at most `max`
 // (bounds that keep products of counts and sizes in int64 and rates in a
-// double's range). Error: "<file>[:<line>]: <dotted.path>: must be finite,
-// >= 0 and <= <max>, got <value>" naming the field's line where `text` has
-// it. Loaders run their own field rules (narrower bounds, more specific
-// messages) first and this one after.
+// double's range). Loaders run their own field rules (narrower bounds, more
+// specific messages) first and this one after.
+struct OutOfRange {
+  std::string path;   // dotted from the message checked: "nvlink.link_gb_s"
+  std::string field;  // its last part
+  std::string rule;   // "must be finite, >= 0 and <= <max>, got <value>"
+};
+// The first field breaking the rule, in field-number order, or none.
+std::optional<OutOfRange> FindOutOfRange(
+    const google::protobuf::Message& message, double max);
+// FindOutOfRange as an error: "<file>[:<line>]: <path>: <rule>", naming the
+// field's line where `text` has it.
 [[nodiscard]] Result<void> CheckNumericRanges(
     const google::protobuf::Message& message, std::string_view file,
     std::string_view text, double max);

@@ -3265,6 +3265,16 @@ const HostileInput kCatalogue[] = {
        .new_text = "link_gb_s: 1e300 "}},
      "flags: --system: {d}/s.textproto:30: nvlink.link_gb_s: must be finite, "
      ">= 0 and <= 1000000000, got 1.0000000000000001e+300"},
+    {"ScenarioArchitectureNegative",
+     {"run", "{d}/s.textproto"},
+     {{.path = "s.textproto",
+       .content = "system: \"dgx-h100\"\nnum_gpus: 8\nseq_length: 4096\n"
+                  "num_layers: 4\narchitecture { hidden_size: 1024 "
+                  "num_attention_heads: 8 vocab_size: 32000 num_moe_experts: "
+                  "8 moe_router_topk: 2 moe_ffn_hidden_size: 512 "
+                  "moe_shared_expert_intermediate_size: -768 }\n"}},
+     "{d}/s.textproto: architecture.moe_shared_expert_intermediate_size: "
+     "must be finite, >= 0 and <= 2147483648, got -768"},
     {"ModelVocabDivisorHuge",
      {"run", "--model", "{d}/m.textproto", "--system", "dgx-h100", "--gpus",
       "64", "--ep", "8", "--pp", "4"},
