@@ -12,6 +12,7 @@
 #include "tools/cli_checks.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/fnv.h"
 #include "util/output.h"
 
 namespace moesim::tools {
@@ -20,16 +21,6 @@ namespace {
 
 using calibration::Corrections;
 using calibration::Factor;
-
-// FNV-1a, 64 bits: a row's fold from its id, the same on every machine.
-uint64_t Fnv1a(std::string_view text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 double Round4(double v) { return std::round(v * 1e4) / 1e4; }
 
@@ -231,7 +222,7 @@ util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
   if (options.folds >= 2) {
     std::vector<std::vector<size_t>> held_out(options.folds);
     for (size_t k = 0; k < rows.size(); ++k) {
-      held_out[Fnv1a(runs[rows[k]].id) % options.folds].push_back(k);
+      held_out[util::Fnv1a(runs[rows[k]].id) % options.folds].push_back(k);
     }
     double error_sum = 0;
     int predicted = 0;
@@ -244,7 +235,7 @@ util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
       }
       std::vector<size_t> train;
       for (size_t k = 0; k < rows.size(); ++k) {
-        if (Fnv1a(runs[rows[k]].id) % options.folds !=
+        if (util::Fnv1a(runs[rows[k]].id) % options.folds !=
             static_cast<uint64_t>(fold)) {
           train.push_back(k);
         }

@@ -16,6 +16,7 @@
 #include "sim/replay.h"
 #include "sim/step_stats.h"
 #include "tools/jobs.h"
+#include "tools/physical_limits.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
 #include "util/message.h"
@@ -229,19 +230,18 @@ util::Result<void> CheckWords(const util::CsvTable& t, size_t i,
   return {};
 }
 
-// Physical ceilings of the measured columns: far above any GPU of the
-// catalogue (B300's dense FP4 peak is 15 PFLOPS; the largest memory is
-// GB300's 288 GB), so a value above them is a typo or a unit slip.
+// The measured columns and their ceilings (tools/physical_limits.h).
 struct MeasuredLimit {
   const char* column;
   double max;
   const char* what;
 };
 constexpr MeasuredLimit kMeasuredLimits[] = {
-    {"measured_tflops_per_gpu", 1e5, "TFLOPS per GPU"},
-    {"measured_step_time_s", 1e6, "seconds per step"},
-    {"measured_peak_mem_gib", 1e4, "GiB per GPU"},
-    {"measured_tokens_per_sec_per_gpu", 1e9, "tokens per second per GPU"},
+    {"measured_tflops_per_gpu", kMaxTflopsPerGpu, "TFLOPS per GPU"},
+    {"measured_step_time_s", kMaxStepSeconds, "seconds per step"},
+    {"measured_peak_mem_gib", kMaxGibPerGpu, "GiB per GPU"},
+    {"measured_tokens_per_sec_per_gpu", kMaxTokensPerSecPerGpu,
+     "tokens per second per GPU"},
 };
 
 // A measured value: empty, or > 0 and at most its column's ceiling.

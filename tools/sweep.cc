@@ -1,23 +1,32 @@
 #include "tools/sweep.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "models/memory.h"
+#include "scenarios/rules.h"
+#include "scenarios/vocabulary.h"
 #include "sim/replay.h"
 #include "tools/cli_checks.h"
 #include "tools/jobs.h"
+#include "tools/physical_limits.h"
 #include "tools/sweep_format.h"
 #include "tools/text_format.h"
+#include "util/fnv.h"
 #include "util/output.h"
 #include "util/textproto.h"
 #include "util/thread_errors.h"
@@ -29,6 +38,132 @@ using util::Result;
 
 // Resolve()'s origin for candidates; stripped from the rule text.
 constexpr std::string_view kOrigin = "sweep";
+
+// SweepShard.rows_fnv: FNV-1a over each candidate's deterministic binary
+// form (field-number order; JSON doubles read back exactly, so the value
+// recomputed from a part read from disk is the one its shard wrote).
+std::string RowsChecksum(const SweepShard& part) {
+  uint64_t h = util::kFnvOffsetBasis;
+  std::string bytes;
+  for (const SweepCandidate& c : part.candidates()) {
+    bytes.clear();
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    c.SerializeToCodedStream(&coded);
+    coded.Trim();
+    util::FnvAdd(h, bytes);
+    util::FnvAdd(h, "\xff");
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(h));
+  return hex;
+}
+
+// The rules a candidate row of a part obeys, as EvaluateSweep writes it:
+// a known verdict; a reason exactly when not ok; replay metrics only when
+// ok, positive, finite and under the physical ceilings; an analytic peak
+// for ok and oom rows (the margin >= 0 when ok, < 0 when oom); layout
+// sizes within what a scenario may hold and, when ok, a mesh that divides
+// the GPUs; known words. Error: "<field>: <rule>".
+Result<void> CheckCandidateRow(const SweepCandidate& c) {
+  namespace limits = scenarios::internal;
+  auto fail = [](std::string_view field, const std::string& rule) {
+    return util::Fail(std::string(field) + ": " + rule);
+  };
+  const std::string& v = c.verdict();
+  const bool ok = v == "ok", oom = v == "oom";
+  if (!ok && !oom && v != "invalid" && v != "excluded" && v != "failed") {
+    return fail("verdict",
+                "must be ok, oom, invalid, excluded or failed, got '" +
+                    util::Excerpt(v) + "'");
+  }
+  if (ok != c.reason().empty()) {
+    return fail("reason", ok ? "must be empty when the verdict is ok"
+                             : "must say why when the verdict is " + v);
+  }
+  const std::tuple<std::string_view, double, double> metrics[] = {
+      {"tokens_per_sec_per_gpu", c.tokens_per_sec_per_gpu(),
+       kMaxTokensPerSecPerGpu},
+      {"tflops_per_gpu", c.tflops_per_gpu(), kMaxTflopsPerGpu},
+      {"step_time_s", c.step_time_s(), kMaxStepSeconds},
+  };
+  for (const auto& [field, value, max] : metrics) {
+    if (ok && !(value > 0 && value <= max)) {
+      return fail(field, "must be > 0 and at most " + Format("%g", max) +
+                             " when the verdict is ok, got " +
+                             Format("%.17g", value));
+    }
+    if (!ok && value != 0) {
+      return fail(field, "must be 0 (not replayed) when the verdict is " + v +
+                             ", got " + Format("%.17g", value));
+    }
+  }
+  if (!(c.peak_memory_gib() >= 0 && c.peak_memory_gib() <= kMaxGibPerGpu) ||
+      ((ok || oom) && c.peak_memory_gib() == 0)) {
+    return fail("peak_memory_gib",
+                std::string(ok || oom ? "must be > 0" : "must be >= 0") +
+                    " and at most " + Format("%g", kMaxGibPerGpu) + ", got " +
+                    Format("%.17g", c.peak_memory_gib()));
+  }
+  if (!std::isfinite(c.margin_gib()) ||
+      std::fabs(c.margin_gib()) > kMaxGibPerGpu || (ok && c.margin_gib() < 0) ||
+      (oom && c.margin_gib() >= 0)) {
+    return fail("margin_gib",
+                std::string(ok    ? "must be >= 0 when the verdict is ok"
+                            : oom ? "must be < 0 when the verdict is oom"
+                                  : "must be finite") +
+                    " (and within +-" + Format("%g", kMaxGibPerGpu) +
+                    "), got " + Format("%.17g", c.margin_gib()));
+  }
+  const std::tuple<std::string_view, int64_t, int64_t> sizes[] = {
+      {"num_gpus", c.num_gpus(), limits::kMaxGpus},
+      {"seq_len", c.seq_len(), limits::kMaxSeqLength},
+      {"tp", c.tp(), limits::kMaxGpus},
+      {"cp", c.cp(), limits::kMaxGpus},
+      {"ep", c.ep(), limits::kMaxGpus},
+      {"etp", c.etp(), limits::kMaxGpus},
+      {"pp", c.pp(), limits::kMaxLayers},
+      {"vpp", c.vpp(), limits::kMaxLayers},
+      {"mbs", c.mbs(), limits::kMaxGlobalBatch},
+      {"gbs", c.gbs(), limits::kMaxGlobalBatch},
+  };
+  for (const auto& [field, value, max] : sizes) {
+    // Invalid rows keep the layout as requested (0: left to the default).
+    const int64_t min = v == "invalid" ? 0 : 1;
+    if (value < min || value > max) {
+      return fail(field, "must be in [" + std::to_string(min) + ", " +
+                             std::to_string(max) + "], got " +
+                             std::to_string(value));
+    }
+  }
+  if (v != "invalid") {
+    const int64_t attention = int64_t{c.tp()} * c.cp() * c.pp();
+    const int64_t moe = int64_t{c.etp()} * c.ep() * c.pp();
+    for (const auto& [mesh, size] :
+         {std::pair{"tp*cp*pp", attention}, std::pair{"etp*ep*pp", moe}}) {
+      if (c.num_gpus() % size != 0) {
+        return fail("num_gpus", std::string("must be a multiple of ") + mesh +
+                                    " = " + std::to_string(size) + ", got " +
+                                    std::to_string(c.num_gpus()));
+      }
+    }
+  }
+  if (!(c.cpu_offload() >= 0 && c.cpu_offload() <= 1)) {
+    return fail("cpu_offload",
+                "must be in [0, 1], got " + Format("%.17g", c.cpu_offload()));
+  }
+  for (const auto& [kind, word] : {std::pair{"precision", &c.precision()},
+                                   std::pair{"dispatcher", &c.dispatcher()},
+                                   std::pair{"recompute", &c.recompute()},
+                                   std::pair{"cuda_graph", &c.cuda_graph()}}) {
+    if (word->empty() && v == "invalid") continue;
+    if (auto known = scenarios::CheckWord(kind, *word); !known)
+      return fail(kind, known.error().message);
+  }
+  return {};
+}
 
 // Runs work(i) for i in [0, n) on `jobs` threads; with `progress`, the
 // calling thread draws a bar on stderr while they run.
@@ -241,6 +376,7 @@ std::string FormatSweepShard(const SweepOutcome& o, int shard, int num_shards) {
   part.set_num_shards(num_shards);
   part.set_seconds(o.seconds);
   for (const SweepCandidate& c : o.candidates) *part.add_candidates() = c;
+  part.set_rows_fnv(RowsChecksum(part));
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = false;
   options.preserve_proto_field_names = true;
@@ -343,7 +479,11 @@ Result<SweepOutcome> MergeSweepTexts(const std::vector<std::string>& files,
   std::vector<bool> filled(out.candidates.size(), false);
   for (size_t p = 0; p < parts.size(); ++p) {
     out.seconds += parts[p].seconds();
-    for (SweepCandidate& c : *parts[p].mutable_candidates()) {
+    // Each row is checked against the rules first (the more specific
+    // message), then the part against its checksum.
+    const std::string sum = RowsChecksum(parts[p]);
+    for (int k = 0; k < parts[p].candidates_size(); ++k) {
+      SweepCandidate& c = *parts[p].mutable_candidates(k);
       const int64_t i = c.index();
       if (i < 0 || i >= out.total ||
           i % first.num_shards() != parts[p].shard() || filled[i]) {
@@ -351,8 +491,26 @@ Result<SweepOutcome> MergeSweepTexts(const std::vector<std::string>& files,
                           std::to_string(i) + " does not belong to shard " +
                           std::to_string(parts[p].shard()));
       }
+      if (auto row = CheckCandidateRow(c); !row) {
+        return util::Fail(files[p] + ": candidates[" + std::to_string(k) +
+                          "] (index " + std::to_string(i) +
+                          "): " + row.error().message);
+      }
       filled[i] = true;
       out.candidates[i] = std::move(c);
+    }
+    if (parts[p].rows_fnv().empty()) {
+      return util::Fail(files[p] +
+                        ": rows_fnv: missing (a part of an older moesim, or "
+                        "edited: run its shard again)");
+    }
+    if (sum != parts[p].rows_fnv()) {
+      return util::Fail(files[p] +
+                        ": rows_fnv: the rows do not match their "
+                        "checksum (" +
+                        parts[p].rows_fnv() + "; they give " + sum +
+                        "): edited or damaged after the shard wrote "
+                        "them");
     }
   }
   for (size_t i = 0; i < filled.size(); ++i) {

@@ -12,6 +12,7 @@
 #include "tools/sweep_flags.h"
 #include "topology/system.h"
 #include "util/csv.h"
+#include "util/fnv.h"
 #include "util/message.h"
 #include "util/textproto.h"
 
@@ -190,13 +191,10 @@ Result<void> CheckWords(const std::vector<std::string>& values,
   return {};
 }
 
+// One value into the fingerprint, then a separator byte.
 void Fnv(uint64_t& h, std::string_view bytes) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  h ^= 0xff;  // separator
-  h *= 1099511628211ull;
+  util::FnvAdd(h, bytes);
+  util::FnvAdd(h, "\xff");
 }
 
 // The base: base_file's scenario, then the fields written in `base`.
@@ -372,7 +370,7 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   }
   space.size_ = static_cast<int64_t>(size);
 
-  uint64_t h = 14695981039346656037ull;
+  uint64_t h = util::kFnvOffsetBasis;
   std::string base_bytes;
   (void)space.base_.SerializeToString(&base_bytes);
   Fnv(h, base_bytes);

@@ -1756,6 +1756,120 @@ const HostileInput kCatalogue[] = {
            "\": [{\"index\": \"0\", \"num_gpus\": 8, \"tp\": 1, \"verdict\":"
            " \"oom\", \"reason\": \"x\"}]}"}},
      "sweep merge: shard 1/2 is missing"},
+    // Issue 44 cause 7: a part's rows obey the rules EvaluateSweep writes
+    // them by, and match the part's checksum (rows_fnv).
+    {"SweepMergeRowTp999",
+     {"sweep", "merge", "{d}/a.json"},
+     {{.path = "a.json",
+       .content = "{\"format\": 1, \"model\": \"qwen3-30b-a3b\", \"system\": "
+                  "\"dgx-h100\", \"fingerprint\": \"99156382f9b8b4d7\", "
+                  "\"total\": \"1\", \"num_shards\": 1, \"shard\": 0, "
+                  "\"seconds\": 0.1, \"candidates\": [{\"index\": \"0\", "
+                  "\"num_gpus\": 8, \"seq_len\": 4096, \"tp\": 999, \"cp\": 1, "
+                  "\"ep\": 8, \"etp\": 1, \"pp\": 1, \"vpp\": 1, \"mbs\": 1, "
+                  "\"gbs\": 8, \"recompute\": \"none\", \"precision\": "
+                  "\"bf16\", \"dispatcher\": \"alltoall\", \"cuda_graph\": "
+                  "\"none\", \"verdict\": \"ok\", \"tokens_per_sec_per_gpu\": "
+                  "1000, \"tflops_per_gpu\": 300, \"step_time_s\": 1, "
+                  "\"peak_memory_gib\": 50, \"margin_gib\": 29}]}"}},
+     "{d}/a.json: candidates[0] (index 0): num_gpus: must be a multiple of "
+     "tp*cp*pp = 999, got 8"},
+    {"SweepMergeRowMetricHugeNegative",
+     {"sweep", "merge", "{d}/a.json"},
+     {{.path = "a.json",
+       .content = "{\"format\": 1, \"model\": \"qwen3-30b-a3b\", \"system\": "
+                  "\"dgx-h100\", \"fingerprint\": \"99156382f9b8b4d7\", "
+                  "\"total\": \"1\", \"num_shards\": 1, \"shard\": 0, "
+                  "\"seconds\": 0.1, \"candidates\": [{\"index\": \"0\", "
+                  "\"num_gpus\": 8, \"seq_len\": 4096, \"tp\": 1, \"cp\": 1, "
+                  "\"ep\": 8, \"etp\": 1, \"pp\": 1, \"vpp\": 1, \"mbs\": 1, "
+                  "\"gbs\": 8, \"recompute\": \"none\", \"precision\": "
+                  "\"bf16\", \"dispatcher\": \"alltoall\", \"cuda_graph\": "
+                  "\"none\", \"verdict\": \"ok\", \"tokens_per_sec_per_gpu\": "
+                  "1000, \"tflops_per_gpu\": -1e300, \"step_time_s\": 1, "
+                  "\"peak_memory_gib\": 50, \"margin_gib\": 29}]}"}},
+     "{d}/a.json: candidates[0] (index 0): tflops_per_gpu: must be > 0 and at "
+     "most 100000 when the verdict is ok, got -1.0000000000000001e+300"},
+    {"SweepMergeRowVerdictUnknown",
+     {"sweep", "merge", "{d}/a.json"},
+     {{.path = "a.json",
+       .content = "{\"format\": 1, \"model\": \"qwen3-30b-a3b\", \"system\": "
+                  "\"dgx-h100\", \"fingerprint\": \"99156382f9b8b4d7\", "
+                  "\"total\": \"1\", \"num_shards\": 1, \"shard\": 0, "
+                  "\"seconds\": 0.1, \"candidates\": [{\"index\": \"0\", "
+                  "\"num_gpus\": 8, \"seq_len\": 4096, \"tp\": 1, \"cp\": 1, "
+                  "\"ep\": 8, \"etp\": 1, \"pp\": 1, \"vpp\": 1, \"mbs\": 1, "
+                  "\"gbs\": 8, \"recompute\": \"none\", \"precision\": "
+                  "\"bf16\", \"dispatcher\": \"alltoall\", \"cuda_graph\": "
+                  "\"none\", \"verdict\": \"great\", \"reason\": \"x\"}]}"}},
+     "{d}/a.json: candidates[0] (index 0): verdict: must be ok, oom, invalid, "
+     "excluded or failed, got 'great'"},
+    {"SweepMergeRowOkWithReason",
+     {"sweep", "merge", "{d}/a.json"},
+     {{.path = "a.json",
+       .content =
+           "{\"format\": 1, \"model\": \"qwen3-30b-a3b\", \"system\": "
+           "\"dgx-h100\", \"fingerprint\": \"99156382f9b8b4d7\", \"total\": "
+           "\"1\", \"num_shards\": 1, \"shard\": 0, \"seconds\": 0.1, "
+           "\"candidates\": [{\"index\": \"0\", \"num_gpus\": 8, \"seq_len\": "
+           "4096, \"tp\": 1, \"cp\": 1, \"ep\": 8, \"etp\": 1, \"pp\": 1, "
+           "\"vpp\": 1, \"mbs\": 1, \"gbs\": 8, \"recompute\": \"none\", "
+           "\"precision\": \"bf16\", \"dispatcher\": \"alltoall\", "
+           "\"cuda_graph\": \"none\", \"verdict\": \"ok\", "
+           "\"tokens_per_sec_per_gpu\": 1000, \"tflops_per_gpu\": 300, "
+           "\"step_time_s\": 1, \"peak_memory_gib\": 50, \"margin_gib\": 29, "
+           "\"reason\": \"x\"}]}"}},
+     "{d}/a.json: candidates[0] (index 0): reason: must be empty when the "
+     "verdict is ok"},
+    {"SweepMergeRowOomThatFits",
+     {"sweep", "merge", "{d}/a.json"},
+     {{.path = "a.json",
+       .content =
+           "{\"format\": 1, \"model\": \"qwen3-30b-a3b\", \"system\": "
+           "\"dgx-h100\", \"fingerprint\": \"99156382f9b8b4d7\", \"total\": "
+           "\"1\", \"num_shards\": 1, \"shard\": 0, \"seconds\": 0.1, "
+           "\"candidates\": [{\"index\": \"0\", \"num_gpus\": 8, \"seq_len\": "
+           "4096, \"tp\": 1, \"cp\": 1, \"ep\": 8, \"etp\": 1, \"pp\": 1, "
+           "\"vpp\": 1, \"mbs\": 1, \"gbs\": 8, \"recompute\": \"none\", "
+           "\"precision\": \"bf16\", \"dispatcher\": \"alltoall\", "
+           "\"cuda_graph\": \"none\", \"verdict\": \"oom\", \"reason\": \"x\", "
+           "\"peak_memory_gib\": 70, \"margin_gib\": 9.6}]}"}},
+     "{d}/a.json: candidates[0] (index 0): margin_gib: must be < 0 when the "
+     "verdict is oom"},
+    {"SweepMergeRowsChecksumWrong",
+     {"sweep", "merge", "{d}/a.json"},
+     {{.path = "a.json",
+       .content =
+           "{\"format\": 1, \"model\": \"qwen3-30b-a3b\", \"system\": "
+           "\"dgx-h100\", \"fingerprint\": \"99156382f9b8b4d7\", \"total\": "
+           "\"1\", \"num_shards\": 1, \"shard\": 0, \"seconds\": 0.1, "
+           "\"candidates\": [{\"index\": \"0\", \"num_gpus\": 8, \"seq_len\": "
+           "4096, \"tp\": 1, \"cp\": 1, \"ep\": 8, \"etp\": 1, \"pp\": 1, "
+           "\"vpp\": 1, \"mbs\": 1, \"gbs\": 8, \"recompute\": \"none\", "
+           "\"precision\": \"bf16\", \"dispatcher\": \"alltoall\", "
+           "\"cuda_graph\": \"none\", \"verdict\": \"ok\", "
+           "\"tokens_per_sec_per_gpu\": 1000, \"tflops_per_gpu\": 300, "
+           "\"step_time_s\": 1, \"peak_memory_gib\": 50, \"margin_gib\": 29}], "
+           "\"rows_fnv\": \"0000000000000000\"}"}},
+     "{d}/a.json: rows_fnv: the rows do not match their checksum "
+     "(0000000000000000; they give f0fd8c963a57e45b): edited or damaged after "
+     "the shard wrote them"},
+    {"SweepMergeRowsChecksumMissing",
+     {"sweep", "merge", "{d}/a.json"},
+     {{.path = "a.json",
+       .content = "{\"format\": 1, \"model\": \"qwen3-30b-a3b\", \"system\": "
+                  "\"dgx-h100\", \"fingerprint\": \"99156382f9b8b4d7\", "
+                  "\"total\": \"1\", \"num_shards\": 1, \"shard\": 0, "
+                  "\"seconds\": 0.1, \"candidates\": [{\"index\": \"0\", "
+                  "\"num_gpus\": 8, \"seq_len\": 4096, \"tp\": 1, \"cp\": 1, "
+                  "\"ep\": 8, \"etp\": 1, \"pp\": 1, \"vpp\": 1, \"mbs\": 1, "
+                  "\"gbs\": 8, \"recompute\": \"none\", \"precision\": "
+                  "\"bf16\", \"dispatcher\": \"alltoall\", \"cuda_graph\": "
+                  "\"none\", \"verdict\": \"ok\", \"tokens_per_sec_per_gpu\": "
+                  "1000, \"tflops_per_gpu\": 300, \"step_time_s\": 1, "
+                  "\"peak_memory_gib\": 50, \"margin_gib\": 29}]}"}},
+     "{d}/a.json: rows_fnv: missing (a part of an older moesim, or edited: run "
+     "its shard again)"},
     {"SweepMergeIndexWrongShard",
      {"sweep", "merge", "{d}/a.json", "{d}/b.json"},
      {{.path = "a.json",
