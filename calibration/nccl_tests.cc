@@ -115,6 +115,9 @@ struct Table {
   std::vector<size_t> wrong;     // #wrong: counts, non-zero refuses
   std::vector<size_t> deltas;    // "error" (before 2.13): max |delta|
   std::vector<size_t> text;      // redop, root: blank in some rows
+  std::optional<size_t> count, type;
+  // Each half's (time, algbw) columns: algbw = size / time.
+  std::vector<std::pair<size_t, size_t>> time_algbw;
 };
 
 // `cols`: the header line's words after '#'. A table header starts with
@@ -131,7 +134,12 @@ std::optional<Table> ReadTableHeader(const std::vector<std::string_view>& cols,
     std::string_view c = cols[i];
     t.names.emplace_back(c);
     if (c == "time" || c == "cputime") times.push_back(i);
-    if (c == "algbw") algbw = true;
+    if (c == "algbw") {
+      algbw = true;
+      if (!times.empty()) t.time_algbw.emplace_back(times.back(), i);
+    }
+    if (c == "count") t.count = i;
+    if (c == "type") t.type = i;
     if (c == "busbw") busbws.push_back(i);
     if (c == "time" || c == "cputime" || c == "algbw" || c == "busbw")
       t.measures.push_back(i);
@@ -325,6 +333,9 @@ class LogParser {
   Result<void> ReadLine(std::string_view raw, int line);
   Result<void> ReadCommentLine(std::string_view body, int line);
   Result<void> ReadDataRow(const std::vector<std::string_view>& tok, int line);
+  Result<void> CheckRowConsistent(const Table& t,
+                                  const std::vector<std::string_view>& tok,
+                                  uint64_t size, int line) const;
   void ScanMetadata(std::string_view raw, int line);
   Result<std::string> Collective() const;
   Result<std::string> Algorithm() const;
@@ -350,8 +361,7 @@ class LogParser {
 
 Result<std::vector<CollectiveRow>> LogParser::Run(
     std::string_view text, std::string_view tier,
-    std::string_view source_override, int stated_group,
-    NcclLogFacts* facts) {
+    std::string_view source_override, int stated_group, NcclLogFacts* facts) {
   if (tier != "nvlink" && tier != "net")
     return Fail(std::string(file_) + ": tier " + Quote(tier) +
                 ": must be nvlink (one NVLink domain) or net (across domains)");
@@ -434,10 +444,10 @@ std::string_view StripLaunchPrefix(std::string_view raw) {
         colon > close && colon < 40) {
       std::string_view stream = s.substr(close + 2, colon - close - 2);
       std::string_view ids = s.substr(1, close - 1);
-      const bool numeric = !ids.empty() &&
-                           std::all_of(ids.begin(), ids.end(), [](char c) {
-                             return IsDigit(c) || c == ',';
-                           });
+      const bool numeric =
+          !ids.empty() && std::all_of(ids.begin(), ids.end(), [](char c) {
+            return IsDigit(c) || c == ',';
+          });
       if (numeric && (stream == "stdout" || stream == "stderr"))
         return s.substr(colon + 2);
     }
@@ -538,18 +548,76 @@ Result<void> LogParser::ReadCommentLine(std::string_view body, int line) {
   return {};
 }
 
-Result<void> LogParser::ReadDataRow(const std::vector<std::string_view>& row_tok,
-                                    int line) {
+// Bytes per element of nccl-tests' type names (nccl-tests src/common.cu
+// test_typenames: int8 uint8 int32 uint32 int64 uint64 half float double
+// bfloat16 f8e4m3 f8e5m2); 0 for a name it does not print.
+size_t TypeBytes(std::string_view type) {
+  static constexpr std::pair<std::string_view, size_t> kTypes[] = {
+      {"int8", 1},  {"uint8", 1},    {"f8e4m3", 1}, {"f8e5m2", 1},
+      {"half", 2},  {"bfloat16", 2}, {"int32", 4},  {"uint32", 4},
+      {"float", 4}, {"int64", 8},    {"uint64", 8}, {"double", 8},
+  };
+  for (const auto& [name, bytes] : kTypes)
+    if (name == type) return bytes;
+  return 0;
+}
+
+// A row agrees with itself, as nccl-tests computes it (src/common.cu
+// TimeTest and the per-collective GetBw): size is a whole number of
+// elements of its type and a whole multiple of count elements (count is
+// per rank for all_gather, reduce_scatter and alltoall, so size is count x
+// ranks elements there, count elements elsewhere); each half's algbw is
+// size / time (GB/s from bytes and microseconds), within what printing
+// rounds away (time to 0.01-1 us, algbw to 0.01 GB/s: 0.01 GB/s + 2%).
+Result<void> LogParser::CheckRowConsistent(
+    const Table& t, const std::vector<std::string_view>& tok, uint64_t size,
+    int line) const {
+  const size_t width = t.type ? TypeBytes(tok[*t.type]) : 0;
+  if (width > 0 && size % width != 0) {
+    return Fail(Where(line) + "size " + std::string(tok[0]) +
+                ": not a whole number of " + std::string(tok[*t.type]) +
+                " elements (" + std::to_string(width) +
+                " bytes each): a corrupt row?");
+  }
+  if (width > 0 && t.count) {
+    const auto count = ParseWhole(tok[*t.count]);
+    if (count && *count > 0 && *count <= (uint64_t{1} << 53) &&
+        size % (*count * width) != 0) {
+      return Fail(Where(line) + "size " + std::string(tok[0]) +
+                  ": not a whole multiple of count " +
+                  std::string(tok[*t.count]) + " x " + std::to_string(width) +
+                  " bytes: a corrupt row?");
+    }
+  }
+  for (const auto& [time_at, algbw_at] : t.time_algbw) {
+    const double time_us = *ParseMeasure(tok[time_at]);
+    const double algbw = *ParseMeasure(tok[algbw_at]);
+    if (!(time_us > 0)) continue;
+    const double expected = static_cast<double>(size) / (time_us * 1e3);
+    if (std::fabs(algbw - expected) > 0.01 + 0.02 * expected) {
+      const std::string half =
+          algbw_at < t.in_place_from ? " (out-of-place) " : " (in-place) ";
+      return Fail(Where(line) + "algbw" + half + std::string(tok[algbw_at]) +
+                  ": disagrees with size / time = " + std::string(tok[0]) +
+                  " B / " + std::string(tok[time_at]) + " us = " +
+                  FormatNumber(expected) + " GB/s: a corrupt or edited row?");
+    }
+  }
+  return {};
+}
+
+Result<void> LogParser::ReadDataRow(
+    const std::vector<std::string_view>& row_tok, int line) {
   const Table& t = *table_;
   // alltoall_perf before 2.13 prints an empty redop (opName ""), so its rows
   // have one word fewer than its header (nccl-tests@526eaca src/alltoall.cu
   // print_line_header): a text column left blank, where a number now sits.
   std::vector<std::string_view> tok = row_tok;
   const size_t missing = t.fields > tok.size() ? t.fields - tok.size() : 0;
-  if (missing > 0 && missing <= t.text.size() &&
-      ParseMeasure(tok[t.text[0]])) {
+  if (missing > 0 && missing <= t.text.size() && ParseMeasure(tok[t.text[0]])) {
     for (size_t k = 0; k < missing; ++k)
-      tok.insert(tok.begin() + static_cast<long>(t.text[k]), std::string_view());
+      tok.insert(tok.begin() + static_cast<long>(t.text[k]),
+                 std::string_view());
   }
   if (tok.size() != t.fields)
     return Fail(Where(line) + "data row has " + std::to_string(tok.size()) +
@@ -592,6 +660,7 @@ Result<void> LogParser::ReadDataRow(const std::vector<std::string_view>& row_tok
     ++zero_size_rows_;
     return {};
   }
+  if (auto ok = CheckRowConsistent(t, tok, *size, line); !ok) return ok;
   CollectiveRow row;
   row.bytes = static_cast<double>(*size);
   row.latency_us = *ParseMeasure(tok[t.time]);
@@ -774,8 +843,8 @@ struct JsonLog {
   std::string Rename(const std::string& message) const {
     for (size_t i = 0; i < paths.size(); ++i) {
       const std::string at = file + ":" + std::to_string(i + 1) + ": ";
-      if (message.starts_with(at)) return file + ": " + paths[i] + ": " +
-                                          message.substr(at.size());
+      if (message.starts_with(at))
+        return file + ": " + paths[i] + ": " + message.substr(at.size());
     }
     return message;
   }
@@ -819,9 +888,9 @@ Result<JsonLog> JsonAsLog(std::string_view json, std::string_view file) {
                 "list");
   if (args != nullptr && args->has_list_value() &&
       args->list_value().values_size() > 0) {
-    log.Add("# Collective test starting: " +
-                text(&args->list_value().values(0)),
-            "args[0]");
+    log.Add(
+        "# Collective test starting: " + text(&args->list_value().values(0)),
+        "args[0]");
   }
   if (const Value* env = field(root, "env"); env && env->has_list_value()) {
     for (int i = 0; i < env->list_value().values_size(); ++i) {
@@ -898,7 +967,8 @@ Result<std::vector<CollectiveRow>> ParseNcclTestsLog(
     if (!table) return std::unexpected(table.error());
     auto rows = LogParser(file).Run(table->text, tier, source_override,
                                     group_size, facts);
-    if (!rows) return std::unexpected(util::Error{table->Rename(rows.error().message)});
+    if (!rows)
+      return std::unexpected(util::Error{table->Rename(rows.error().message)});
     return rows;
   }
   return LogParser(file).Run(text, tier, source_override, group_size, facts);

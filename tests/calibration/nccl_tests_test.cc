@@ -187,6 +187,7 @@ TEST(NcclTestsLog, HeaderWithoutHashAndRepeatedSizesAreRead) {
   log.replace(log.find(kHeader), 1, " ");
   std::string slower(kRow);
   slower.replace(slower.find("12.41"), 5, "14.41");
+  slower.replace(slower.find("0.33"), 4, "0.28");  // 4096 B / 14.41 us
   slower.replace(slower.find("0.58"), 4, "0.50");
   log += std::string(kHeader) + std::string(kRow) + slower;
   auto rows = ParseNcclTestsLog(log, "sendrecv_perf.log", "net");
@@ -230,6 +231,45 @@ TEST(NcclTestsLog, SizeZeroRowsAreSkippedTimeZeroAndHugeBusbwRefused) {
                                       "100000 GB/s"),
             std::string::npos)
       << fast.error().message;
+}
+
+TEST(NcclTestsLog, RowsThatContradictThemselvesAreRefused) {
+  // Issue 44 cause 8. nccl-tests (src/common.cu) prints size = count x 4
+  // bytes for a float all_reduce and algbw = size / time: kRow's 4096 B,
+  // 1024 floats and 12.41 us give 0.33 GB/s.
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"        4096          1024", "        4098          1024",
+       "all_reduce_perf.log:5: size 4098: not a whole number of float "
+       "elements (4 bytes each)"},
+      {"        4096          1024", "        4096          1000",
+       "all_reduce_perf.log:5: size 4096: not a whole multiple of count 1000 "
+       "x 4 bytes"},
+      {"0.33", "3.30",
+       "all_reduce_perf.log:5: algbw (out-of-place) 3.30: disagrees with size "
+       "/ time = 4096 B / 12.41 us = 0.33"},
+      {"0.34", "0.30",
+       "all_reduce_perf.log:5: algbw (in-place) 0.30: disagrees with size / "
+       "time = 4096 B / 12.19 us = 0.336"},
+  };
+  for (const Case& c : cases) {
+    std::string row(kRow);
+    row.replace(row.find(c.from), std::string_view(c.from).size(), c.to);
+    auto rows =
+        ParseNcclTestsLog(SmallLog("", row), "all_reduce_perf.log", "nvlink");
+    ASSERT_FALSE(rows) << c.to;
+    EXPECT_NE(rows.error().message.find(c.message), std::string::npos)
+        << rows.error().message;
+  }
+  // Within what printing rounds away (0.01 GB/s + 2%): 0.34 for 0.330.
+  std::string rounded(kRow);
+  rounded.replace(rounded.find("0.33"), 4, "0.34");
+  EXPECT_TRUE(ParseNcclTestsLog(SmallLog("", rounded), "all_reduce_perf.log",
+                                "nvlink"));
 }
 
 TEST(NcclTestsCsv, RoundTripText) {

@@ -2979,6 +2979,33 @@ const HostileInput kCatalogue[] = {
            "   0.00   0"}},
      "{d}/all_reduce_perf.log:19: time (out-of-place) '0.00': must be "
      "> 0 for a message of 8 bytes"},
+    // Issue 44 cause 8: rows that contradict themselves.
+    {"NcclFloatSizeNotWhole",
+     {"calibrate", "import-nccl-tests", "{d}/all_reduce_perf.log", "--system",
+      "dgx-h100", "--tier", "nvlink"},
+     {{.path = "all_reduce_perf.log",
+       .copy_of = "tests/calibration/testdata/all_reduce_perf_8xh100.log",
+       .old_text =
+           "    16777216       4194304     float     sum      -1    118.6  "
+           "141.46  247.56       0    117.9  142.30  249.03       0",
+       .new_text =
+           "    16777218       4194304     float     sum      -1    118.6  "
+           "141.46  247.56       0    117.9  142.30  249.03       0"}},
+     "{d}/all_reduce_perf.log:26: size 16777218: not a whole number of float "
+     "elements (4 bytes each): a corrupt row?"},
+    {"NcclAlgbwNotSizeOverTime",
+     {"calibrate", "import-nccl-tests", "{d}/all_reduce_perf.log", "--system",
+      "dgx-h100", "--tier", "nvlink"},
+     {{.path = "all_reduce_perf.log",
+       .copy_of = "tests/calibration/testdata/all_reduce_perf_8xh100.log",
+       .old_text =
+           "    16777216       4194304     float     sum      -1    118.6  "
+           "141.46  247.56       0    117.9  142.30  249.03       0",
+       .new_text =
+           "    16777216       4194304     float     sum      -1    118.6  "
+           "41.46  247.56       0    117.9  142.30  249.03       0"}},
+     "{d}/all_reduce_perf.log:26: algbw (out-of-place) 41.46: disagrees with "
+     "size / time = 16777216 B / 118.6 us = 141.46"},
     {"NcclBusbwHuge",
      {"calibrate", "import-nccl-tests", "{d}/all_reduce_perf.log", "--system",
       "dgx-h100", "--tier", "nvlink"},
