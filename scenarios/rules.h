@@ -85,6 +85,9 @@ inline constexpr int64_t kMaxMtpLayers = models::kMaxMtpLayers;
 // kMaxGlobalBatch: 2^20 sequences, some seventy times the largest published
 //   global batch (DeepSeek-V3's 15,360); bounds micro_batch_size too.
 inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 20;
+// kMaxScenarioFieldValue: the bound of every number of a scenario before
+//   its own rule (util::FindOutOfRange): int32's range, 2^31 - 1.
+inline constexpr double kMaxScenarioFieldValue = 2147483647.0;
 // kMaxMicroBatches: 2^14 micro-batches per pipeline per step. The replay
 //   simulates each one: 16,384 take seconds and some 300 MiB (Llama 3 8B;
 //   2^16 took 17 s and 1.2 GiB); real runs use at most a few thousand.

@@ -764,6 +764,11 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
     return std::unexpected(ok.error());
   if (auto ok = internal::CheckStepLimits(r, at); !ok)
     return std::unexpected(ok.error());
+  // The net under the fields' own rules above: every number of a scenario
+  // is finite and >= 0 (none has a meaning below 0), so no field that a
+  // rule forgets reaches the replay negative, NaN or infinite.
+  if (auto bad = util::FindOutOfRange(s, internal::kMaxScenarioFieldValue))
+    return std::unexpected(at.Error(bad->path, bad->rule));
 
   // No layout and an uneven split: Megatron-Bridge counts the embedding and
   // the loss as layers (models::AccountedLayout).
