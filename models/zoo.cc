@@ -1,5 +1,6 @@
 #include "models/zoo.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <tuple>
@@ -176,6 +177,13 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
     for (int32_t flag : m.moe_layer_freq()) {
       if (flag != 0 && flag != 1)
         return fail("moe_layer_freq", "entries must be 0 or 1");
+    }
+    const bool has_dense = std::find(m.moe_layer_freq().begin(),
+                                     m.moe_layer_freq().end(),
+                                     0) != m.moe_layer_freq().end();
+    if (has_dense && m.ffn_hidden_size() <= 0) {
+      return fail("ffn_hidden_size",
+                  "must be > 0: moe_layer_freq has dense layers");
     }
   } else if (m.ffn_hidden_size() <= 0) {
     return fail("ffn_hidden_size", "must be > 0 for a dense model");

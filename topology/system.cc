@@ -23,6 +23,10 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
   };
   // !(x > 0) also refuses NaN.
   auto positive = [](double x) { return x > 0 && std::isfinite(x); };
+  // A link rate of at least 1 (GB/s or Gb/s): 1e-300 would make a transfer
+  // last longer than moesim's clock can count (int64 picoseconds); the
+  // slowest link of a real system is some 25 GB/s (one NVLink4 link).
+  auto rate = [](double x) { return x >= 1 && std::isfinite(x); };
   if (s.name().empty()) return fail("name", "must be set");
   if (!s.has_gpu()) return fail("gpu", "must be set");
   if (!positive(s.gpu().memory_gib()))
@@ -43,6 +47,24 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
   if (!(s.gpu().hbm_tbps() >= 0.1))
     return fail("gpu.hbm_tbps", "must be >= 0.1 TB/s");
   if (s.gpu().sm_count() <= 0) return fail("gpu.sm_count", "must be > 0");
+  // Counts that size the topology graph: at most 1,024, seven times the
+  // largest a shipped system has (144-port switches, 144 nodes per SU).
+  for (auto [value, field] :
+       {std::pair{int64_t{s.gpu().sm_count()}, "gpu.sm_count"},
+        std::pair{int64_t{s.gpus_per_node()}, "gpus_per_node"},
+        std::pair{int64_t{s.nvlink_domain_gpus()}, "nvlink_domain_gpus"},
+        std::pair{int64_t{s.nvlink().links_per_gpu()}, "nvlink.links_per_gpu"},
+        std::pair{int64_t{s.nvlink().switch_chips()}, "nvlink.switch_chips"},
+        std::pair{int64_t{s.nic().per_node()}, "nic.per_node"},
+        std::pair{int64_t{s.host_link().cpus_per_node()},
+                  "host_link.cpus_per_node"},
+        std::pair{int64_t{s.scale_out().switch_radix()},
+                  "scale_out.switch_radix"},
+        std::pair{int64_t{s.scale_out().nodes_per_su()},
+                  "scale_out.nodes_per_su"}}) {
+    if (value > 1024)
+      return fail(field, "must be at most 1024, got " + std::to_string(value));
+  }
   if (s.gpu().architecture() != "hopper" &&
       s.gpu().architecture() != "blackwell") {
     return fail("gpu.architecture", "must be \"hopper\" or \"blackwell\"");
@@ -56,11 +78,11 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
   if (!s.has_nvlink()) return fail("nvlink", "must be set");
   if (s.nvlink().links_per_gpu() <= 0)
     return fail("nvlink.links_per_gpu", "must be > 0");
-  if (!positive(s.nvlink().link_gb_s()))
-    return fail("nvlink.link_gb_s", "must be > 0 and finite");
+  if (!rate(s.nvlink().link_gb_s()))
+    return fail("nvlink.link_gb_s", "must be finite and >= 1 GB/s");
   if (!s.has_nic()) return fail("nic", "must be set");
-  if (!positive(s.nic().gbit_s()))
-    return fail("nic.gbit_s", "must be > 0 and finite");
+  if (!rate(s.nic().gbit_s()))
+    return fail("nic.gbit_s", "must be finite and >= 1 Gb/s");
   if (s.nic().per_node() <= 0 || s.nic().per_node() % s.gpus_per_node() != 0) {
     return fail("nic.per_node", "must be a positive multiple of gpus_per_node");
   }
@@ -70,8 +92,8 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
     return fail("host_link.kind",
                 "must be \"pcie-gen5-x16\" or \"nvlink-c2c\"");
   }
-  if (!positive(s.host_link().gb_s()))
-    return fail("host_link.gb_s", "must be > 0 and finite");
+  if (!rate(s.host_link().gb_s()))
+    return fail("host_link.gb_s", "must be finite and >= 1 GB/s");
   if (s.host_link().cpus_per_node() <= 0)
     return fail("host_link.cpus_per_node", "must be > 0");
   if (!s.has_scale_out()) return fail("scale_out", "must be set");
@@ -80,8 +102,8 @@ util::Result<void> Validate(const System& s, std::string_view origin) {
     return fail("scale_out.topology", "must be \"rail-optimized-fat-tree\"");
   if (f.switch_radix() < 4 || f.switch_radix() % 2 != 0)
     return fail("scale_out.switch_radix", "must be an even number >= 4");
-  if (!positive(f.port_gbit_s()))
-    return fail("scale_out.port_gbit_s", "must be > 0 and finite");
+  if (!rate(f.port_gbit_s()))
+    return fail("scale_out.port_gbit_s", "must be finite and >= 1 Gb/s");
   if (f.nodes_per_su() <= 0)
     return fail("scale_out.nodes_per_su", "must be > 0");
   if (f.max_tiers() != 2 && f.max_tiers() != 3)

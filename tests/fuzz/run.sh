@@ -15,7 +15,8 @@ shift 2
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(scenario_textproto hf_config megatron_args
                                     calibration_csv nccl_tests runs_csv
-                                    sweep_spec sweep_merge)
+                                    sweep_spec sweep_merge model_values
+                                    system_values scenario_values)
 status=0
 for t in "${targets[@]}"; do
   bin="$build/${t}_fuzz"
