@@ -52,8 +52,7 @@ std::string RowsChecksum(const SweepShard& part) {
     coded.SetSerializationDeterministic(true);
     c.SerializeToCodedStream(&coded);
     coded.Trim();
-    util::FnvAdd(h, bytes);
-    util::FnvAdd(h, "\xff");
+    util::FnvAddValue(h, bytes);
   }
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",

@@ -191,12 +191,6 @@ Result<void> CheckWords(const std::vector<std::string>& values,
   return {};
 }
 
-// One value into the fingerprint, then a separator byte.
-void Fnv(uint64_t& h, std::string_view bytes) {
-  util::FnvAdd(h, bytes);
-  util::FnvAdd(h, "\xff");
-}
-
 // The base: base_file's scenario, then the fields written in `base`.
 Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
                                      const std::string& base_dir,
@@ -373,20 +367,20 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   uint64_t h = util::kFnvOffsetBasis;
   std::string base_bytes;
   (void)space.base_.SerializeToString(&base_bytes);
-  Fnv(h, base_bytes);
+  util::FnvAddValue(h, base_bytes);
   for (int a = 0; a <= kGbs; ++a) {
-    for (int32_t v : space.ints_[a]) Fnv(h, std::to_string(v));
-    Fnv(h, kAxisNames[a]);
+    for (int32_t v : space.ints_[a]) util::FnvAddValue(h, std::to_string(v));
+    util::FnvAddValue(h, kAxisNames[a]);
   }
   for (const auto* list : {&space.recompute_, &space.precision_,
                            &space.dispatcher_, &space.cuda_graph_}) {
-    for (const std::string& v : *list) Fnv(h, v);
-    Fnv(h, "|");
+    for (const std::string& v : *list) util::FnvAddValue(h, v);
+    util::FnvAddValue(h, "|");
   }
-  for (double v : space.cpu_offload_) Fnv(h, std::to_string(v));
-  for (int v : space.ep_overlap_) Fnv(h, std::to_string(v));
-  Fnv(h, std::to_string(space.max_gpus_per_replica_));
-  for (const SweepRule& r : space.rules_) Fnv(h, r.text());
+  for (double v : space.cpu_offload_) util::FnvAddValue(h, std::to_string(v));
+  for (int v : space.ep_overlap_) util::FnvAddValue(h, std::to_string(v));
+  util::FnvAddValue(h, std::to_string(space.max_gpus_per_replica_));
+  for (const SweepRule& r : space.rules_) util::FnvAddValue(h, r.text());
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
                 static_cast<unsigned long long>(h));

@@ -20,6 +20,13 @@ inline void FnvAdd(uint64_t& h, std::string_view bytes) {
   }
 }
 
+// Folds one value of a sequence: its bytes, then a 0xff separator (a byte
+// no UTF-8 text holds), so that ("ab", "c") and ("a", "bc") differ.
+inline void FnvAddValue(uint64_t& h, std::string_view bytes) {
+  FnvAdd(h, bytes);
+  FnvAdd(h, "\xff");
+}
+
 inline uint64_t Fnv1a(std::string_view bytes) {
   uint64_t h = kFnvOffsetBasis;
   FnvAdd(h, bytes);
