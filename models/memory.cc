@@ -120,6 +120,12 @@ struct LayerActivations {
   ModuleBytes stored{};  // after recompute
   double replayed = 0;   // bytes recomputed in backward (the freed share)
   double largest = 0;    // largest single tensor (for the backward working set)
+  // Fine-grained activation offloading, per OffloadModule: the GPU bytes its
+  // group frees (by module of the breakdown, part of `stored`) and the bytes
+  // its copies move to the host (more than it frees where a tensor another
+  // module still holds is copied too).
+  std::array<ModuleBytes, kNumOffloadModules> offload_freed{};
+  std::array<double, kNumOffloadModules> offload_copied{};
 };
 
 LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
@@ -132,6 +138,24 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
   auto keep = [&](Module mod, double bytes, bool recomputed) {
     (recomputed ? freed : b)[mod] += bytes;
     largest = std::max(largest, bytes);
+  };
+  // Fine-grained offloading (Megatron-LM@d98e8a64dd
+  // pipeline_parallel/fine_grained_activation_offload.py): the tensors
+  // autograd saves inside a module's offload context (its
+  // FineGrainedActivationOffloadingInterface `with` block) move as one
+  // group, each one only when it has min_offloaded_tensor_size elements or
+  // more (tensor_need_offloading_checker). `frees`: the GPU copy goes (false
+  // where another saved tensor shares its storage).
+  LayerActivations out;
+  const ActivationOffload& ao = x.tr.activation_offload;
+  auto offload = [&](OffloadModule g, Module mod, double bytes,
+                     double element_bytes, bool recomputed, bool frees = true) {
+    if (recomputed || !ao.has(g) || bytes <= 0) return;
+    if (bytes / element_bytes < static_cast<double>(ao.min_tensor_elements))
+      return;
+    const int i = static_cast<int>(g);
+    out.offload_copied[i] += bytes;
+    if (frees) out.offload_freed[i][mod] += bytes;
   };
 
   // FP8 attention under a per-tensor recipe saves Q, K, V for the backward as
@@ -147,7 +171,30 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       fp8_attention && x.tr.precision == Precision::kFp8Delayed ? 1 : kAct;
 
   // Mixer. The input norm's input is the residual stream (kept by the norm).
+  // Offloaded with the norm's group: attn_norm where the norm is a separate
+  // module (MLA), qkv_linear where TE fuses it into linear_qkv (GQA/MHA).
   keep(kResidual, kAct * T * h, false);
+  if (kind.mixer == Mixer::kMla) {
+    offload(OffloadModule::kAttnNorm, kResidual, kAct * T * h, kAct, false);
+  } else if (kind.mixer == Mixer::kAttention) {
+    offload(OffloadModule::kQkvLinear, kResidual, kAct * T * h, kAct, false);
+  }
+  // The output O, saved by core attention and (the same tensor in 16 bits,
+  // a quantized copy under FP8/FP4) by linear_proj: core_attn's group copies
+  // O and frees it only where linear_proj holds its own quantized copy; in
+  // 16 bits attn_proj's group copies O again and frees it (attention.py
+  // forward: attn_proj's commit releases core_attn_out).
+  auto offload_output = [&](double o_elements) {
+    const double o = o_bytes * o_elements;
+    offload(OffloadModule::kCoreAttn, kAttention, o, o_bytes, false,
+            x.lin < kAct);
+    if (x.lin < kAct) {
+      offload(OffloadModule::kAttnProj, kAttention, x.lin * o_elements, x.lin,
+              false);
+    } else {
+      offload(OffloadModule::kAttnProj, kAttention, o, o_bytes, false);
+    }
+  };
   switch (kind.mixer) {
     case Mixer::kAttention: {
       // TE LayerNormColumnParallelLinear fuses the input norm: it keeps the
@@ -156,10 +203,18 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       const double d = HeadDim(m);
       const double gate = m.attention_output_gate() ? x.heads * d : 0;
       keep(kAttention, x.lin * T * h, false);
+      offload(OffloadModule::kQkvLinear, kAttention, x.lin * T * h, x.lin,
+              false);
       // Q, K, V (and the output gate) saved by the fused attention kernel.
       keep(kQkv,
            qkv_bytes * S * (x.heads * d + 2 * x.groups * d) + kAct * S * gate,
            false);
+      offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.heads * d,
+              qkv_bytes, false);
+      for (int kv = 0; kv < 2; ++kv) {
+        offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.groups * d,
+                qkv_bytes, false);
+      }
       // Output O (kept by attention and, quantized, by linear_proj), fp32
       // log-sum-exp per head; `core_attn` recompute frees the softmax stats
       // only under TE fused attention.
@@ -167,7 +222,10 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
            o_bytes * S * x.heads * d +
                (x.lin < kAct ? x.lin * S * x.heads * d : 0),
            false);
+      offload_output(S * x.heads * d);
       keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
+      offload(OffloadModule::kCoreAttn, kAttention, kFp32 * S * x.heads, kFp32,
+              rc.core_attn);
       break;
     }
     case Mixer::kMla: {
@@ -182,6 +240,13 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       // (MLASelfAttention.set_for_recompute_input_layernorm).
       keep(kLayernorm, (x.lin < kAct ? 2 * x.lin : kAct) * T * h,
            rc.layernorm);
+      // The down and up projections, their norms and RoPE run inside
+      // qkv_linear's group (multi_latent_attention.py forward).
+      for (int copy = 0; copy < (x.lin < kAct ? 2 : 1); ++copy) {
+        offload(OffloadModule::kQkvLinear, kLayernorm,
+                (x.lin < kAct ? x.lin : kAct) * T * h,
+                x.lin < kAct ? x.lin : kAct, rc.layernorm);
+      }
       // The q/kv norms are fused into the up-projections (TE
       // LayerNormColumnParallelLinear), which save the norm input (also the
       // `mla_up_proj` checkpoint's input, so kept either way) and the norm
@@ -191,22 +256,37 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
         keep(kAttention, kAct * T * m.q_lora_rank(), false);  // q_norm input
         keep(kAttention, x.lin * T * m.q_lora_rank(),
              rc.mla_up_proj);  // q_up input
+        offload(OffloadModule::kQkvLinear, kAttention,
+                kAct * T * m.q_lora_rank(), kAct, false);
+        offload(OffloadModule::kQkvLinear, kAttention,
+                x.lin * T * m.q_lora_rank(), x.lin, rc.mla_up_proj);
       }
       keep(kAttention, kAct * T * (m.kv_lora_rank() + r),
            false);  // kv_norm input, k_pos_emb
       keep(kAttention, x.lin * T * m.kv_lora_rank(),
            rc.mla_up_proj);  // kv_up input
+      offload(OffloadModule::kQkvLinear, kAttention,
+              kAct * T * (m.kv_lora_rank() + r), kAct, false);
+      offload(OffloadModule::kQkvLinear, kAttention,
+              x.lin * T * m.kv_lora_rank(), x.lin, rc.mla_up_proj);
       // Q and K (with RoPE) and V per local head, bf16 for the fused attention
       // kernel under every GEMM recipe (FP8 under per-tensor FP8 attention,
       // above): `mla_up_proj` discards them. RoPE (fused
       // or not) saves only cos/sin, so the up-projection outputs are not
       // stored (MLM multi_latent_attention.py qkv_up_proj_and_rope_apply).
       keep(kQkv, qkv_bytes * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
+      for (const double dim : {dn + r, dn + r, dv}) {
+        offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.heads * dim,
+                qkv_bytes, rc.mla_up_proj);
+      }
       keep(kAttention,
            o_bytes * S * x.heads * dv +
                (x.lin < kAct ? x.lin * S * x.heads * dv : 0),
            false);
+      offload_output(S * x.heads * dv);
       keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
+      offload(OffloadModule::kCoreAttn, kAttention, kFp32 * S * x.heads, kFp32,
+              rc.core_attn);
       break;
     }
     case Mixer::kGatedDeltaNet: {
@@ -225,6 +305,10 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
 
   // MLP or MoE.
   keep(kResidual, kAct * T * h, false);  // pre-MLP norm input
+  // A separate pre_mlp_layernorm in MoE layers (mlp_norm's group); dense
+  // MLPs fuse it into linear_fc1.
+  if (kind.moe)
+    offload(OffloadModule::kMlpNorm, kResidual, kAct * T * h, kAct, false);
   const double fc1_factor = IsGated(m) ? 2 : 1;
   if (!kind.moe) {
     // Dense MLP with the norm fused into fc1 (TE spec); `mlp` recompute keeps
@@ -250,6 +334,14 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     keep(kExperts, kAct * n * fc1_factor * fe,
          whole);                       // fc1 output (activation input)
     keep(kExperts, kFp32 * n, whole);  // routing probabilities
+    // experts.py TEGroupedMLP.forward: expert_fc1's group wraps linear_fc1
+    // (its saved input), moe_act's the activation (its input, the fc1
+    // output, and the probabilities it weights by); linear_fc2 runs outside
+    // both, so its input is not offloaded.
+    offload(OffloadModule::kExpertFc1, kExperts, x.lin * n * h, x.lin, whole);
+    offload(OffloadModule::kMoeAct, kExperts, kAct * n * fc1_factor * fe, kAct,
+            whole);
+    offload(OffloadModule::kMoeAct, kExperts, kFp32 * n, kFp32, whole);
     // Activation output = fc2 input, saved by fc2 (TE GroupedLinear) in bf16,
     // or as its quantized copy under FP8/FP4. `moe_act` wraps the activation
     // in CheckpointWithoutOutput (input: the fc1 output, kept above) and
@@ -265,6 +357,8 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       // tensor. Under `moe_act` recompute the checkpoint keeps only the fc1
       // output and discards both.
       keep(kMoeAct, kAct * n * fc1_factor * fe, rc.moe_act || whole);
+      offload(OffloadModule::kMoeAct, kMoeAct, kAct * n * fc1_factor * fe,
+              kAct, rc.moe_act || whole);
     }
     if (m.moe_shared_expert_intermediate_size() > 0) {
       const double fs = m.moe_shared_expert_intermediate_size() /
@@ -284,12 +378,13 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     }
   }
 
-  LayerActivations out;
   if (rc.full) {
     // Full recompute keeps only the layer input (checkpointed per group).
     out.stored = ModuleBytes{};
     out.stored[kResidual] = kAct * T * h;
     out.replayed = Sum(b) + Sum(freed);
+    out.offload_freed = {};  // the scenario rules refuse this combination
+    out.offload_copied = {};
   } else {
     out.stored = b;
     out.replayed = Sum(freed);
@@ -353,7 +448,43 @@ struct ChunkActivations {
   ModuleBytes bytes{};
   double transient = 0;  // the largest backward working set of one layer
   std::vector<double> offloaded;  // stored bytes of each offloaded layer
+  // Fine-grained offloading, after the fraction rule: GPU bytes each module
+  // saves per micro-batch, and per layer position the bytes copied to the
+  // host and the GPU bytes freed.
+  std::array<double, kNumOffloadModules> offload_saved{};
+  std::vector<double> layer_copy_bytes;
+  std::vector<double> layer_freed_bytes;
 };
+
+// Fine-grained offloading's eligible groups of one chunk, (position,
+// module) in forward order, reduced by --activation-offload-fraction as
+// PipelineOffloadManager.post_warmup_callback does: the first
+// floor-complement of them stay offloaded, int(count x (1 - fraction)) of
+// the last ones are kept on the GPU.
+void ApplyFineGrainedOffload(const ActivationOffload& ao,
+                             const std::vector<LayerActivations>& layers,
+                             ChunkActivations& c) {
+  const size_t n = layers.size();
+  c.layer_copy_bytes.assign(n, 0);
+  c.layer_freed_bytes.assign(n, 0);
+  if (!ao.any()) return;
+  std::vector<std::pair<size_t, int>> eligible;
+  for (size_t p = 0; p < n; ++p) {
+    for (int g = 0; g < kNumOffloadModules; ++g) {
+      if (layers[p].offload_copied[g] > 0) eligible.push_back({p, g});
+    }
+  }
+  const size_t kept = static_cast<size_t>(
+      static_cast<double>(eligible.size()) * (1 - ao.fraction));
+  eligible.resize(eligible.size() - std::min(kept, eligible.size()));
+  for (const auto& [p, g] : eligible) {
+    const ModuleBytes& freed = layers[p].offload_freed[g];
+    for (int i = 0; i < kNumModules; ++i) c.bytes[i] -= freed[i];
+    c.offload_saved[g] += Sum(freed);
+    c.layer_copy_bytes[p] += layers[p].offload_copied[g];
+    c.layer_freed_bytes[p] += Sum(freed);
+  }
+}
 
 ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
   const Model& m = x.m;
@@ -367,6 +498,7 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
   const int64_t offloaded =
       x.tr.cpu_offloading ? x.tr.cpu_offloading_num_layers : 0;
   ModuleBytes in_flight{};
+  std::vector<LayerActivations> layers;  // for fine-grained offloading
   auto add_layer = [&](LayerKind kind, int64_t position) {
     // Full recompute, block method: only the first full_num_layers layers of
     // the chunk are recomputed, the others keep everything.
@@ -378,6 +510,7 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
       l.stored = ModuleBytes{};
     c.transient = std::max(c.transient, l.replayed + 2 * l.largest);
     c.transient = std::max(c.transient, CpExchangeTransient(x, kind));
+    layers.push_back(l);
     if (position < offloaded) {
       c.offloaded.push_back(Sum(l.stored));
       if (Sum(l.stored) > Sum(in_flight)) in_flight = l.stored;
@@ -396,6 +529,7 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
     c.bytes[kEmbeddingLoss] += 2 * kAct * T * h + x.lin * T * 2 * h;
   }
   c.bytes += in_flight;
+  ApplyFineGrainedOffload(x.tr.activation_offload, layers, c);
   if (stage.embedding) c.bytes[kEmbeddingLoss] += 8 * S;  // int64 token ids
   if (stage.loss) {
     // Final norm input, output-layer input and bf16 logits for the fused
@@ -524,6 +658,15 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
                              (dense / dense_shard + experts / expert_shard);
     st.optimizer_bytes = optimizer * (1 - tr.optimizer_offload_fraction);
     st.optimizer_host_bytes = optimizer * tr.optimizer_offload_fraction;
+    if (tr.offload_optimizer_states) {
+      // OptimizerStateOffloader (Megatron-Core, optimizer/cpu_offloading/
+      // optimizer_state_offloader.py): master weights and both moments
+      // leave the GPU after each step (D2H, then their storage resized to
+      // 0) and return for the next (H2D, sync_before_step): on the GPU only
+      // while the optimizer runs, when no activations are held.
+      st.optimizer_host_bytes = optimizer;
+      st.optimizer_bytes = 0;
+    }
     // Megatron-FSDP shards weights (optim_grads_params) and gradients
     // (optim_grads and up) across the data-parallel group like the optimizer
     // state, and holds two layers whole (the one computing and the one
@@ -566,6 +709,43 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
     }
     st.activations_bytes = Sum(total);
     st.transient_bytes = transient;
+    // Fine-grained offloading: the saving per module over the stored
+    // micro-batches, the host bytes they hold, and what stays on the GPU
+    // beyond the offloaded share (stated rules): one layer's groups in
+    // flight (a copy to the host not yet done, or the next layer's reload
+    // already back), and the last layer's groups of the chunk whose
+    // backward comes first, which post_warmup_callback keeps on the GPU
+    // (the offload margin) as should_bulk_offload does for a chunk whose
+    // backward follows its forward at once.
+    if (tr.activation_offload.any()) {
+      std::array<double, kNumOffloadModules> saved{};
+      double in_flight_layer = 0, margin = 0;
+      for (int chunk = 0; chunk < plan.vpp; ++chunk) {
+        const ChunkActivations& c = chunks[chunk];
+        for (int g = 0; g < kNumOffloadModules; ++g)
+          saved[g] += in_flight[chunk] * c.offload_saved[g];
+        for (size_t p = 0; p < c.layer_copy_bytes.size(); ++p) {
+          st.activation_host_bytes += in_flight[chunk] * c.layer_copy_bytes[p];
+          in_flight_layer = std::max(in_flight_layer, c.layer_freed_bytes[p]);
+        }
+        for (size_t p = c.layer_freed_bytes.size(); p-- > 0;) {
+          if (c.layer_freed_bytes[p] > 0) {
+            margin = std::max(margin, c.layer_freed_bytes[p]);
+            break;
+          }
+        }
+        st.offload_layer_copy_bytes.push_back(c.layer_copy_bytes);
+      }
+      for (int g = 0; g < kNumOffloadModules; ++g) {
+        if (tr.activation_offload.modules[g]) {
+          st.offload_saved.push_back({kOffloadModuleNames[g], saved[g]});
+        }
+      }
+      if (in_flight_layer + margin > 0) {
+        st.activations.push_back({"offload_in_flight", in_flight_layer + margin});
+        st.activations_bytes += in_flight_layer + margin;
+      }
+    }
     // cpu_offloading needs PP 1 (one chunk) and keeps one micro-batch alive.
     st.offloaded_layer_bytes = chunks[0].offloaded;
     for (double bytes : chunks[0].offloaded) st.activation_host_bytes += bytes;
@@ -589,6 +769,13 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
                               st.grads_bytes + st.fsdp_unit_bytes +
                               st.optimizer_bytes +
                               st.activations_bytes + st.transient_bytes;
+    if (tr.offload_optimizer_states) {
+      // The step's own peak: the states back, the activations gone.
+      st.optimizer_step_bytes = st.params_bytes + st.fp8_weight_bytes +
+                                st.grads_bytes + st.optimizer_host_bytes;
+      st.allocated_peak_bytes =
+          std::max(st.allocated_peak_bytes, st.optimizer_step_bytes);
+    }
     st.peak_bytes = st.allocated_peak_bytes + st.buffers_bytes;
     if (st.peak_bytes > est.peak_bytes) {
       est.peak_bytes = st.peak_bytes;

@@ -48,7 +48,17 @@ struct StageMemory {
   // cpu_offloading: the stored activations of each offloaded layer of one
   // micro-batch (forward order), and what they put in host memory.
   std::vector<double> offloaded_layer_bytes;
+  // Activations in host memory at the peak (cpu_offloading or fine-grained
+  // offloading; pinned).
   double activation_host_bytes = 0;
+  // Fine-grained activation offloading: the GPU bytes each listed module
+  // saves at the peak (over the stored micro-batches), and per model chunk
+  // the bytes each layer position copies to the host per micro-batch.
+  std::vector<NamedBytes> offload_saved;
+  std::vector<std::vector<double>> offload_layer_copy_bytes;
+  // offload_optimizer_states: what the optimizer step holds (weights, FP8
+  // copies, grads and the optimizer state back from the host); 0 otherwise.
+  double optimizer_step_bytes = 0;
   // Activations stored at the peak, by module, summed over in-flight
   // micro-batches; `activations_bytes` is their sum.
   std::vector<NamedBytes> activations;

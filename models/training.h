@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace moesim::models {
@@ -80,6 +81,62 @@ struct CudaGraph {
   }
 };
 
+// Megatron-Core fine-grained activation offloading
+// (--fine-grained-activation-offloading --offload-modules ...): the tensors
+// that autograd saves inside each listed module's forward go to pinned host
+// memory on a side stream and come back before its backward
+// (Megatron-LM@d98e8a64dd megatron/core/pipeline_parallel/
+// fine_grained_activation_offload.py). The modules, in a layer's forward
+// order.
+enum class OffloadModule {
+  kAttnNorm,   // the separate input norm (none where TE fuses it into QKV)
+  kQkvLinear,  // the QKV projection (MLA: down and up projections, norms)
+  kCoreAttn,   // core attention: Q, K, V, output, softmax statistics
+  kAttnProj,   // the output projection's input
+  kMlpNorm,    // the separate pre-MLP norm (MoE layers)
+  kExpertFc1,  // the routed experts' fc1 input
+  kMoeAct,     // the routed experts' activation input (fc1 output, probs)
+};
+inline constexpr int kNumOffloadModules = 7;
+// Megatron's names, in enum order.
+inline constexpr const char* kOffloadModuleNames[kNumOffloadModules] = {
+    "attn_norm", "qkv_linear", "core_attn", "attn_proj",
+    "mlp_norm",  "expert_fc1", "moe_act"};
+
+// The OffloadModule of a Megatron name, or -1.
+inline int OffloadModuleIndex(std::string_view name) {
+  for (int i = 0; i < kNumOffloadModules; ++i) {
+    if (name == kOffloadModuleNames[i]) return i;
+  }
+  return -1;
+}
+
+// "attn_norm, qkv_linear, ..." for messages.
+inline std::string OffloadModuleList() {
+  std::string out;
+  for (const char* name : kOffloadModuleNames) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+struct ActivationOffload {
+  bool modules[kNumOffloadModules] = {};
+  // --activation-offload-fraction: the first fraction of a chunk's eligible
+  // groups (forward order) are offloaded, the later ones stay on the GPU.
+  double fraction = 1;
+  // --min-offloaded-tensor-size (elements): smaller saved tensors stay.
+  int64_t min_tensor_elements = int64_t{1} << 20;
+  bool any() const {
+    for (bool m : modules) {
+      if (m) return true;
+    }
+    return false;
+  }
+  bool has(OffloadModule m) const { return modules[static_cast<int>(m)]; }
+};
+
 struct TrainingOptions {
   int64_t seq_length = 4096;
   int64_t micro_batch_size = 1;
@@ -130,6 +187,12 @@ struct TrainingOptions {
   bool offload_overlap = false;  // --overlap-cpu-optimizer-d2h-h2d
   bool cpu_offloading = false;   // activation offload (--cpu-offloading)
   int cpu_offloading_num_layers = 0;  // --cpu-offloading-num-layers
+  ActivationOffload activation_offload;  // fine-grained (none when empty)
+  // --offload-optimizer-states: the distributed optimizer's master weights
+  // and Adam moments live in pinned host memory between optimizer steps and
+  // come back to the GPU for the step (OptimizerStateOffloader). Distinct
+  // from optimizer_offload_fraction, which runs Adam on the CPU.
+  bool offload_optimizer_states = false;
   // Megatron-FSDP sharding across the data-parallel group (optimizer state is
   // sharded by the distributed optimizer or any FSDP strategy but no_shard).
   bool shard_grads = false;   // optim_grads, optim_grads_params

@@ -81,6 +81,11 @@ constexpr FlagInfo kFlags[] = {
     {"--delay-wgrad-compute", Kind::kBool},
     {"--cpu-offloading", Kind::kBool},
     {"--cpu-offloading-num-layers", Kind::kInt},
+    {"--fine-grained-activation-offloading", Kind::kBool},
+    {"--offload-modules", Kind::kList},
+    {"--activation-offload-fraction", Kind::kDouble},
+    {"--min-offloaded-tensor-size", Kind::kInt},
+    {"--offload-optimizer-states", Kind::kBool},
     {"--use-megatron-fsdp", Kind::kBool},
     {"--data-parallel-sharding-strategy", Kind::kString},
     {"--cp-comm-type", Kind::kList},
@@ -789,6 +794,22 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   if (auto v = g.Bool("--overlap-cpu-optimizer-d2h-h2d")) {
     spec.set_overlap_cpu_optimizer_d2h_h2d(*v);
   }
+  // Fine-grained activation offloading and optimizer-state offloading
+  // (Megatron-LM arguments.py; checked by the scenario rules).
+  if (auto v = g.Bool("--fine-grained-activation-offloading"))
+    spec.set_fine_grained_activation_offloading(*v);
+  if (const std::vector<std::string>* modules = g.List("--offload-modules")) {
+    spec.clear_offload_modules();
+    for (const std::string& m : *modules) spec.add_offload_modules(m);
+  }
+  auto fraction = g.Double("--activation-offload-fraction", 0, 1);
+  if (!fraction) return std::unexpected(fraction.error());
+  if (*fraction) spec.set_activation_offload_fraction(**fraction);
+  auto min_size = g.Int("--min-offloaded-tensor-size", 0);
+  if (!min_size) return std::unexpected(min_size.error());
+  if (*min_size) spec.set_min_offloaded_tensor_size(**min_size);
+  if (auto v = g.Bool("--offload-optimizer-states"))
+    spec.set_offload_optimizer_states(*v);
   if (g.Bool("--moe-router-force-load-balancing").value_or(false)) {
     spec.set_routing("force_balanced");
   }
@@ -972,7 +993,7 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
     const std::vector<std::string> parts = util::SplitList(text, ",");
     auto bad = [&] {
       return std::unexpected(FlagError(
-          "--window-size", "'" + window->substr(0, 40) +
+          "--window-size", std::string("'").append(window->substr(0, 40)) +
                                "': expected 'left,0' (a causal window)"));
     };
     if (parts.size() != 2 || parts[1] != "0") return bad();
@@ -1427,6 +1448,20 @@ std::string FormatMegatronArgs(const Scenario& spec) {
     add("--cpu-offloading-num-layers",
         std::to_string(spec.cpu_offloading_num_layers()));
   }
+  if (spec.fine_grained_activation_offloading()) {
+    add("--fine-grained-activation-offloading");
+    std::string modules;
+    for (const std::string& m : spec.offload_modules())
+      modules += (modules.empty() ? "" : " ") + m;
+    if (!modules.empty()) add("--offload-modules", modules);
+    if (spec.has_activation_offload_fraction())
+      add("--activation-offload-fraction",
+          Number(spec.activation_offload_fraction()));
+    if (spec.has_min_offloaded_tensor_size())
+      add("--min-offloaded-tensor-size",
+          std::to_string(spec.min_offloaded_tensor_size()));
+  }
+  if (spec.offload_optimizer_states()) add("--offload-optimizer-states");
 
   std::string joined;
   for (const std::string& item : out)

@@ -637,6 +637,139 @@ Result<void> CheckCudaGraphAndOffload(const ResolvedScenario& r,
   return {};
 }
 
+// Fine-grained activation offloading and optimizer-state offloading, as
+// Megatron-Core's TransformerConfig.__post_init__ and OptimizerStateOffloader
+// admit them (Megatron-LM@d98e8a64dd transformer_config.py: the
+// fine_grained_activation_offloading block and its CUDA-graph asserts;
+// docs/user-guide/features/fine_grained_activation_offloading.md).
+Result<void> CheckActivationOffload(const ResolvedScenario& r,
+                                    const FieldNamer& at) {
+  const Scenario& s = r.spec;
+  const models::Model& m = r.model;
+  if (!s.fine_grained_activation_offloading()) {
+    for (const auto& [field, set] :
+         {std::pair{"offload_modules", s.offload_modules_size() > 0},
+          std::pair{"activation_offload_fraction",
+                    s.has_activation_offload_fraction()},
+          std::pair{"min_offloaded_tensor_size",
+                    s.has_min_offloaded_tensor_size()}}) {
+      if (set) {
+        return std::unexpected(at.Error(
+            field, "has no effect without fine_grained_activation_offloading"));
+      }
+    }
+  } else {
+    auto fail = [&](const std::string& rule) {
+      return std::unexpected(at.Error("offload_modules", rule));
+    };
+    const models::ActivationOffload& o = r.training.activation_offload;
+    using models::OffloadModule;
+    if (!o.any()) return fail("fine-grained activation offloading needs at "
+                              "least one module (" +
+                              models::OffloadModuleList() + ")");
+    if (s.cpu_offloading()) {
+      return std::unexpected(
+          at.Error("cpu_offloading",
+                   "cannot be combined with fine-grained activation "
+                   "offloading (Megatron TransformerConfig)"));
+    }
+    if (o.has(OffloadModule::kAttnProj) && !o.has(OffloadModule::kCoreAttn)) {
+      return fail(
+          "attn_proj needs core_attn: attn_proj's input is core attention's "
+          "output, which core attention's backward also needs");
+    }
+    // What the model has: softmax-attention layers (GQA/MHA fuse the input
+    // norm into linear_qkv; MLA keeps a separate input_layernorm) and MoE
+    // layers (a separate pre_mlp_layernorm; dense MLPs fuse theirs into
+    // linear_fc1), per MCore's TE layer specs (gpt_layer_specs.py).
+    bool attention = false, separate_input_norm = false, moe = false;
+    for (int64_t i = 0; i < m.num_layers(); ++i) {
+      const models::LayerKind kind = models::DecoderLayer(m, i);
+      if (kind.mixer != models::Mixer::kGatedDeltaNet) attention = true;
+      if (kind.mixer == models::Mixer::kMla) separate_input_norm = true;
+      if (kind.moe) moe = true;
+    }
+    const std::string name = ModelName(m);
+    if (!attention &&
+        (o.has(OffloadModule::kQkvLinear) || o.has(OffloadModule::kCoreAttn) ||
+         o.has(OffloadModule::kAttnNorm))) {
+      return fail(name + " has no softmax-attention layer to offload from");
+    }
+    if (o.has(OffloadModule::kAttnNorm) && !separate_input_norm) {
+      return fail("attn_norm: " + name +
+                  " fuses its input norm into linear_qkv (TE "
+                  "LayerNormColumnParallelLinear), so Megatron offloads "
+                  "nothing for it; use qkv_linear");
+    }
+    if (!moe && (o.has(OffloadModule::kMlpNorm) ||
+                 o.has(OffloadModule::kExpertFc1) ||
+                 o.has(OffloadModule::kMoeAct))) {
+      return fail("mlp_norm, expert_fc1 and moe_act need MoE layers; " + name +
+                  " is dense (its MLP norm is fused into linear_fc1)");
+    }
+    if (r.training.recompute.moe &&
+        (o.has(OffloadModule::kExpertFc1) || o.has(OffloadModule::kMoeAct))) {
+      return fail(
+          "expert_fc1 and moe_act cannot be offloaded while moe recompute "
+          "replays the whole MoE layer");
+    }
+    if (r.training.recompute.full) {
+      return fail(
+          "full recompute keeps only each layer's input: nothing for "
+          "fine-grained offloading to move");
+    }
+    const models::CudaGraph& g = r.training.cuda_graph;
+    if (g.full_iteration || g.local_transformer_layer) {
+      return std::unexpected(at.Error(
+          "cuda_graph",
+          "fine-grained activation offloading with " + s.cuda_graph() +
+              " graphs needs --fine-grained-offloading-max-inflight-offloads "
+              "or per-module graphs; moesim models it with TE-scoped graphs "
+              "or none"));
+    }
+    if (g.any()) {
+      if (g.moe) {
+        return std::unexpected(at.Error(
+            "cuda_graph",
+            "fine-grained activation offloading does not support the TE moe "
+            "scope"));
+      }
+      if (o.has(OffloadModule::kAttnNorm) || o.has(OffloadModule::kMlpNorm)) {
+        return fail(
+            "attn_norm and mlp_norm cross CUDA-graph boundaries and cannot be "
+            "offloaded with CUDA graphs");
+      }
+    }
+    if (!(o.fraction >= 0 && o.fraction <= 1)) {
+      return std::unexpected(
+          at.Error("activation_offload_fraction",
+                   "must be in [0, 1], got " + Num(o.fraction)));
+    }
+    if (o.min_tensor_elements < 0) {
+      return std::unexpected(at.Error(
+          "min_offloaded_tensor_size",
+          "must be >= 0, got " + std::to_string(o.min_tensor_elements)));
+    }
+  }
+  if (s.offload_optimizer_states()) {
+    auto fail = [&](const std::string& rule) {
+      return std::unexpected(at.Error("offload_optimizer_states", rule));
+    };
+    if (!r.training.distributed_optimizer || s.use_megatron_fsdp()) {
+      return fail(
+          "needs the distributed optimizer (use_distributed_optimizer, not "
+          "Megatron-FSDP)");
+    }
+    if (s.optimizer_offload_fraction() > 0) {
+      return fail(
+          "cannot be combined with the CPU optimizer "
+          "(optimizer_offload_fraction): the state offloader needs TE "
+          "FusedAdam on the GPU");
+    }
+  }
+  return {};
+}
+
 // --overlap-moe-expert-parallel-comm (seeds_notes.md §6, "EP overlap
 // constraints").
 Result<void> CheckEpOverlap(const ResolvedScenario& r, const FieldNamer& at) {
@@ -826,7 +959,7 @@ Result<void> CheckRules(const ResolvedScenario& r, const FieldNamer& at,
   for (auto check :
        {CheckMeshes, CheckModelSplit, CheckSequenceAndBatch, CheckCpCommType,
         CheckRecompute, CheckPrecisionAndRouting, CheckOptimizer,
-        CheckCudaGraphAndOffload, CheckEpOverlap}) {
+        CheckCudaGraphAndOffload, CheckActivationOffload, CheckEpOverlap}) {
     if (auto ok = check(r, at); !ok) return ok;
   }
   const models::Recompute& rc = r.training.recompute;

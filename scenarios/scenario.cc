@@ -632,6 +632,23 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
                                spec.moe_routing_histogram().end());
   out.cpu_offloading = spec.cpu_offloading();
   out.cpu_offloading_num_layers = spec.cpu_offloading_num_layers();
+  if (spec.fine_grained_activation_offloading()) {
+    models::ActivationOffload& o = out.activation_offload;
+    for (const std::string& name : spec.offload_modules()) {
+      const int m = models::OffloadModuleIndex(name);
+      if (m < 0) {
+        return std::unexpected(at.Error(
+            "offload_modules", "unknown '" + name + "' (" +
+                                   models::OffloadModuleList() + ")"));
+      }
+      o.modules[m] = true;
+    }
+    if (spec.has_activation_offload_fraction())
+      o.fraction = spec.activation_offload_fraction();
+    if (spec.has_min_offloaded_tensor_size())
+      o.min_tensor_elements = spec.min_offloaded_tensor_size();
+  }
+  out.offload_optimizer_states = spec.offload_optimizer_states();
   const std::string& sharding = spec.data_parallel_sharding_strategy();
   if (!sharding.empty() && sharding != "no_shard" && sharding != "optim" &&
       sharding != "optim_grads" && sharding != "optim_grads_params") {

@@ -686,8 +686,9 @@ double RoutingImbalance(int64_t experts, int ep, double skew,
 }
 
 const char* StreamKindName(StreamKind kind) {
-  static constexpr const char* kNames[] = {"compute", "tp",   "cp",  "ep",
-                                           "dp",      "pp",   "host", "copy"};
+  static constexpr const char* kNames[] = {"compute", "tp",   "cp",
+                                           "ep",      "dp",   "pp",
+                                           "host",    "copy", "copy_h2d"};
   return kNames[static_cast<int>(kind)];
 }
 

@@ -37,9 +37,17 @@
 namespace moesim::sim {
 
 // kHost: the host thread that launches the stage's kernels.
-// kCopy: host<->device copies of offloaded activations (a copy engine).
-enum class StreamKind { kCompute, kTp, kCp, kEp, kDp, kPp, kHost, kCopy };
-inline constexpr int kNumStreamKinds = 8;
+// kCopy: device-to-host copies of offloaded activations and optimizer
+// state; kCopyH2d: their host-to-device reloads. Transformer Engine's and
+// Megatron-Core's offload handlers issue the two directions on separate
+// streams (TE cpu_offload.py AsyncDoubleBufferGroupOffloadHandler,
+// MCore PipelineOffloadManager d2h_stream / h2d_stream), which run on
+// separate copy engines over a full-duplex host link. Lanes get a kCopyH2d
+// stream only in scenarios that offload (StepBuilder).
+enum class StreamKind {
+  kCompute, kTp, kCp, kEp, kDp, kPp, kHost, kCopy, kCopyH2d
+};
+inline constexpr int kNumStreamKinds = 9;
 inline constexpr StreamKind kCommKinds[] = {StreamKind::kTp, StreamKind::kCp,
                                             StreamKind::kEp, StreamKind::kDp,
                                             StreamKind::kPp};

@@ -99,7 +99,7 @@ std::vector<bool> TracedProcesses(const Engine& engine,
   for (const internal::Lane& lane : builder.lanes()) {
     if (!rank_kept[lane.rank]) continue;
     for (const StreamId s : lane.streams) {
-      processes[engine.stream_process(s)] = true;
+      if (s >= 0) processes[engine.stream_process(s)] = true;
     }
   }
   return processes;
@@ -338,7 +338,9 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
   std::vector<Time> finish(lanes);
   std::vector<int> lane_of_stream(engine.stream_count(), 0);
   for (int i = 0; i < lanes; ++i) {
-    for (const StreamId st : builder.lanes()[i].streams) lane_of_stream[st] = i;
+    for (const StreamId st : builder.lanes()[i].streams) {
+      if (st >= 0) lane_of_stream[st] = i;  // -1: a stream the lane lacks
+    }
   }
   for (size_t op = 0; op < engine.op_count(); ++op) {
     const OpId id = static_cast<OpId>(op);

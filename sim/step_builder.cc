@@ -90,7 +90,15 @@ StepBuilder::StepBuilder(const scenarios::ResolvedScenario& s,
       const std::string prefix = full_ ? "stage" + std::to_string(r) + ".rank" +
                                              std::to_string(rank) + "/"
                                        : "stage" + std::to_string(r) + "/";
+      const models::TrainingOptions& tr = s.training;
+      const bool offloads = tr.cpu_offloading ||
+                            tr.activation_offload.any() ||
+                            tr.offload_optimizer_states;
       for (int k = 0; k < kNumStreamKinds; ++k) {
+        if (static_cast<StreamKind>(k) == StreamKind::kCopyH2d && !offloads) {
+          ln.streams[k] = -1;  // no reloads: no stream
+          continue;
+        }
         ln.streams[k] =
             engine_.Stream(prefix + StreamKindName(static_cast<StreamKind>(k)));
       }
@@ -316,7 +324,9 @@ util::Result<void> StepBuilder::PriceStage(int r) {
     PlanBuckets(items, chunk);
     chunk.offload.assign(items.size(), {});
     chunk.offloads_due_at.assign(items.size(), {});
+    chunk.fine.assign(items.size(), {});
     if (st.chunks.empty()) PlanOffload(r, chunk);
+    PlanFineGrainedOffload(r, static_cast<int>(st.chunks.size()), chunk);
     st.chunks.push_back(std::move(chunk));
   }
   // PP sends: forward to the next stage, backward to the previous one.
@@ -497,6 +507,53 @@ void StepBuilder::PlanOffload(int r, Chunk& chunk) const {
   }
 }
 
+// Fine-grained activation offloading (Megatron-LM@d98e8a64dd
+// pipeline_parallel/fine_grained_activation_offload.py), at the replay's
+// layer granularity: a layer's offload groups go to the host on the copy
+// stream once its forward ends (on_group_commit_forward: d2h_stream waits
+// for the compute stream; the forward itself never waits for a copy), and
+// come back on the reload stream when the backward of the layer after it
+// starts (bulk_reload, issued as the next group's backward ends, one layer
+// ahead) after their own copy down (wait_offload_event); the layer's
+// backward waits for them (on_group_commit_backward). A chunk's last
+// offloaded layer is reloaded where the previous backward chunk started its
+// first layer (pre_reload_last_layer), or kept on the GPU when its backward
+// is the rank's next one (should_bulk_offload; post_warmup_callback's
+// margin for the first). Under EP overlap the merged forward-backward steps
+// are replayed without these copies (the memory saving stays).
+void StepBuilder::PlanFineGrainedOffload(int r, int c, Chunk& chunk) {
+  const models::TrainingOptions& tr = s_.training;
+  if (!tr.activation_offload.any() || tr.ep_overlap) return;
+  if (!memory_) {
+    memory_ = models::EstimateMemory(s_.model, s_.pipeline, s_.parallel, tr, 0);
+  }
+  const std::vector<std::vector<double>>& per_chunk =
+      memory_->stages[r].offload_layer_copy_bytes;
+  if (c >= static_cast<int>(per_chunk.size())) return;
+  const models::VirtualStage& vs = s_.pipeline.Stage(r, c);
+  const size_t first = vs.embedding ? 1 : 0;
+  const double d2h = CopyRate("d2h") * 1e9, h2d = CopyRate("h2d") * 1e9;
+  CheckOrDie(d2h > 0 && h2d > 0, "StepBuilder: no host-copy rate");
+  for (size_t p = 0; p < per_chunk[c].size(); ++p) {
+    if (first + p >= chunk.fine.size() || per_chunk[c][p] <= 0) continue;
+    chunk.fine[first + p] = {Time::FromSecondsCeil(per_chunk[c][p] / d2h),
+                             Time::FromSecondsCeil(per_chunk[c][p] / h2d)};
+  }
+  Stage& st = stages_[r];
+  if (!st.keep_last.empty()) return;
+  const models::Parallelism& par = s_.parallel;
+  const models::OneFOneBSchedule schedule(r, par.pp, par.vpp, microbatches_);
+  st.keep_last.assign(static_cast<size_t>(microbatches_) * par.vpp, 0);
+  const int64_t total = microbatches_ * par.vpp;
+  for (int64_t k = 0; k < total; ++k) {
+    const models::ScheduleStep f = schedule.Forward(k);
+    const models::ScheduleStep next =
+        schedule.Backward(std::max<int64_t>(0, k - schedule.warmup()));
+    if (f.microbatch == next.microbatch && f.chunk == next.chunk)
+      st.keep_last[f.microbatch * par.vpp + f.chunk] = 1;
+  }
+}
+
 int StepBuilder::ClassId(const std::string& name) {
   for (size_t i = 0; i < class_names_.size(); ++i) {
     if (class_names_[i] == name) return static_cast<int>(i);
@@ -537,6 +594,7 @@ StepStreams StepBuilder::TakeStreams() {
   out.streams.resize(engine_.stream_count());
   for (size_t i = 0; i < lanes_.size(); ++i) {
     for (int k = 0; k < kNumStreamKinds; ++k) {
+      if (lanes_[i].streams[k] < 0) continue;
       out.streams[lanes_[i].streams[k]] = {static_cast<int32_t>(i),
                                            static_cast<StreamKind>(k)};
     }
@@ -864,6 +922,21 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
     previous_bucket_entry[l].push_back(lane(r, l).step_host);
   }
   std::vector<Bundle> copied(n, -1);  // activation copies to the host
+  // Fine-grained offloading: the item kept on the GPU, if any, and the
+  // copies down for this forward's backward.
+  int kept = -1;
+  bool fine_any = false;
+  for (int i = 0; i < n; ++i) {
+    if (chunk.fine[i].d2h > Time::Zero()) {
+      kept = i;
+      fine_any = true;
+    }
+  }
+  if (kept >= 0 &&
+      !st.keep_last[step.microbatch * s_.parallel.vpp + step.chunk]) {
+    kept = -1;
+  }
+  std::vector<Bundle> fine(fine_any ? n : 0, -1);
   for (int i = 0; i < n; ++i) {
     if (gather) {
       // The first bucket's at the start, each next one when the forward
@@ -891,7 +964,12 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
       copied[i] = AddOnLanes(
           r, CopyOp("offload activations d2h", chunk.offload[i].d2h), deps);
     }
+    if (chunk.fine[i].d2h > Time::Zero() && i != kept) {
+      fine[i] = AddOnLanes(
+          r, CopyOp("offload activation groups d2h", chunk.fine[i].d2h), deps);
+    }
   }
+  if (fine_any) st.offloaded[{step.microbatch, step.chunk}] = std::move(fine);
   return NewBundle(exits);
 }
 
@@ -910,11 +988,43 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
   // prefetched when the backward of the layer after it starts.
   LaneDeps previous_entry = deps;
   std::vector<Bundle> reloaded(n, -1);  // activation copies back
+  // Fine-grained offloading: this forward's copies down, reloaded one item
+  // ahead; the last one from the previous backward's start of its first
+  // item (or this backward's entry).
+  std::vector<Bundle> fine;
+  if (auto it = st.offloaded.find({step.microbatch, step.chunk});
+      it != st.offloaded.end()) {
+    fine = std::move(it->second);
+    st.offloaded.erase(it);
+  }
+  auto reload = [&](int j, const LaneDeps& from) {
+    LaneDeps after = from;
+    for (int l = 0; l < lanes_per_stage_; ++l)
+      after[l].push_back(At(fine[j], l));
+    reloaded[j] = AddOnLanes(
+        r,
+        CopyOp("reload activation groups h2d", chunk.fine[j].h2d,
+               StreamKind::kCopyH2d),
+        after);
+  };
+  for (int i = static_cast<int>(fine.size()); i-- > 0;) {
+    if (fine[i] < 0) continue;
+    reload(i, st.pre_reload.empty() ? deps : st.pre_reload);
+    break;
+  }
   for (int i = n; i-- > 0;) {
     for (const int j : chunk.offloads_due_at[i]) {
       reloaded[j] = AddOnLanes(
-          r, CopyOp("reload activations h2d", chunk.offload[j].h2d), deps);
+          r,
+          CopyOp("reload activations h2d", chunk.offload[j].h2d,
+                 StreamKind::kCopyH2d),
+          deps);
     }
+    if (i > 0 && i - 1 < static_cast<int>(fine.size()) && fine[i - 1] >= 0 &&
+        reloaded[i - 1] < 0) {
+      reload(i - 1, deps);
+    }
+    if (i == 0 && tr.activation_offload.any()) st.pre_reload = deps;
     LaneDeps item_deps = deps;
     if (tr.shard_params) {
       for (const Bucket& bucket : chunk.buckets) {
@@ -966,9 +1076,10 @@ TimedOp StepBuilder::ParamGather(const Stage& st, const Bucket& bucket) const {
                       "param all-gather");
 }
 
-TimedOp StepBuilder::CopyOp(const char* name, Time duration) const {
+TimedOp StepBuilder::CopyOp(const char* name, Time duration,
+                            StreamKind stream) const {
   TimedOp op;
-  op.stream = StreamKind::kCopy;
+  op.stream = stream;
   op.name = name;
   op.category = "offload";
   op.duration = duration;
@@ -1022,7 +1133,9 @@ util::Result<void> StepBuilder::Price() {
     // copies (two) per item and micro-batch, at most.
     const models::TrainingOptions& tr = s_.training;
     const size_t hooks = (tr.shard_params || tr.shard_grads ? 3 : 0) +
-                         (tr.cpu_offloading ? 2 : 0);
+                         (tr.cpu_offloading || tr.activation_offload.any()
+                              ? 2
+                              : 0);
     for (const std::vector<Item>& items : stages_[r].variants[0].items) {
       for (const Item& item : items) {
         stage_ops += InstanceOps(item.forward, item.forward_host) +
@@ -1106,14 +1219,7 @@ void StepBuilder::EmitOptimizer(int r, Bundle after) {
                                  2;
   const calibration::CostModel& costs = *platform_.costs;
   const calibration::Tables& t = costs.tables();
-  auto copy_rate = [&](const char* direction) {
-    double gb_s = 0;
-    for (const auto& row : t.host_copy) {
-      if (row.direction == direction) gb_s = std::max(gb_s, row.gb_s);
-    }
-    return gb_s;
-  };
-  const double d2h = copy_rate("d2h"), h2d = copy_rate("h2d");
+  const double d2h = CopyRate("d2h"), h2d = CopyRate("h2d");
   const double cpu_params_s =
       t.cpu_adam.empty() ? 0 : t.cpu_adam.front().params_per_s;
   const double params = offload * shard;
@@ -1125,6 +1231,9 @@ void StepBuilder::EmitOptimizer(int r, Bundle after) {
     groups += items.size();
   }
   groups = std::max<size_t>(groups, 1);
+  // The optimizer state one GPU holds: master weights and both moments.
+  const double state_bytes =
+      shard * (tr.main_param_bytes + 2.0 * tr.exp_avg_bytes);
   const Time adam_time = Time::FromSecondsCeil(
       costs
           .MemoryBound("adam",
@@ -1143,6 +1252,21 @@ void StepBuilder::EmitOptimizer(int r, Bundle after) {
     // last backward's launches (the host stream is FIFO) and the grad sync
     // and optimizer Python before them.
     deps.push_back(emitter_.EmitOne(ln.streams, st.step_host_before, {}));
+    if (tr.offload_optimizer_states && state_bytes > 0) {
+      // --offload-optimizer-states (OptimizerStateOffloader): the master
+      // weights and moments come back before the step (reload on the h2d
+      // stream once the step is issued, sync_before_step), and go down after
+      // it (offload, overlapping the next step's start: replayed at this
+      // step's start, where the previous step's copy runs).
+      TimedOp up = CopyOp("reload optimizer states h2d",
+                          Time::FromSecondsCeil(state_bytes / (h2d * 1e9)),
+                          StreamKind::kCopyH2d);
+      deps.push_back(emitter_.EmitOne(ln.streams, up, deps));
+      TimedOp down = CopyOp("offload optimizer states d2h",
+                            Time::FromSecondsCeil(state_bytes / (d2h * 1e9)));
+      const OpId start[] = {ln.step_host};
+      emitter_.EmitOne(ln.streams, down, start);
+    }
     TimedOp adam;
     adam.name = "optimizer adam";
     adam.category = "optimizer";

@@ -27,13 +27,15 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
-#include <optional>
 #include <vector>
 
 #include "models/layer_ops.h"
+#include "models/memory.h"
 #include "models/pipeline.h"
 #include "scenarios/scenario.h"
 #include "sim/engine.h"
@@ -103,6 +105,8 @@ class StepBuilder {
 
  private:
   std::optional<RingBalance> cp_ring_;
+  // The memory model's estimate (fine-grained offload bytes), made once.
+  std::optional<models::MemoryEstimate> memory_;
   using ClassTimes = std::vector<std::pair<int, double>>;
   using LaneDeps = std::vector<std::vector<OpId>>;  // per lane of a stage
   using Bundle = OpId;  // a pipeline-schedule op id: one op per lane
@@ -140,6 +144,9 @@ class StepBuilder {
     };
     std::vector<Offload> offload;
     std::vector<std::vector<int>> offloads_due_at;
+    // Fine-grained activation offloading: per item, its offload groups'
+    // copy to the host and back (zero: nothing offloaded).
+    std::vector<Offload> fine;
   };
   // A pricing of the stage's items for a class of its lanes.
   struct Variant {
@@ -159,6 +166,16 @@ class StepBuilder {
     // Per-step host work (StepHostCallsOf): before the optimizer's kernels,
     // and after the step's closing sync (replayed before the first forward).
     TimedOp step_host_before, step_host_after;
+    // Fine-grained offloading, per (micro-batch, chunk) whose backward has
+    // not run: its items' copies to the host (-1: kept on the GPU).
+    std::map<std::pair<int64_t, int>, std::vector<Bundle>> offloaded;
+    // Where the last backward started its first item: the next backward's
+    // last item is reloaded from there (pre_reload_last_layer); empty
+    // before the first backward.
+    LaneDeps pre_reload;
+    // Per micro-batch x vpp + chunk: the forward whose backward is the
+    // rank's next one keeps its last offloading item on the GPU.
+    std::vector<char> keep_last;
   };
 
   RankContext BaseContext(int rank) const;
@@ -169,9 +186,11 @@ class StepBuilder {
       int r, const RankContext& rank);
   void PlanBuckets(const std::vector<Item>& items, Chunk& chunk) const;
   void PlanOffload(int r, Chunk& chunk) const;
+  void PlanFineGrainedOffload(int r, int c, Chunk& chunk);
   void PlanStepHost(int r);
   TimedOp ParamGather(const Stage& st, const Bucket& bucket) const;
-  TimedOp CopyOp(const char* name, Time duration) const;
+  TimedOp CopyOp(const char* name, Time duration,
+                 StreamKind stream = StreamKind::kCopy) const;
   // The host-copy table's best rate in `direction` ("d2h", "h2d"), GB/s.
   double CopyRate(const char* direction) const;
   void PlanJoins(int r);

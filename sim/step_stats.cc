@@ -156,10 +156,12 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
   }
   const double stages = num_stages;
   std::vector<StreamKind> kinds(std::begin(kCommKinds), std::end(kCommKinds));
-  for (int r = 0; r < num_stages; ++r) {
-    if (!by_stage[r][static_cast<int>(StreamKind::kCopy)].empty()) {
-      kinds.push_back(StreamKind::kCopy);
-      break;
+  for (const StreamKind copy : {StreamKind::kCopy, StreamKind::kCopyH2d}) {
+    for (int r = 0; r < num_stages; ++r) {
+      if (!by_stage[r][static_cast<int>(copy)].empty()) {
+        kinds.push_back(copy);
+        break;
+      }
     }
   }
   for (int r = 0; r < num_stages; ++r) {

@@ -24,6 +24,8 @@
 
 namespace moesim::sim {
 
+// One stream per kind; -1 where a lane has none of that kind (kCopyH2d
+// without offloading).
 using StageStreams = std::array<StreamId, kNumStreamKinds>;
 
 class TemplateEmitter {

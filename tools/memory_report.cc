@@ -71,6 +71,18 @@ std::string TrainingLine(const scenarios::ResolvedScenario& s) {
   if (spec.cpu_offloading())
     line += Format(", activation offload %d layers",
                    spec.cpu_offloading_num_layers());
+  if (s.training.activation_offload.any()) {
+    std::string modules;
+    for (int g = 0; g < models::kNumOffloadModules; ++g) {
+      if (!s.training.activation_offload.modules[g]) continue;
+      if (!modules.empty()) modules += ',';
+      modules += models::kOffloadModuleNames[g];
+    }
+    line += ", activation offload " + modules;
+    if (s.training.activation_offload.fraction < 1)
+      line += Format(" (fraction %g)", s.training.activation_offload.fraction);
+  }
+  if (spec.offload_optimizer_states()) line += ", optimizer states offloaded";
   if (spec.use_megatron_fsdp()) line += ", " + FsdpSummary(spec);
   line += s.training.distributed_optimizer ? ", distributed optimizer"
                                            : ", no distributed optimizer";
@@ -84,9 +96,14 @@ std::string ScenarioJson(const scenarios::ResolvedScenario& s) {
   const models::ParamSummary params = models::CountParams(s.model);
   auto integer = [](int64_t v) { return JsonNumber(static_cast<double>(v)); };
   auto boolean = [](bool v) { return std::string(v ? "true" : "false"); };
-  std::string modules;
+  std::string modules, offloaded;
   for (const std::string& m : spec.recompute().modules())
     modules += (modules.empty() ? "" : ", ") + JsonString(m);
+  for (int g = 0; g < models::kNumOffloadModules; ++g) {
+    if (!s.training.activation_offload.modules[g]) continue;
+    if (!offloaded.empty()) offloaded += ", ";
+    offloaded += JsonString(models::kOffloadModuleNames[g]);
+  }
   return "{\"model\": " + JsonString(s.model.name()) +
          ", \"model_source\": " + JsonString(s.model.source()) +
          ", \"params_total\": " + integer(params.total) +
@@ -120,6 +137,11 @@ std::string ScenarioJson(const scenarios::ResolvedScenario& s) {
          JsonNumber(spec.optimizer_offload_fraction()) +
          ", \"activation_offload_layers\": " +
          integer(spec.cpu_offloading() ? spec.cpu_offloading_num_layers() : 0) +
+         ", \"offload_modules\": [" + offloaded +
+         "], \"activation_offload_fraction\": " +
+         JsonNumber(s.training.activation_offload.fraction) +
+         ", \"offload_optimizer_states\": " +
+         boolean(s.training.offload_optimizer_states) +
          ", \"megatron_fsdp\": " + boolean(spec.use_megatron_fsdp()) +
          ", \"fsdp_sharding\": " +
          JsonString(spec.use_megatron_fsdp()
@@ -188,9 +210,24 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
   for (const models::NamedBytes& b : busiest.buffers) {
     out += Format(" %s %s", b.name.c_str(), Gib(b.bytes).c_str());
   }
+  const int node = s.system.gpus_per_node();
   if (busiest.optimizer_host_bytes > 0) {
-    out += Format("\noptimizer state in host memory: %s GiB per GPU",
-                  Gib(busiest.optimizer_host_bytes).c_str());
+    out += Format("\noptimizer state in host memory: %s GiB per GPU, %s GiB "
+                  "per node of %d GPUs",
+                  Gib(busiest.optimizer_host_bytes).c_str(),
+                  Gib(node * busiest.optimizer_host_bytes).c_str(), node);
+  }
+  if (busiest.optimizer_step_bytes > 0) {
+    out += Format(
+        "\noptimizer step (states back on the GPU, no activations): %s GiB "
+        "allocated",
+        Gib(busiest.optimizer_step_bytes).c_str());
+  }
+  if (!busiest.offload_saved.empty()) {
+    out += "\nsaved on the GPU by activation offload (GiB, stored forwards):";
+    for (const models::NamedBytes& a : busiest.offload_saved) {
+      out += Format(" %s %s", a.name.c_str(), Gib(a.bytes).c_str());
+    }
   }
   if (busiest.fsdp_unit_bytes > 0) {
     out += Format(
@@ -198,12 +235,18 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
         "computing and the one prefetched, beside the shards): %s GiB",
         Gib(busiest.fsdp_unit_bytes).c_str());
   }
-  if (busiest.activation_host_bytes > 0) {
+  if (busiest.activation_host_bytes > 0 && s.training.cpu_offloading) {
     out += Format(
         "\nactivations in host memory (cpu_offloading, %zu layers): %s GiB "
         "per micro-batch",
         busiest.offloaded_layer_bytes.size(),
         Gib(busiest.activation_host_bytes).c_str());
+  } else if (busiest.activation_host_bytes > 0) {
+    out += Format(
+        "\nactivations in host memory (stored forwards): %s GiB per GPU, %s "
+        "GiB per node of %d GPUs",
+        Gib(busiest.activation_host_bytes).c_str(),
+        Gib(node * busiest.activation_host_bytes).c_str(), node);
   }
   out += Format(
       "\n\npeak %s GiB on pp%d of %s GiB: %s\n",
@@ -253,6 +296,9 @@ std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
            ", \"fsdp_unit_gib\": " + JsonGiB(st.fsdp_unit_bytes) +
            ", \"activation_host_gib\": " +
            JsonGiB(st.activation_host_bytes) +
+           ", \"activation_offload_saved_gib\": " +
+           JsonBytesMap(st.offload_saved) +
+           ", \"optimizer_step_gib\": " + JsonGiB(st.optimizer_step_bytes) +
            ", \"activations_gib\": " + JsonGiB(st.activations_bytes) +
            Format(", \"in_flight_microbatches\": %lld",
                   static_cast<long long>(st.peak_in_flight)) +

@@ -155,11 +155,14 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
     out += Format("  %-30s %9.3f   %9.3f   %5.1f %%\n", kind, c.total_s,
                   c.exposed_s, 100 * Hidden(c));
   }
-  if (const auto copy = st.comm_s.find("copy"); copy != st.comm_s.end()) {
-    const sim::CommTime& c = copy->second;
-    out += Format("  %-30s %9.3f   %9.3f   %5.1f %%\n",
-                  "copy (activation offload)", c.total_s, c.exposed_s,
-                  100 * Hidden(c));
+  for (const auto& [kind, label] :
+       {std::pair{"copy", "copy d2h (offload)"},
+        std::pair{"copy_h2d", "copy h2d (offload reloads)"}}) {
+    if (const auto copy = st.comm_s.find(kind); copy != st.comm_s.end()) {
+      const sim::CommTime& c = copy->second;
+      out += Format("  %-30s %9.3f   %9.3f   %5.1f %%\n", label, c.total_s,
+                    c.exposed_s, 100 * Hidden(c));
+    }
   }
   out += "\ntime by op class (mean per stage, s)\n";
   for (const auto& [name, seconds] : st.time_by_op_class_s) {

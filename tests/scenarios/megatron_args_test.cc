@@ -271,6 +271,42 @@ TEST(MegatronArgsTest, MegatronFsdpAndActivationOffload) {
       << args;
 }
 
+// The Megatron-MoE model zoo's Kimi-K2 GB200 128K recipe spells its
+// offloading this way (tests/data/megatron_args/
+// moezoo_bp__kimi_k2_gb200_128k.sh), with the tuning flags of
+// fine_grained_activation_offloading.md.
+TEST(MegatronArgsTest, FineGrainedAndOptimizerStateOffload) {
+  Scenario spec;
+  auto w = ApplyMegatronArgs(
+      "--fine-grained-activation-offloading --offload-modules core_attn "
+      "attn_proj expert_fc1 --activation-offload-fraction 0.8 "
+      "--min-offloaded-tensor-size 4096 --offload-optimizer-states",
+      spec);
+  ASSERT_TRUE(w) << w.error().message;
+  EXPECT_TRUE(w->empty());
+  EXPECT_TRUE(spec.fine_grained_activation_offloading());
+  ASSERT_EQ(spec.offload_modules_size(), 3);
+  EXPECT_EQ(spec.offload_modules(2), "expert_fc1");
+  EXPECT_DOUBLE_EQ(spec.activation_offload_fraction(), 0.8);
+  EXPECT_EQ(spec.min_offloaded_tensor_size(), 4096);
+  EXPECT_TRUE(spec.offload_optimizer_states());
+  const std::string args = FormatMegatronArgs(spec);
+  EXPECT_NE(args.find("--fine-grained-activation-offloading --offload-modules "
+                      "core_attn attn_proj expert_fc1 "
+                      "--activation-offload-fraction 0.8 "
+                      "--min-offloaded-tensor-size 4096"),
+            std::string::npos)
+      << args;
+  EXPECT_NE(args.find("--offload-optimizer-states"), std::string::npos)
+      << args;
+  // Megatron's range for the fraction.
+  Scenario bad;
+  auto e = ApplyMegatronArgs("--activation-offload-fraction 2", bad);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().message.find("--activation-offload-fraction"),
+            std::string::npos);
+}
+
 TEST(MegatronArgsTest, ContextParallelCommType) {
   Scenario spec;
   spec.set_model("qwen3-30b-a3b");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -682,6 +683,73 @@ TEST(Calibration, FitWritesAProfileWithCrossValidatedErrorDeterministically) {
   EXPECT_NE(profile.find("gemm_efficiency: "), std::string::npos) << profile;
   EXPECT_EQ(
       RunMoesim("validate -j 2 " + runs + " --calibration " + out1).status, 0);
+}
+
+}  // namespace
+
+namespace {
+
+// The Megatron-MoE model zoo's Kimi-K2 128K recipe on 128 GB200s
+// (tests/data/megatron_args/moezoo_bp__kimi_k2_gb200_128k.sh): the model
+// YAML (moezoo__kimi_k2.yaml) with the script's variables, the script's own
+// arguments, and what the zoo's sbatch_benchmarking.sh appends for
+// DISPATCHER=hybridep, PR=mxfp8 and OPTIMIZER_OFFLOAD=0
+// (yanring/Megatron-MoE-ModelZoo@78930f0c1a sbatch_benchmarking.sh).
+std::string KimiK2Gb200Recipe(const std::string& drop = "") {
+  const std::string data =
+      std::string(MOESIM_SOURCE_DIR) + "/tests/data/megatron_args/";
+  std::string script_args =
+      "--recompute-granularity selective --recompute-modules mla_up_proj mlp "
+      "layernorm moe_act --pipeline-model-parallel-layout 'Et|t|(tt|)*29tL' "
+      "--fine-grained-activation-offloading --offload-modules expert_fc1 "
+      "--te-rng-tracker --offload-optimizer-states "
+      "--moe-permute-fusion-into-hybridep --moe-router-force-load-balancing "
+      "--mock-data --tokenizer-type NullTokenizer --vocab-size 163840";
+  if (!drop.empty()) script_args.erase(script_args.find(drop), drop.size());
+  const std::string sbatch_args =
+      "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend "
+      "hybridep --moe-hybridep-num-sms 32 --fp8-recipe mxfp8 --fp8-format "
+      "e4m3 --fp8-param-gather --reuse-grad-buf-for-mxfp8-param-ag "
+      "--overlap-grad-reduce --overlap-param-gather "
+      "--use-precision-aware-optimizer --main-grads-dtype fp32 "
+      "--main-params-dtype fp32 --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 "
+      "--moe-router-padding-for-quantization";
+  return "--megatron-args-file " + data +
+         "moezoo__kimi_k2.yaml --var TP=16 --var PP=2 --var EP=64 --var CP=1 "
+         "--var MBS=1 --var GBS=128 --var SEQ_LEN=131072 --var VPP=16 "
+         "--system gb200-nvl72 --gpus 128 --megatron-args \"" +
+         script_args + " " + sbatch_args + "\"";
+}
+
+// It fits with its offloading, and is out of memory without it (by 23 GiB,
+// as issue 43 found when moesim ignored the two flags). The saving is
+// linear_fc1's MXFP8 input per stored MoE layer: 131,072 / TP 16 = 8,192
+// tokens x top-8 = 65,536 rows x 7,168 x 1 B = 0.4375 GiB, so a whole
+// number of layers; the host holds it and the optimizer state, per GPU and
+// per 4-GPU GB200 tray.
+TEST(MemoryCommand, KimiK2RecipeFitsWithItsOffloading) {
+  const Output with = RunMoesim("memory " + KimiK2Gb200Recipe() + " --json");
+  ASSERT_EQ(with.status, 0);
+  EXPECT_NE(with.out.find("\"fits\": true"), std::string::npos);
+  const Output text = RunMoesim("memory " + KimiK2Gb200Recipe());
+  ASSERT_EQ(text.status, 0);
+  EXPECT_NE(text.out.find("activation offload expert_fc1, optimizer states "
+                          "offloaded"),
+            std::string::npos)
+      << text.out;
+  const size_t saved = text.out.find("expert_fc1 ", text.out.find("saved on"));
+  ASSERT_NE(saved, std::string::npos) << text.out;
+  const double gib = std::stod(text.out.substr(saved + 11));
+  const double layers = gib / 0.4375;
+  EXPECT_NEAR(layers, std::round(layers), 0.25) << gib;
+  EXPECT_GT(layers, 30);
+  EXPECT_NE(text.out.find("per node of 4 GPUs"), std::string::npos);
+  const Output without = RunMoesim(
+      "memory " +
+      KimiK2Gb200Recipe("--fine-grained-activation-offloading --offload-modules "
+                        "expert_fc1 --te-rng-tracker --offload-optimizer-states"));
+  ASSERT_EQ(without.status, 0);
+  EXPECT_NE(without.out.find("OUT OF MEMORY"), std::string::npos);
 }
 
 }  // namespace
