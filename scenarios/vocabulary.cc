@@ -209,6 +209,43 @@ void ApplyRecomputeSetting(const RecomputeSetting& setting, Recompute& rc) {
   }
 }
 
+Result<std::vector<std::string>> ParseActivationOffloadSetting(
+    std::string_view value) {
+  std::vector<std::string> items = util::SplitList(value, ",;");
+  if (items.empty()) return util::Fail("needs none or a list of modules");
+  if (items[0] == "none" && items.size() == 1) return std::vector<std::string>{};
+  for (const std::string& item : items) {
+    if (item == "none")
+      return util::Fail("'none' cannot be combined with modules");
+    if (models::OffloadModuleIndex(item) < 0) {
+      return util::Fail("unknown module '" + item + "' (" +
+                        models::OffloadModuleList() + ")");
+    }
+  }
+  return items;
+}
+
+void ApplyActivationOffloadSetting(const std::vector<std::string>& modules,
+                                   Scenario& s) {
+  s.clear_offload_modules();
+  s.set_fine_grained_activation_offloading(!modules.empty());
+  for (const std::string& m : modules) s.add_offload_modules(m);
+  if (modules.empty()) {
+    s.clear_activation_offload_fraction();
+    s.clear_min_offloaded_tensor_size();
+  }
+}
+
+std::string ActivationOffloadSetting(const Scenario& s) {
+  if (!s.fine_grained_activation_offloading()) return "none";
+  std::string out;
+  for (const std::string& m : s.offload_modules()) {
+    if (!out.empty()) out += ',';
+    out += m;
+  }
+  return out.empty() ? "none" : out;
+}
+
 Result<void> CheckWord(std::string_view kind, std::string_view word) {
   auto check = [](const auto& parsed) -> Result<void> {
     if (!parsed) return std::unexpected(parsed.error());
@@ -218,6 +255,8 @@ Result<void> CheckWord(std::string_view kind, std::string_view word) {
   if (kind == "dispatcher") return check(ParseDispatcher(word));
   if (kind == "recompute") return check(ParseRecomputeSetting(word));
   if (kind == "cuda_graph") return check(ParseCudaGraph(word));
+  if (kind == "activation_offload")
+    return check(ParseActivationOffloadSetting(word));
   util::CheckOrDie(kind == "routing", "CheckWord: unknown kind");
   return check(ParseRouting(word));
 }

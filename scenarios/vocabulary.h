@@ -39,8 +39,9 @@ std::span<const std::string_view> RoutingWords();
 [[nodiscard]] util::Result<models::Routing> ParseRouting(std::string_view word);
 
 // Checks `word` against the vocabulary of `kind`: "precision",
-// "dispatcher", "recompute" (a setting: ParseRecomputeSetting), "cuda_graph"
-// or "routing". Error: that kind's parser's ("unknown 'x' (...)").
+// "dispatcher", "recompute" (a setting: ParseRecomputeSetting), "cuda_graph",
+// "routing" or "activation_offload" (ParseActivationOffloadSetting). Error:
+// that kind's parser's ("unknown 'x' (...)").
 // REQUIRES: `kind` is one of these.
 [[nodiscard]] util::Result<void> CheckWord(std::string_view kind,
                                            std::string_view word);
@@ -82,6 +83,18 @@ struct RecomputeSetting {
 // selective replaces the modules.
 void ApplyRecomputeSetting(const RecomputeSetting& setting,
                            Recompute& recompute);
+
+// Fine-grained activation offloading as the sweep axis writes it: "none" or
+// Megatron's --offload-modules names separated by ',' or ';'
+// ("core_attn,attn_proj,expert_fc1"). Returns the modules (empty: none).
+// Refused: an empty value, none combined with modules, an unknown module.
+[[nodiscard]] util::Result<std::vector<std::string>>
+ParseActivationOffloadSetting(std::string_view value);
+// Writes the modules into a scenario: none turns the offloading off.
+void ApplyActivationOffloadSetting(const std::vector<std::string>& modules,
+                                   Scenario& s);
+// The setting of a scenario, as ParseActivationOffloadSetting reads it.
+std::string ActivationOffloadSetting(const Scenario& s);
 
 }  // namespace moesim::scenarios
 

@@ -49,6 +49,9 @@ Varying VaryingOf(const SweepOutcome& o) {
     v.offload |= c.cpu_offload() != a.cpu_offload();
     v.graph |= c.cuda_graph() != a.cuda_graph();
     v.ep_overlap |= c.ep_overlap() != a.ep_overlap();
+    v.activation_offload |= c.activation_offload() != a.activation_offload();
+    v.state_offload |=
+        c.offload_optimizer_states() != a.offload_optimizer_states();
   }
   return v;
 }
@@ -68,6 +71,9 @@ std::string LayoutText(const SweepCandidate& c, const Varying& v) {
   if (v.offload) s += Format(" offload=%g", c.cpu_offload());
   if (v.graph) s += " graph=" + c.cuda_graph();
   if (v.ep_overlap) s += c.ep_overlap() ? " ep-overlap" : " no-ep-overlap";
+  if (v.activation_offload) s += " act-offload=" + c.activation_offload();
+  if (v.state_offload)
+    s += c.offload_optimizer_states() ? " state-offload" : " no-state-offload";
   return s;
 }
 
@@ -165,7 +171,10 @@ std::string JsonLayout(const SweepCandidate& c) {
          ", \"seq_len\": " + JsonInt(c.seq_len()) +
          ", \"cpu_offload\": " + JsonNumber(c.cpu_offload()) +
          ", \"cuda_graph\": " + JsonText(c.cuda_graph()) +
-         ", \"ep_overlap\": " + (c.ep_overlap() ? "true" : "false");
+         ", \"ep_overlap\": " + (c.ep_overlap() ? "true" : "false") +
+         ", \"activation_offload\": " + JsonText(c.activation_offload()) +
+         ", \"offload_optimizer_states\": " +
+         (c.offload_optimizer_states() ? "true" : "false");
 }
 
 bool HasMemory(const SweepCandidate& c) {
@@ -392,7 +401,8 @@ std::string FormatSweepJson(const SweepOutcome& o, const SweepOutputFlags& f) {
 std::string FormatSweepCsv(const SweepOutcome& o) {
   std::string out =
       "index,num_gpus,seq_len,tp,cp,ep,etp,pp,vpp,mbs,gbs,recompute,precision,"
-      "dispatcher,cpu_offload,cuda_graph,ep_overlap,verdict,reason,"
+      "dispatcher,cpu_offload,cuda_graph,ep_overlap,activation_offload,"
+      "offload_optimizer_states,verdict,reason,"
       "tokens_per_sec_per_gpu,tflops_per_gpu,step_time_s,peak_memory_gib,"
       "margin_gib\n";
   auto num = [](int v) { return v ? std::to_string(v) : std::string(); };
@@ -405,7 +415,8 @@ std::string FormatSweepCsv(const SweepOutcome& o) {
            CsvCell(c.recompute()) + "," + CsvCell(c.precision()) + "," +
            CsvCell(c.dispatcher()) + "," + JsonNumber(c.cpu_offload()) + "," +
            CsvCell(c.cuda_graph()) + "," + (c.ep_overlap() ? "1" : "0") + "," +
-           c.verdict() + "," + CsvCell(c.reason()) + "," +
+           CsvCell(c.activation_offload()) + "," +
+           (c.offload_optimizer_states() ? "1" : "0") + "," + c.verdict() + "," + CsvCell(c.reason()) + "," +
            (ok ? JsonNumber(c.tokens_per_sec_per_gpu()) : "") + "," +
            (ok ? JsonNumber(c.tflops_per_gpu()) : "") + "," +
            (ok ? JsonNumber(c.step_time_s()) : "") + "," +

@@ -25,7 +25,7 @@ std::string Short(std::string_view metric);
 struct Varying {
   bool gpus = false, seq = false, mbs = false, gbs = false, recompute = false,
        precision = false, dispatcher = false, offload = false, graph = false,
-       ep_overlap = false;
+       ep_overlap = false, activation_offload = false, state_offload = false;
 };
 Varying VaryingOf(const SweepOutcome& outcome);
 

@@ -25,7 +25,8 @@ constexpr const char* kAxisNames[] = {
     "num_gpus",   "seq_len",     "tp",         "cp",
     "ep",         "etp",         "pp",         "vpp",
     "mbs",        "gbs",         "recompute",  "precision",
-    "dispatcher", "cpu_offload", "cuda_graph", "ep_overlap"};
+    "dispatcher", "cpu_offload", "cuda_graph", "ep_overlap",
+    "activation_offload", "offload_optimizer_states"};
 
 // Line (1-based) of `field` written at the top level of a text-format file
 // (outside any `{ }`), or 0. Skips comments and quoted strings.
@@ -299,10 +300,15 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
     return std::unexpected(ok.error());
   if (auto ok = strings(spec.cuda_graph(), kCudaGraph, space.cuda_graph_); !ok)
     return std::unexpected(ok.error());
-  for (const char* name : {"cpu_offload", "ep_overlap"}) {
-    const bool empty = name == std::string_view("cpu_offload")
-                           ? spec.cpu_offload().empty()
-                           : spec.ep_overlap().empty();
+  if (auto ok = strings(spec.activation_offload(), kActivationOffload,
+                        space.activation_offload_);
+      !ok)
+    return std::unexpected(ok.error());
+  for (const auto& [name, empty] :
+       {std::pair{"cpu_offload", spec.cpu_offload().empty()},
+        std::pair{"ep_overlap", spec.ep_overlap().empty()},
+        std::pair{"offload_optimizer_states",
+                  spec.offload_optimizer_states().empty()}}) {
     if (empty && WrittenEmpty(text, name)) {
       return std::unexpected(at.Error(
           name, "empty list: give at least one value or leave it out"));
@@ -322,6 +328,9 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   space.cpu_offload_.assign(spec.cpu_offload().begin(),
                             spec.cpu_offload().end());
   space.ep_overlap_.assign(spec.ep_overlap().begin(), spec.ep_overlap().end());
+  space.offload_optimizer_states_.assign(
+      spec.offload_optimizer_states().begin(),
+      spec.offload_optimizer_states().end());
 
   const scenarios::Constraints& c = spec.constraints();
   if (c.max_gpus_per_model_replica() < 0) {
@@ -379,6 +388,16 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   }
   for (double v : space.cpu_offload_) util::FnvAddValue(h, std::to_string(v));
   for (int v : space.ep_overlap_) util::FnvAddValue(h, std::to_string(v));
+  // The offload axes enter only when written, so that older specs keep
+  // their fingerprints.
+  if (!space.activation_offload_.empty() ||
+      !space.offload_optimizer_states_.empty()) {
+    for (const std::string& v : space.activation_offload_)
+      util::FnvAddValue(h, v);
+    util::FnvAddValue(h, "|");
+    for (int v : space.offload_optimizer_states_)
+      util::FnvAddValue(h, std::to_string(v));
+  }
   util::FnvAddValue(h, std::to_string(space.max_gpus_per_replica_));
   for (const SweepRule& r : space.rules_) util::FnvAddValue(h, r.text());
   char hex[17];
@@ -407,6 +426,8 @@ size_t SweepSpace::AxisSize(int axis) const {
   if (axis == kCpuOffload) n = cpu_offload_.size();
   if (axis == kCudaGraph) n = cuda_graph_.size();
   if (axis == kEpOverlap) n = ep_overlap_.size();
+  if (axis == kActivationOffload) n = activation_offload_.size();
+  if (axis == kOffloadOptimizerStates) n = offload_optimizer_states_.size();
   return std::max<size_t>(n, 1);
 }
 
@@ -468,6 +489,18 @@ void SweepSpace::Apply(int axis, size_t i, scenarios::Scenario& s) const {
     case kEpOverlap:
       if (!ep_overlap_.empty())
         s.set_overlap_moe_expert_parallel_comm(ep_overlap_[i] != 0);
+      break;
+    case kActivationOffload:
+      if (!activation_offload_.empty()) {
+        // Checked by Build(), so it parses.
+        scenarios::ApplyActivationOffloadSetting(
+            *scenarios::ParseActivationOffloadSetting(activation_offload_[i]),
+            s);
+      }
+      break;
+    case kOffloadOptimizerStates:
+      if (!offload_optimizer_states_.empty())
+        s.set_offload_optimizer_states(offload_optimizer_states_[i] != 0);
       break;
   }
 }
@@ -536,6 +569,8 @@ void FillLayout(const scenarios::Scenario& s, SweepCandidate& c) {
   c.set_cpu_offload(s.optimizer_offload_fraction());
   c.set_cuda_graph(s.cuda_graph());
   c.set_ep_overlap(s.overlap_moe_expert_parallel_comm());
+  c.set_activation_offload(scenarios::ActivationOffloadSetting(s));
+  c.set_offload_optimizer_states(s.offload_optimizer_states());
 }
 
 }  // namespace moesim::tools

@@ -81,6 +81,8 @@ class SweepSpace {
     kCpuOffload,
     kCudaGraph,
     kEpOverlap,
+    kActivationOffload,
+    kOffloadOptimizerStates,
     kNumAxes
   };
   SweepSpace() = default;
@@ -91,6 +93,8 @@ class SweepSpace {
   std::vector<int32_t> ints_[kGbs + 1];  // num_gpus .. gbs
   std::vector<std::string> recompute_, precision_, dispatcher_, cuda_graph_;
   std::vector<double> cpu_offload_;
+  std::vector<std::string> activation_offload_;
+  std::vector<int> offload_optimizer_states_;
   std::vector<int> ep_overlap_;
   bool pipeline_swept_ = false;
   // The base model's decoder and MTP layers (with the base's overrides).

@@ -125,6 +125,45 @@ TEST(Sweep, CountsVerdictsOfASmallSpace) {
   EXPECT_EQ(counts.count("oom"), 0u);
 }
 
+// The offload axes: fine-grained activation offloading and optimizer-state
+// offloading, each candidate's scenario as the axis writes it, the last axis
+// varying fastest. Offloading expert_fc1 saves each MoE layer's grouped-GEMM
+// input, the state offload the whole optimizer state
+// (tests/models/fine_grained_offload_test.cc): each lowers the peak; with
+// both, the optimizer step's own peak (weights, gradients and the states
+// back, no activations) binds, as with the state offload alone. An unknown
+// module is refused when the spec loads.
+TEST(Sweep, OffloadAxesLowerThePeak) {
+  const SweepOutcome o = Evaluate(LoadSpace("offload.textproto", R"(
+base { model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 8 num_layers: 12
+       layout { expert_model_parallel_size: 8 global_batch_size: 8 } }
+activation_offload: ["none", "expert_fc1"]
+offload_optimizer_states: [false, true]
+)"));
+  ASSERT_EQ(o.candidates.size(), 4u);
+  for (const SweepCandidate& c : o.candidates)
+    ASSERT_EQ(c.verdict(), "ok") << c.reason();
+  EXPECT_EQ(o.candidates[0].activation_offload(), "none");
+  EXPECT_FALSE(o.candidates[0].offload_optimizer_states());
+  EXPECT_TRUE(o.candidates[1].offload_optimizer_states());
+  EXPECT_EQ(o.candidates[2].activation_offload(), "expert_fc1");
+  EXPECT_LT(o.candidates[1].peak_memory_gib(), o.candidates[0].peak_memory_gib());
+  EXPECT_LT(o.candidates[2].peak_memory_gib(), o.candidates[0].peak_memory_gib());
+  EXPECT_DOUBLE_EQ(o.candidates[3].peak_memory_gib(),
+                   o.candidates[1].peak_memory_gib());
+  const std::string csv = FormatSweepCsv(o);
+  EXPECT_NE(csv.find(",activation_offload,offload_optimizer_states,"),
+            std::string::npos);
+  auto bad = SweepSpace::Load(WriteFile("bad_offload.textproto", R"(
+base { model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 8 }
+activation_offload: ["expert_fc2"]
+)").string());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("unknown module 'expert_fc2'"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 TEST(Sweep, InvalidCandidateCarriesTheRule) {
   const SweepOutcome o = Evaluate(LoadSpace("invalid.textproto", kSmall));
   // Index 24 = (3 * 4 + 0) * 2 + 0: TP8 EP1 PP1.
