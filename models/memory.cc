@@ -6,6 +6,7 @@
 
 #include "models/architecture.h"
 #include "models/params.h"
+#include "models/routing.h"
 
 namespace moesim::models {
 namespace {
@@ -92,8 +93,15 @@ Shapes MakeShapes(const Model& m, const Parallelism& par,
       static_cast<double>(tr.seq_length) * tr.micro_batch_size / par.cp;
   const double t = par.sequence_parallel ? s / par.tp : s;
   // Balanced dropless (b.3), or token drop's capacity (RoutedExpertRows).
-  const double expert_tokens = RoutedExpertRows(
+  // Dropless routing as trained holds the busiest EP rank's rows: the peak
+  // is that rank's (its grouped GEMMs receive RoutingImbalance x the mean,
+  // as the replay prices them).
+  double expert_tokens = RoutedExpertRows(
       t, m.moe_router_topk(), m.num_moe_experts(), par.etp, tr);
+  if (tr.routing == Routing::kDroplessNatural) {
+    expert_tokens *= RoutingImbalance(m.num_moe_experts(), par.ep,
+                                      tr.routing_skew, tr.routing_histogram);
+  }
   return Shapes{m,
                 par,
                 tr,

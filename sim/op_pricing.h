@@ -28,6 +28,7 @@
 
 #include "calibration/cost_model.h"
 #include "models/layer_ops.h"
+#include "models/routing.h"
 #include "sim/host_calls.h"
 #include "sim/time.h"
 #include "topology/collectives.h"
@@ -246,19 +247,6 @@ TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
 double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
                              int64_t groups = 0, int64_t group_topk = 0);
 
-// Load of each EP rank over the mean (index j: EP rank j) when tokens per
-// expert follow a Zipf law of exponent `skew` (weight 1/r^s for the r-th
-// most popular expert) and popularity is spread over the experts by a
-// fixed shuffle (splitmix64, seeded with the expert count: same inputs,
-// same answer); EP rank j holds experts [j E/ep, (j+1) E/ep). All 1 when
-// skew is 0 (or the experts do not split evenly); the loads average 1.
-// A non-empty `histogram` (tokens per expert, in expert order, `experts`
-// values) gives the weights instead of the Zipf law.
-std::vector<double> ExpertLoads(int64_t experts, int ep, double skew,
-                                std::span<const double> histogram = {});
-// The busiest EP rank's load: the maximum of ExpertLoads (1 when ep <= 1).
-double RoutingImbalance(int64_t experts, int ep, double skew,
-                        std::span<const double> histogram = {});
 
 // SMs a dispatcher's kernels hold while they run: Megatron's
 // --moe-deepep-num-sms (20) and --moe-hybridep-num-sms (16) defaults; 0 for

@@ -154,7 +154,7 @@ RankContext StepBuilder::BaseContext(int rank) const {
       s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
   if (s_.training.routing == models::Routing::kDroplessNatural) {
     ctx.moe_imbalance =
-        RoutingImbalance(s_.model.num_moe_experts(), par.ep,
+        models::RoutingImbalance(s_.model.num_moe_experts(), par.ep,
                          s_.training.routing_skew, s_.training.routing_histogram);
   }
   ctx.expert_load = ctx.moe_imbalance;
@@ -293,7 +293,7 @@ util::Result<void> StepBuilder::PriceStage(int r) {
   // busiest (base.expert_load); the full one gives each its own.
   std::vector<double> loads;
   if (full_ && s_.training.routing == models::Routing::kDroplessNatural) {
-    loads = ExpertLoads(s_.model.num_moe_experts(), par.ep,
+    loads = models::ExpertLoads(s_.model.num_moe_experts(), par.ep,
                         s_.training.routing_skew, s_.training.routing_histogram);
   }
   std::map<std::pair<double, double>, int> variant_of;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "models/memory.h"
+#include "models/routing.h"
 #include "scenarios/scenario.h"
 #include "tests/scenarios/resolve_text.h"
 
@@ -125,6 +126,29 @@ TEST(OptimizerStateOffload, MovesMasterWeightsAndMomentsToTheHost) {
   EXPECT_DOUBLE_EQ(off.allocated_peak_bytes,
                    std::max(base.allocated_peak_bytes - base.optimizer_bytes,
                             off.optimizer_step_bytes));
+}
+
+// Dropless routing as trained (moe_routing_skew 1.2, a Zipf law over the
+// 128 experts): the busiest of the 8 EP ranks receives RoutingImbalance x
+// the mean rows, and the memory estimate is that rank's, so every
+// routed-expert activation (fc1 input and output, probabilities; fc2's
+// input) grows by that factor; the rest does not.
+TEST(RoutingAsTrained, BusiestRankHoldsItsExpertRows) {
+  const scenarios::ResolvedScenario balanced = Resolve(kQwen);
+  const scenarios::ResolvedScenario skewed = Resolve(kQwen + R"(
+      routing: "dropless_natural" moe_routing_skew: 1.2)");
+  const double factor = RoutingImbalance(128, 8, 1.2, {});
+  ASSERT_GT(factor, 1.05);
+  auto module = [](const StageMemory& st, const std::string& name) {
+    for (const NamedBytes& b : st.activations) {
+      if (b.name == name) return b.bytes;
+    }
+    return 0.0;
+  };
+  const StageMemory a = Stage0(balanced), b = Stage0(skewed);
+  EXPECT_NEAR(module(b, "experts") / module(a, "experts"), factor, 1e-12);
+  EXPECT_NEAR(module(b, "moe_act") / module(a, "moe_act"), factor, 1e-12);
+  EXPECT_DOUBLE_EQ(module(b, "residual"), module(a, "residual"));
 }
 
 // Bad input: one line naming the field and the rule.

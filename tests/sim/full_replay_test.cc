@@ -19,6 +19,7 @@ namespace moesim::sim {
 namespace {
 
 using test_support::Resolve;
+using models::ExpertLoads;
 
 StepResult Simulate(const scenarios::ResolvedScenario& s, bool full,
                     std::vector<Straggler> stragglers = {},

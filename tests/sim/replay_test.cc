@@ -111,6 +111,8 @@ TEST(PipelineSchedule, ForwardTableWithPartialLastGroup) {
 // ---- Op pricing: CP ring and all-to-all -------------------------------------
 
 using Fixture = test_support::PlatformFixture;
+using models::ExpertLoads;
+using models::RoutingImbalance;
 
 RankContext Context(const Fixture& f, models::Group group,
                     std::vector<int> gpus) {
