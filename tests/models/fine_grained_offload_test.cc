@@ -11,18 +11,14 @@
 #include "models/memory.h"
 #include "models/routing.h"
 #include "scenarios/scenario.h"
+#include "tests/models/stage_memory.h"
 #include "tests/scenarios/resolve_text.h"
 
 namespace moesim::models {
 namespace {
 
 using test_support::Resolve;
-
-StageMemory Stage0(const scenarios::ResolvedScenario& s) {
-  return EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
-                        80 * kGiB)
-      .stages[0];
-}
+using test_support::Stage0;
 
 double Saved(const StageMemory& st, const std::string& module) {
   for (const NamedBytes& b : st.offload_saved) {

@@ -7,18 +7,14 @@
 #include "models/memory.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
+#include "tests/models/stage_memory.h"
 #include "tests/scenarios/resolve_text.h"
 
 namespace moesim::models {
 namespace {
 
 using test_support::Resolve;
-
-StageMemory Stage0(const scenarios::ResolvedScenario& s) {
-  return EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
-                        80 * kGiB)
-      .stages[0];
-}
+using test_support::Stage0;
 
 // Llama3-8B in BF16 on 8 H100s (TP1 PP1, DP 8). ZeRO-3
 // (optim_grads_params) keeps 1/8 of the bf16 weights and fp32 gradients
