@@ -169,6 +169,38 @@ const BadInput kBadInputs[] = {
      Base("qwen3-30b-a3b", "8",
           {"--megatron-args", "--cpu-offloading", "--pp", "2"}),
      "CPU activation offloading needs pipeline_model_parallel_size 1"},
+    // Fine-grained activation and optimizer-state offloading (Megatron's
+    // TransformerConfig checks and the modules a model has).
+    {"UnknownOffloadModule",
+     Base("qwen3-30b-a3b", "8",
+          {"--megatron-args", "--fine-grained-activation-offloading "
+                              "--offload-modules expert_fc2"}),
+     "flags: --offload-modules: unknown 'expert_fc2' (attn_norm, qkv_linear, "
+     "core_attn, attn_proj, mlp_norm, expert_fc1, moe_act)"},
+    {"OffloadExpertsOfADenseModel",
+     Base("llama3-8b", "8",
+          {"--megatron-args", "--fine-grained-activation-offloading "
+                              "--offload-modules expert_fc1"}),
+     "flags: --offload-modules: mlp_norm, expert_fc1 and moe_act need MoE "
+     "layers; llama3-8b is dense"},
+    {"OffloadFractionOutOfRange",
+     Base("qwen3-30b-a3b", "8",
+          {"--megatron-args", "--fine-grained-activation-offloading "
+                              "--offload-modules expert_fc1 "
+                              "--activation-offload-fraction 1.5"}),
+     "flags: --megatron-args: --activation-offload-fraction: '1.5' is out of "
+     "range"},
+    {"OffloadModulesWithoutTheSwitch",
+     Base("qwen3-30b-a3b", "8",
+          {"--megatron-args", "--offload-modules expert_fc1"}),
+     "flags: --offload-modules: has no effect without "
+     "fine_grained_activation_offloading"},
+    {"OptimizerStatesWithCpuOptimizer",
+     Base("qwen3-30b-a3b", "8",
+          {"--cpu-offload", "1", "--megatron-args",
+           "--offload-optimizer-states"}),
+     "flags: --offload-optimizer-states: cannot be combined with the CPU "
+     "optimizer"},
     // Context-parallel communication type.
     {"UnknownCpCommType",
      Base("qwen3-30b-a3b", "8", {"--cp-comm-type", "ring"}),
