@@ -485,12 +485,10 @@ double StepBuilder::CopyRate(const char* direction) const {
 // the L layers: layer j's copy must be done when the forward reaches layer
 // (j + 1) * floor(L / N), and its reload starts when the backward reaches
 // that layer (cpu_offload.py layer_window_map).
-void StepBuilder::PlanOffload(int r, Chunk& chunk) const {
+void StepBuilder::PlanOffload(int r, Chunk& chunk) {
   const models::TrainingOptions& tr = s_.training;
   if (!tr.cpu_offloading || tr.cpu_offloading_num_layers <= 0) return;
-  const models::MemoryEstimate memory =
-      models::EstimateMemory(s_.model, s_.pipeline, s_.parallel, tr, 0);
-  const std::vector<double>& bytes = memory.stages[r].offloaded_layer_bytes;
+  const std::vector<double>& bytes = Memory().stages[r].offloaded_layer_bytes;
   const models::VirtualStage& vs = s_.pipeline.Stage(r, 0);
   const int first = vs.embedding ? 1 : 0;
   const int layers = static_cast<int>(vs.layers.size());
@@ -505,6 +503,14 @@ void StepBuilder::PlanOffload(int r, Chunk& chunk) const {
     const int due = std::min(n - 1, first + (static_cast<int>(j) + 1) * window);
     chunk.offloads_due_at[due].push_back(first + static_cast<int>(j));
   }
+}
+
+const models::MemoryEstimate& StepBuilder::Memory() {
+  if (!memory_) {
+    memory_ = models::EstimateMemory(s_.model, s_.pipeline, s_.parallel,
+                                     s_.training, 0);
+  }
+  return *memory_;
 }
 
 // Fine-grained activation offloading (Megatron-LM@d98e8a64dd
@@ -524,11 +530,8 @@ void StepBuilder::PlanOffload(int r, Chunk& chunk) const {
 void StepBuilder::PlanFineGrainedOffload(int r, int c, Chunk& chunk) {
   const models::TrainingOptions& tr = s_.training;
   if (!tr.activation_offload.any() || tr.ep_overlap) return;
-  if (!memory_) {
-    memory_ = models::EstimateMemory(s_.model, s_.pipeline, s_.parallel, tr, 0);
-  }
   const std::vector<std::vector<double>>& per_chunk =
-      memory_->stages[r].offload_layer_copy_bytes;
+      Memory().stages[r].offload_layer_copy_bytes;
   if (c >= static_cast<int>(per_chunk.size())) return;
   const models::VirtualStage& vs = s_.pipeline.Stage(r, c);
   const size_t first = vs.embedding ? 1 : 0;
@@ -1231,9 +1234,10 @@ void StepBuilder::EmitOptimizer(int r, Bundle after) {
     groups += items.size();
   }
   groups = std::max<size_t>(groups, 1);
-  // The optimizer state one GPU holds: master weights and both moments.
+  // --offload-optimizer-states: the optimizer state the memory model puts
+  // in host memory (master weights and both moments of this GPU's shard).
   const double state_bytes =
-      shard * (tr.main_param_bytes + 2.0 * tr.exp_avg_bytes);
+      tr.offload_optimizer_states ? Memory().stages[r].optimizer_host_bytes : 0;
   const Time adam_time = Time::FromSecondsCeil(
       costs
           .MemoryBound("adam",

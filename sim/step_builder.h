@@ -105,8 +105,7 @@ class StepBuilder {
 
  private:
   std::optional<RingBalance> cp_ring_;
-  // The memory model's estimate (fine-grained offload bytes), made once.
-  std::optional<models::MemoryEstimate> memory_;
+  std::optional<models::MemoryEstimate> memory_;  // Memory()
   using ClassTimes = std::vector<std::pair<int, double>>;
   using LaneDeps = std::vector<std::vector<OpId>>;  // per lane of a stage
   using Bundle = OpId;  // a pipeline-schedule op id: one op per lane
@@ -185,7 +184,9 @@ class StepBuilder {
   util::Result<std::vector<std::vector<Item>>> PriceItems(
       int r, const RankContext& rank);
   void PlanBuckets(const std::vector<Item>& items, Chunk& chunk) const;
-  void PlanOffload(int r, Chunk& chunk) const;
+  void PlanOffload(int r, Chunk& chunk);
+  // The memory model's estimate of this scenario (offload bytes), made once.
+  const models::MemoryEstimate& Memory();
   void PlanFineGrainedOffload(int r, int c, Chunk& chunk);
   void PlanStepHost(int r);
   TimedOp ParamGather(const Stage& st, const Bucket& bucket) const;
