@@ -323,7 +323,10 @@ util::Result<void> StepBuilder::PriceStage(int r) {
     Chunk chunk;
     PlanBuckets(items, chunk);
     chunk.offload.assign(items.size(), {});
+    chunk.offloads_start_after.assign(items.size(), {});
     chunk.offloads_due_at.assign(items.size(), {});
+    chunk.reloads_start_at.assign(items.size(), {});
+    chunk.reloads_due_at.assign(items.size(), {});
     chunk.fine.assign(items.size(), {});
     if (st.chunks.empty()) PlanOffload(r, chunk);
     PlanFineGrainedOffload(r, static_cast<int>(st.chunks.size()), chunk);
@@ -470,6 +473,23 @@ void StepBuilder::PlanBuckets(const std::vector<Item>& items,
   }
 }
 
+std::vector<int> OffloadWindows(int layers, int offloaded) {
+  std::vector<int> window(std::max(0, offloaded));
+  if (offloaded <= 0) return window;
+  const int per = layers / offloaded, extra = layers % offloaded;
+  int constant = 0;
+  for (int k = 0; k < offloaded; ++k) {
+    window[k] = per * (k + 1) - 1;
+    if (k < extra) {
+      window[k] += k + 1;
+      constant = k + 1;
+    } else {
+      window[k] += constant;
+    }
+  }
+  return window;
+}
+
 double StepBuilder::CopyRate(const char* direction) const {
   double gb_s = 0;
   for (const auto& row : platform_.costs->tables().host_copy) {
@@ -480,11 +500,22 @@ double StepBuilder::CopyRate(const char* direction) const {
 
 // cpu_offloading (PP 1, so one chunk): the first cpu_offloading_num_layers
 // layers' stored activations (the memory model's bytes) go to the host on
-// the copy stream after each layer's forward and come back before its
-// backward. Transformer Engine's offload handler spreads the N offloads over
-// the L layers: layer j's copy must be done when the forward reaches layer
-// (j + 1) * floor(L / N), and its reload starts when the backward reaches
-// that layer (cpu_offload.py layer_window_map).
+// the copy stream and come back on the reload stream, one layer at a time,
+// at the points Transformer Engine's offload handler syncs the streams
+// (TransformerEngine cpu_offload.py, AsyncDoubleBufferGroupOffloadHandler:
+// get_cpu_offload_context as Megatron's transformer_block.py calls it with
+// the model's layer count, before the handler was rewritten by TE PR 1762).
+// Of L layers, N offloaded, layer k's window ends at layer
+//   w(k) = floor(L/N) (k + 1) - 1, plus k + 1 for the first L mod N layers
+//   (L mod N for the rest): layer_window_map.
+// Forward (synchronize_on_group_commit_forward): layer 0's copy starts when
+// layer 0 ends; when layer w(k) ends the compute waits for copy k and copy
+// k + 1 starts. Backward (on_group_commit_backward): when layer w(k)'s
+// backward starts, the compute waits for reload k + 1 and reload k starts;
+// layer 0's backward waits for reload 0. So each copy hides behind the
+// layers from the one it starts after to w(k), each reload behind w(k)'s
+// backward down to w(k - 1)'s: one layer of 126 with 95 offloaded, two for
+// the first 31; two layers of 80 with 40.
 void StepBuilder::PlanOffload(int r, Chunk& chunk) {
   const models::TrainingOptions& tr = s_.training;
   if (!tr.cpu_offloading || tr.cpu_offloading_num_layers <= 0) return;
@@ -493,15 +524,21 @@ void StepBuilder::PlanOffload(int r, Chunk& chunk) {
   const int first = vs.embedding ? 1 : 0;
   const int layers = static_cast<int>(vs.layers.size());
   const int n = static_cast<int>(chunk.offload.size());
-  const int window = std::max(1, layers / static_cast<int>(bytes.size()));
+  const int offloaded = static_cast<int>(bytes.size());
   const double d2h = CopyRate("d2h") * 1e9, h2d = CopyRate("h2d") * 1e9;
   CheckOrDie(d2h > 0 && h2d > 0, "StepBuilder: no host-copy rate");
-  for (size_t j = 0; j < bytes.size(); ++j) {
-    Chunk::Offload& o = chunk.offload[first + j];
-    o.d2h = Time::FromSecondsCeil(bytes[j] / d2h);
-    o.h2d = Time::FromSecondsCeil(bytes[j] / h2d);
-    const int due = std::min(n - 1, first + (static_cast<int>(j) + 1) * window);
-    chunk.offloads_due_at[due].push_back(first + static_cast<int>(j));
+  const std::vector<int> window = OffloadWindows(layers, offloaded);
+  auto item = [&](int layer) { return std::min(n - 1, first + layer); };
+  for (int k = 0; k < offloaded; ++k) {
+    Chunk::Offload& o = chunk.offload[first + k];
+    o.d2h = Time::FromSecondsCeil(bytes[k] / d2h);
+    o.h2d = Time::FromSecondsCeil(bytes[k] / h2d);
+    chunk.offloads_start_after[item(k == 0 ? 0 : window[k - 1])].push_back(
+        first + k);
+    chunk.offloads_due_at[item(window[k] + 1)].push_back(first + k);
+    chunk.reloads_start_at[item(window[k])].push_back(first + k);
+    chunk.reloads_due_at[item(k == 0 ? 0 : window[k - 1])].push_back(first +
+                                                                       k);
   }
 }
 
@@ -956,16 +993,17 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
     if (gather && !chunk.buckets_of_item[i].empty()) {
       previous_bucket_entry = deps;
     }
-    // cpu_offloading: the forward waits for the copies due by this layer.
+    // cpu_offloading: the forward waits for the copies due by this layer
+    // and starts the next copy when it ends (PlanOffload).
     for (const int j : chunk.offloads_due_at[i]) {
       for (int l = 0; l < lanes_per_stage_; ++l)
         deps[l].push_back(At(copied[j], l));
     }
     exits = InstantiateItem(r, step.chunk, i, true, deps);
     for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
-    if (chunk.offload[i].d2h > Time::Zero()) {
-      copied[i] = AddOnLanes(
-          r, CopyOp("offload activations d2h", chunk.offload[i].d2h), deps);
+    for (const int j : chunk.offloads_start_after[i]) {
+      copied[j] = AddOnLanes(
+          r, CopyOp("offload activations d2h", chunk.offload[j].d2h), deps);
     }
     if (chunk.fine[i].d2h > Time::Zero() && i != kept) {
       fine[i] = AddOnLanes(
@@ -990,7 +1028,8 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
   // Megatron-FSDP gathers each layer's weights again for its backward,
   // prefetched when the backward of the layer after it starts.
   LaneDeps previous_entry = deps;
-  std::vector<Bundle> reloaded(n, -1);  // activation copies back
+  std::vector<Bundle> reloaded(n, -1);  // activation groups back
+  std::vector<Bundle> layer_reloaded(n, -1);  // cpu_offloading's layers back
   // Fine-grained offloading: this forward's copies down, reloaded one item
   // ahead; the last one from the previous backward's start of its first
   // item (or this backward's entry).
@@ -1016,8 +1055,8 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
     break;
   }
   for (int i = n; i-- > 0;) {
-    for (const int j : chunk.offloads_due_at[i]) {
-      reloaded[j] = AddOnLanes(
+    for (const int j : chunk.reloads_start_at[i]) {
+      layer_reloaded[j] = AddOnLanes(
           r,
           CopyOp("reload activations h2d", chunk.offload[j].h2d,
                  StreamKind::kCopyH2d),
@@ -1041,6 +1080,10 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
     if (reloaded[i] >= 0) {
       for (int l = 0; l < lanes_per_stage_; ++l)
         item_deps[l].push_back(At(reloaded[i], l));
+    }
+    for (const int j : chunk.reloads_due_at[i]) {
+      for (int l = 0; l < lanes_per_stage_; ++l)
+        item_deps[l].push_back(At(layer_reloaded[j], l));
     }
     previous_entry = deps;
     exits = InstantiateItem(r, step.chunk, i, false, item_deps);

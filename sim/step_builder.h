@@ -68,6 +68,13 @@ struct Lane {
   OpId pending_send = -1;
 };
 
+// Transformer Engine's layer_window_map for cpu_offloading (cpu_offload.py,
+// AsyncDoubleBufferGroupOffloadHandler): of `layers` layers with the first
+// `offloaded` offloaded, the layer by whose end layer k's copy to the host
+// must be done (0 <= offloaded < layers): floor(L/N)(k + 1) - 1, plus k + 1
+// for the first L mod N layers and L mod N for the rest.
+std::vector<int> OffloadWindows(int layers, int offloaded);
+
 class StepBuilder {
  public:
   // `lane_ranks`: per stage, the ranks to replay in lane order (the same
@@ -136,13 +143,18 @@ class StepBuilder {
     std::vector<Bucket> buckets;
     std::vector<std::vector<int>> buckets_of_item;  // item -> buckets
     // cpu_offloading: per item, its copy to the host and back (zero: kept
-    // on the GPU); per item, the offloaded items due there: its forward
-    // waits for their copies down, its backward starts their copies up.
+    // on the GPU). Per item, the offloaded items whose copies down start
+    // when its forward ends and those its forward waits for; the offloaded
+    // items whose copies up start when its backward starts and those its
+    // backward waits for (StepBuilder::PlanOffload).
     struct Offload {
       Time d2h, h2d;
     };
     std::vector<Offload> offload;
+    std::vector<std::vector<int>> offloads_start_after;
     std::vector<std::vector<int>> offloads_due_at;
+    std::vector<std::vector<int>> reloads_start_at;
+    std::vector<std::vector<int>> reloads_due_at;
     // Fine-grained activation offloading: per item, its offload groups'
     // copy to the host and back (zero: nothing offloaded).
     std::vector<Offload> fine;
