@@ -17,6 +17,7 @@
 #include "tools/sweep.h"
 #include "tools/topo_report.h"
 #include "tools/validate_report.h"
+#include "util/allocator.h"
 #include "util/message.h"
 #include "util/output.h"
 
@@ -249,6 +250,7 @@ int Main(int argc, char** argv) {
 // line and exit 1, not an uncaught std::bad_alloc; worker threads carry it
 // here (util/thread_errors.h).
 int main(int argc, char** argv) {
+  moesim::util::TuneAllocator();
   try {
     return Main(argc, argv);
   } catch (const std::bad_alloc&) {

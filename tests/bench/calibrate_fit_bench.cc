@@ -79,4 +79,3 @@ BENCHMARK(BM_CalibrateFit)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();

@@ -172,4 +172,3 @@ BENCHMARK(BM_EngineRunTransfers)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();

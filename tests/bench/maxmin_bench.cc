@@ -107,4 +107,3 @@ BENCHMARK(BM_ResolveAfterCapacityChange)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();

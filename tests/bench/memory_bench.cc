@@ -56,4 +56,3 @@ BENCHMARK_CAPTURE(BM_MemoryAccounting, llama31_405b_16384gpu, "llama3.1-405b",
 
 }  // namespace
 
-BENCHMARK_MAIN();

@@ -176,4 +176,3 @@ BENCHMARK_CAPTURE(BM_Replay, full_flow_qwen3_30b_128_h100, kQwen30b128Flow,
 
 }  // namespace
 
-BENCHMARK_MAIN();

@@ -48,4 +48,3 @@ BENCHMARK_CAPTURE(BM_Sweep, dsv3_h100_long_context,
 
 }  // namespace
 
-BENCHMARK_MAIN();

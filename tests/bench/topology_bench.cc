@@ -92,4 +92,3 @@ BENCHMARK(BM_GraphAndPlacementDgxH100)
 }  // namespace
 }  // namespace moesim::topology
 
-BENCHMARK_MAIN();

@@ -24,4 +24,3 @@ BENCHMARK(BM_ValidateShippedRuns)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
