@@ -463,7 +463,8 @@ util::Result<void> Engine::Validate() const {
   return CheckAcyclic(BuildGraph());
 }
 
-// The playout: Start(op) records the start and schedules the finish;
+// The playout, for graphs with transfers (TimeFixedOps times the rest):
+// Start(op) records the start and schedules the finish;
 // Finish(op) releases its successors, starting those whose last
 // predecessor it was. Start times equal the max() in the header because
 // an op starts exactly when its last predecessor finishes.
@@ -660,6 +661,60 @@ struct Engine::Playout {
   }
 };
 
+bool Engine::TimeFixedOps(const Graph& g,
+                          std::vector<OpTiming>& timings) const {
+  // timings[op].start gathers the latest finish of the op's predecessors
+  // done so far (for a join member, of its own predecessors); an op is
+  // timed when its last predecessor is. The order ops are taken in does
+  // not change a time: each is a max() of its predecessors' finishes.
+  const size_t n = ops_.size();
+  timings.assign(n, {Time::Zero(), Time::Picos(-1)});
+  std::vector<int32_t> waiting = g.predecessors;
+  std::vector<int32_t> arrived(join_count(), 0);
+  std::vector<Time> join_start(join_count(), Time::Zero());
+  std::vector<OpId> ready;  // timed, successors not yet released
+  size_t timed = 0;
+  auto arrive = [&](OpId op) {
+    const JoinId j = ops_[op].join;
+    if (j < 0) {
+      timings[op].finish = timings[op].start + ops_[op].duration;
+      ready.push_back(op);
+      ++timed;
+      return;
+    }
+    // A join starts when its last member is done waiting and runs as long
+    // as its longest member.
+    join_start[j] = std::max(join_start[j], timings[op].start);
+    const std::span<const OpId> members = JoinMembers(j);
+    if (++arrived[j] < static_cast<int32_t>(members.size())) return;
+    Time longest = Time::Zero();
+    for (const OpId m : members) longest = std::max(longest, ops_[m].duration);
+    for (const OpId m : members) {
+      timings[m] = {join_start[j], join_start[j] + longest};
+      ready.push_back(m);
+      ++timed;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (waiting[i] == 0) arrive(static_cast<OpId>(i));
+  }
+  auto release = [&](OpId op, Time finish) {
+    timings[op].start = std::max(timings[op].start, finish);
+    if (--waiting[op] == 0) arrive(op);
+  };
+  while (!ready.empty()) {
+    const OpId op = ready.back();
+    ready.pop_back();
+    const Time finish = timings[op].finish;
+    for (size_t k = g.dependents_begin[op]; k < g.dependents_begin[op + 1];
+         ++k) {
+      release(g.dependents[k], finish);
+    }
+    if (g.next_on_stream[op] >= 0) release(g.next_on_stream[op], finish);
+  }
+  return timed == n;
+}
+
 util::Result<void> Engine::Run(topology::NetworkModel* network) {
   CheckOrDie(!ran_, "Engine::Run called twice");
   if (auto known = CheckDepsKnown(); !known) return known;
@@ -673,41 +728,38 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
     }
   }
   const Graph graph = BuildGraph();
-  // Transfers touch the network model, so a graph with them is checked for
-  // cycles before it plays; one without is checked by playing it (below),
-  // which saves a pass.
-  if (!transfers_.empty()) {
-    if (auto acyclic = CheckAcyclic(graph); !acyclic) return acyclic;
-  }
-
-  Playout playout(*this, graph, network);
-  for (size_t i = 0; i < ops_.size() && playout.failure.empty(); ++i) {
-    if (playout.waiting[i] == 0) playout.Ready(static_cast<OpId>(i));
-  }
   if (transfers_.empty()) {
-    // Only the network sets `failure`. Every op starts unless it lies on or
-    // behind a cycle; CheckAcyclic then says which.
-    playout.queue.RunAll();
-    if (std::any_of(playout.waiting.begin(), playout.waiting.end(),
-                    [](int32_t w) { return w > 0; })) {
+    // Every op starts unless it lies on or behind a cycle; CheckAcyclic
+    // then says which.
+    std::vector<OpTiming> timings;
+    if (!TimeFixedOps(graph, timings)) {
       util::Result<void> acyclic = CheckAcyclic(graph);
       CheckOrDie(!acyclic.has_value(), "Engine::Run: ops left unstarted");
       return acyclic;
     }
-  } else {
-    while (playout.failure.empty() && playout.queue.RunNext()) {
-    }
-    if (!playout.failure.empty()) return util::Fail(playout.failure);
-    // The graph is acyclic, so only a transfer the model never finished can
-    // hold ops back.
-    for (size_t i = 0; i < ops_.size(); ++i) {
-      if (ops_[i].transfer >= 0 && playout.waiting[i] == 0 &&
-          playout.timings[i].finish < Time::Zero()) {
-        return util::Fail(DescribeOp(names_[ops_[i].name], i) +
-                          ": the network model never finished this transfer "
-                          "(started at " +
-                          playout.timings[i].start.ToString() + ")");
-      }
+    timings_ = std::move(timings);
+    ran_ = true;
+    return {};
+  }
+  // Transfers touch the network model, so a graph with them is checked for
+  // cycles before it plays.
+  if (auto acyclic = CheckAcyclic(graph); !acyclic) return acyclic;
+  Playout playout(*this, graph, network);
+  for (size_t i = 0; i < ops_.size() && playout.failure.empty(); ++i) {
+    if (playout.waiting[i] == 0) playout.Ready(static_cast<OpId>(i));
+  }
+  while (playout.failure.empty() && playout.queue.RunNext()) {
+  }
+  if (!playout.failure.empty()) return util::Fail(playout.failure);
+  // The graph is acyclic, so only a transfer the model never finished can
+  // hold ops back.
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    if (ops_[i].transfer >= 0 && playout.waiting[i] == 0 &&
+        playout.timings[i].finish < Time::Zero()) {
+      return util::Fail(DescribeOp(names_[ops_[i].name], i) +
+                        ": the network model never finished this transfer "
+                        "(started at " +
+                        playout.timings[i].start.ToString() + ")");
     }
   }
   timings_ = std::move(playout.timings);

@@ -241,6 +241,12 @@ class Engine {
 
   struct Playout;  // Run()'s state (engine.cc)
 
+  // Run() for a graph of fixed ops only: every op's start is the max() in
+  // the header, so the times follow from one pass in topological order,
+  // without an event queue. Identical to playing it out. False when some op
+  // cannot start (a cycle); `timings` is then incomplete.
+  bool TimeFixedOps(const Graph& graph, std::vector<OpTiming>& timings) const;
+
   OpId Append(StreamId stream, Time duration, int32_t transfer,
               std::span<const OpId> deps, NameId name);
   util::Result<void> CheckDepsKnown() const;
