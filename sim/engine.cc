@@ -715,6 +715,42 @@ bool Engine::TimeFixedOps(const Graph& g,
   return timed == n;
 }
 
+bool Engine::TimeFixedOpsInIdOrder(std::vector<OpTiming>& timings) const {
+  const size_t n = ops_.size();
+  timings.assign(n, {Time::Zero(), Time::Picos(-1)});
+  std::vector<int32_t> arrived(join_count(), 0);
+  std::vector<Time> join_start(join_count(), Time::Zero());
+  for (size_t i = 0; i < n; ++i) {
+    const Op& op = ops_[i];
+    // A predecessor not timed yet (finish < 0) comes later in id order, or
+    // is a join member whose join is not complete.
+    Time start = Time::Zero();
+    const OpId prev = prev_on_stream_[i];
+    if (prev >= 0) {
+      if (timings[prev].finish < Time::Zero()) return false;
+      start = timings[prev].finish;
+    }
+    for (const OpId dep : Deps(i)) {
+      if (static_cast<size_t>(dep) >= i || timings[dep].finish < Time::Zero())
+        return false;
+      start = std::max(start, timings[dep].finish);
+    }
+    if (op.join < 0) {
+      timings[i] = {start, start + op.duration};
+      continue;
+    }
+    join_start[op.join] = std::max(join_start[op.join], start);
+    const std::span<const OpId> members = JoinMembers(op.join);
+    if (++arrived[op.join] < static_cast<int32_t>(members.size())) continue;
+    Time longest = Time::Zero();
+    for (const OpId m : members) longest = std::max(longest, ops_[m].duration);
+    for (const OpId m : members) {
+      timings[m] = {join_start[op.join], join_start[op.join] + longest};
+    }
+  }
+  return true;
+}
+
 util::Result<void> Engine::Run(topology::NetworkModel* network) {
   CheckOrDie(!ran_, "Engine::Run called twice");
   if (auto known = CheckDepsKnown(); !known) return known;
@@ -725,6 +761,14 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
                           ": a transfer needs a network model, and Run() "
                           "was given none");
       }
+    }
+  }
+  if (transfers_.empty()) {
+    std::vector<OpTiming> timings;
+    if (TimeFixedOpsInIdOrder(timings)) {
+      timings_ = std::move(timings);
+      ran_ = true;
+      return {};
     }
   }
   const Graph graph = BuildGraph();

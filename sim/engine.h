@@ -246,6 +246,12 @@ class Engine {
   // without an event queue. Identical to playing it out. False when some op
   // cannot start (a cycle); `timings` is then incomplete.
   bool TimeFixedOps(const Graph& graph, std::vector<OpTiming>& timings) const;
+  // The same without building the graph, for the common case where every
+  // op's predecessors come before it in id order (and a join's members
+  // before any op that waits for one of them): one pass in id order. False
+  // when the ids are not in such an order (or on a cycle); the caller then
+  // uses the graph.
+  bool TimeFixedOpsInIdOrder(std::vector<OpTiming>& timings) const;
 
   OpId Append(StreamId stream, Time duration, int32_t transfer,
               std::span<const OpId> deps, NameId name);

@@ -698,71 +698,83 @@ TEST(EngineJoin, StartsAtTheLastArrivalAndLastsTheLongestMember) {
   EXPECT_EQ(engine.timing(after).finish, Time::Micros(10));
 }
 
-// Fixed ops are timed without an event queue (Engine::TimeFixedOps); the
-// header's rule, recomputed here in id order: an op starts at the latest
-// finish among its deps and its stream predecessor (0 without any), and a
-// join's members all start at the latest such start among them and run as
-// long as the longest. Random graphs of 2,000 ops on 6 streams, a tenth of
-// them in joins of 2-4 ops on distinct streams.
+// Fixed ops are timed without an event queue: in one pass in id order
+// (Engine::TimeFixedOpsInIdOrder) or, when some op waits for a later one,
+// over the graph (Engine::TimeFixedOps). The header's rule, recomputed here
+// in id order: an op starts at the latest finish among its deps and its
+// stream predecessor (0 without any), and a join's members all start at the
+// latest such start among them and run as long as the longest. Random
+// graphs of 2,000 ops on 6 streams, a tenth of them in joins of 2-4 ops on
+// distinct streams; with `ahead`, a first marker op waits for the next one,
+// which takes the graph path and changes no other op's time.
 TEST(EngineJoin, RandomFixedGraphsFollowTheHeaderRule) {
-  for (const unsigned seed : {1u, 2u, 3u}) {
-    std::mt19937 rng(seed);
-    Engine engine;
-    std::uniform_int_distribution<int64_t> duration_ns(0, 5'000);
-    std::uniform_int_distribution<int> coin(0, 9), width(2, 4);
-    std::vector<std::vector<OpId>> groups;  // each op's join members
-    std::vector<std::vector<OpId>> deps_of;
-    std::vector<int> stream_of;
-    while (engine.op_count() < 2000) {
-      const int n = engine.op_count();
-      const bool join = coin(rng) == 0;
-      const int k = join ? width(rng) : 1;
-      std::vector<int> streams = {0, 1, 2, 3, 4, 5};
-      std::shuffle(streams.begin(), streams.end(), rng);
-      std::vector<OpId> members;
-      for (int m = 0; m < k; ++m) {
-        std::vector<OpId> deps;
-        for (int d = 0; n > 0 && d < coin(rng) % 3; ++d) {
-          deps.push_back(std::uniform_int_distribution<OpId>(0, n - 1)(rng));
+  for (const bool ahead : {false, true}) {
+    for (const unsigned seed : {1u, 2u, 3u}) {
+      std::mt19937 rng(seed);
+      Engine engine;
+      const OpId base = ahead ? 1 : 0;  // the first op of the random graph
+      if (ahead) engine.Add("r/marker", Time::Nanos(1), {1}, "marker");
+      std::uniform_int_distribution<int64_t> duration_ns(0, 5'000);
+      std::uniform_int_distribution<int> coin(0, 9), width(2, 4);
+      // By op of the random graph, counted from `base`: its join's members
+      // (itself alone when none), deps and stream.
+      std::vector<std::vector<OpId>> groups;
+      std::vector<std::vector<OpId>> deps_of;
+      std::vector<int> stream_of;
+      while (stream_of.size() < 2000) {
+        const int n = static_cast<int>(stream_of.size());
+        const bool join = coin(rng) == 0;
+        const int k = join ? width(rng) : 1;
+        std::vector<int> streams = {0, 1, 2, 3, 4, 5};
+        std::shuffle(streams.begin(), streams.end(), rng);
+        std::vector<OpId> members, ids;
+        for (int m = 0; m < k; ++m) {
+          std::vector<OpId> deps, dep_ids;
+          for (int d = 0; n > 0 && d < coin(rng) % 3; ++d) {
+            deps.push_back(std::uniform_int_distribution<OpId>(0, n - 1)(rng));
+            dep_ids.push_back(deps.back() + base);
+          }
+          deps_of.push_back(deps);
+          stream_of.push_back(streams[m]);
+          members.push_back(n + m);
+          ids.push_back(engine.Add("r/s" + std::to_string(streams[m]),
+                                   Time::Nanos(duration_ns(rng)), dep_ids,
+                                   "op"));
         }
-        deps_of.push_back(deps);
-        stream_of.push_back(streams[m]);
-        members.push_back(engine.Add("r/s" + std::to_string(streams[m]),
-                                     Time::Nanos(duration_ns(rng)), deps,
-                                     "op"));
+        if (join) engine.Join(ids);
+        for (int m = 0; m < k; ++m) groups.push_back(members);
       }
-      if (join) engine.Join(members);
-      for (int m = 0; m < k; ++m) groups.push_back(members);
-    }
-    ASSERT_TRUE(engine.Run().has_value());
-    const size_t n = engine.op_count();
-    std::vector<Time> start(n), finish(n), last_on(6, Time::Zero());
-    std::vector<Time> ready(n);
-    for (size_t i = 0; i < n; ++i) {
-      Time t = last_on[stream_of[i]];
-      for (const OpId d : deps_of[i]) t = std::max(t, finish[d]);
-      ready[i] = t;
-      if (groups[i].back() != static_cast<OpId>(i)) {
-        // Not the last member: its finish waits for the join; its stream's
-        // next op is in a later group, so hold last_on until then.
-        continue;
+      ASSERT_TRUE(engine.Run().has_value());
+      const size_t n = stream_of.size();
+      std::vector<Time> start(n), finish(n), ready(n);
+      std::vector<Time> last_on(6, Time::Zero());
+      for (size_t i = 0; i < n; ++i) {
+        Time t = last_on[stream_of[i]];
+        for (const OpId d : deps_of[i]) t = std::max(t, finish[d]);
+        ready[i] = t;
+        // A member before its join's last: the join ends later; its
+        // stream's next op is in a later group.
+        if (groups[i].back() != static_cast<OpId>(i)) continue;
+        Time join_start = Time::Zero(), longest = Time::Zero();
+        for (const OpId m : groups[i]) {
+          join_start = std::max(join_start, ready[m]);
+          longest = std::max(longest, engine.duration(m + base));
+        }
+        for (const OpId m : groups[i]) {
+          start[m] = join_start;
+          finish[m] = join_start + longest;
+          last_on[stream_of[m]] = finish[m];
+        }
       }
-      Time join_start = Time::Zero(), longest = Time::Zero();
-      for (const OpId m : groups[i]) {
-        join_start = std::max(join_start, ready[m]);
-        longest = std::max(longest, engine.duration(m));
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(engine.timing(i + base).start, start[i])
+            << "ahead " << ahead << " seed " << seed << " op " << i;
+        ASSERT_EQ(engine.timing(i + base).finish, finish[i])
+            << "ahead " << ahead << " seed " << seed << " op " << i;
       }
-      for (const OpId m : groups[i]) {
-        start[m] = join_start;
-        finish[m] = join_start + longest;
-        last_on[stream_of[m]] = finish[m];
+      if (ahead) {
+        EXPECT_EQ(engine.timing(0).start, finish[0]);
       }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(engine.timing(i).start, start[i])
-          << "seed " << seed << " op " << i;
-      ASSERT_EQ(engine.timing(i).finish, finish[i])
-          << "seed " << seed << " op " << i;
     }
   }
 }
