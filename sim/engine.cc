@@ -208,12 +208,6 @@ JoinId Engine::Join(std::span<const OpId> ops) {
   return id;
 }
 
-JoinId Engine::op_join(OpId op) const {
-  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
-             "Engine::op_join: unknown op id");
-  return ops_[op].join;
-}
-
 std::span<const OpId> Engine::join_members(JoinId join) const {
   CheckOrDie(join >= 0 && static_cast<size_t>(join) < join_count(),
              "Engine::join_members: unknown join id");
@@ -245,18 +239,6 @@ void Engine::SetCategory(OpId op, std::string_view category) {
   ops_[op].category = id;
 }
 
-std::span<const OpId> Engine::deps(OpId op) const {
-  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
-             "Engine::deps: unknown op id");
-  return Deps(op);
-}
-
-OpId Engine::stream_predecessor(OpId op) const {
-  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
-             "Engine::stream_predecessor: unknown op id");
-  return prev_on_stream_[op];
-}
-
 const std::string& Engine::stream_name(StreamId stream) const {
   CheckOrDie(stream >= 0 && static_cast<size_t>(stream) < stream_count(),
              "Engine::stream_name: unknown stream id");
@@ -281,12 +263,6 @@ const std::string& Engine::op_name(OpId op) const {
   return names_[ops_[op].name];
 }
 
-StreamId Engine::op_stream(OpId op) const {
-  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
-             "Engine::op_stream: unknown op id");
-  return ops_[op].stream;
-}
-
 const std::string& Engine::op_category(OpId op) const {
   CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
              "Engine::op_category: unknown op id");
@@ -305,13 +281,6 @@ Time Engine::duration(OpId op) const {
   if (ops_[op].transfer < 0) return ops_[op].duration;
   CheckOrDie(ran_, "Engine::duration of a transfer before a successful Run");
   return timings_[op].finish - timings_[op].start;
-}
-
-const OpTiming& Engine::timing(OpId op) const {
-  CheckOrDie(ran_, "Engine::timing before a successful Run");
-  CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
-             "Engine::timing: unknown op id");
-  return timings_[op];
 }
 
 Time Engine::makespan() const {
@@ -753,6 +722,14 @@ bool Engine::TimeFixedOpsInIdOrder(std::vector<OpTiming>& timings) const {
 
 util::Result<void> Engine::Run(topology::NetworkModel* network) {
   CheckOrDie(!ran_, "Engine::Run called twice");
+  if (transfers_.empty()) {
+    std::vector<OpTiming> timings;
+    if (TimeFixedOpsInIdOrder(timings)) {  // every dep known, and earlier
+      timings_ = std::move(timings);
+      ran_ = true;
+      return {};
+    }
+  }
   if (auto known = CheckDepsKnown(); !known) return known;
   if (network == nullptr && !transfers_.empty()) {
     for (size_t i = 0; i < ops_.size(); ++i) {
@@ -761,14 +738,6 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
                           ": a transfer needs a network model, and Run() "
                           "was given none");
       }
-    }
-  }
-  if (transfers_.empty()) {
-    std::vector<OpTiming> timings;
-    if (TimeFixedOpsInIdOrder(timings)) {
-      timings_ = std::move(timings);
-      ran_ = true;
-      return {};
     }
   }
   const Graph graph = BuildGraph();

@@ -50,6 +50,7 @@
 
 #include "sim/time.h"
 #include "topology/network_model.h"
+#include "util/check.h"
 #include "util/error.h"
 
 namespace moesim::sim {
@@ -135,7 +136,11 @@ class Engine {
   JoinId Join(std::span<const OpId> ops);
   size_t join_count() const { return join_begin_.size() - 1; }
   // The join `op` belongs to; -1: none. REQUIRES: `op` < op_count().
-  JoinId op_join(OpId op) const;
+  JoinId op_join(OpId op) const {
+    util::CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+                     "Engine::op_join: unknown op id");
+    return ops_[op].join;
+  }
   // The members of `join`, in the order given to Join().
   // REQUIRES: `join` < join_count().
   std::span<const OpId> join_members(JoinId join) const;
@@ -178,21 +183,38 @@ class Engine {
   ProcessId stream_process(StreamId stream) const;
   const std::string& process_name(ProcessId process) const;
   const std::string& op_name(OpId op) const;
-  StreamId op_stream(OpId op) const;
+  StreamId op_stream(OpId op) const {
+    util::CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+                     "Engine::op_stream: unknown op id");
+    return ops_[op].stream;
+  }
   // "" when none was set.
   const std::string& op_category(OpId op) const;
   bool is_transfer(OpId op) const;
   // The ops `op` waits for (as given to Add), and the op before it on its
   // stream (-1: first). REQUIRES: `op` < op_count().
-  std::span<const OpId> deps(OpId op) const;
-  OpId stream_predecessor(OpId op) const;
+  std::span<const OpId> deps(OpId op) const {
+    util::CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+                     "Engine::deps: unknown op id");
+    return Deps(op);
+  }
+  OpId stream_predecessor(OpId op) const {
+    util::CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+                     "Engine::stream_predecessor: unknown op id");
+    return prev_on_stream_[op];
+  }
   // A fixed op's duration as given to Add (a join member may run longer:
   // the join's longest member); a transfer's finish - start.
   // REQUIRES: `op` < op_count(); Run() succeeded when `op` is a transfer.
   Time duration(OpId op) const;
 
   // REQUIRES: Run() succeeded; `op` < op_count().
-  const OpTiming& timing(OpId op) const;
+  const OpTiming& timing(OpId op) const {
+    util::CheckOrDie(ran_, "Engine::timing before a successful Run");
+    util::CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
+                     "Engine::timing: unknown op id");
+    return timings_[op];
+  }
   // The latest finish over all ops; zero without ops. REQUIRES: Run()
   // succeeded.
   Time makespan() const;
