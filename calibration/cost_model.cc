@@ -159,9 +159,9 @@ double CostModel::Overlap::ComputeSeconds(double seconds, double in,
   const double rest = seconds - serial_out * out;
   const double streamed = in + (1 - serial_out) * out;
   if (rest <= streamed) return 0;
-  return std::isinf(p) ? rest
-                       : std::pow(std::pow(rest, p) - std::pow(streamed, p),
-                                  1 / p);
+  return std::isinf(p)
+             ? rest
+             : std::pow(std::pow(rest, p) - std::pow(streamed, p), 1 / p);
 }
 
 const CostModel::Overlap& CostModel::Family::OverlapOf(
@@ -243,7 +243,7 @@ void CostModel::Family::FitCurve() {
   const bool any = std::any_of(points.begin(), points.end(),
                                [](const Point& p) { return !p.memory_bound; });
   std::vector<std::string> impls;
-  std::vector<size_t> index;
+  std::vector<size_t> index, rows;
   std::vector<double> work, log_e;
   for (const Point& p : points) {
     // A row its traffic alone explains (efficiency 0) says nothing of
@@ -254,6 +254,7 @@ void CostModel::Family::FitCurve() {
     auto it = std::find(impls.begin(), impls.end(), p.level);
     if (it == impls.end()) it = impls.insert(impls.end(), p.level);
     index.push_back(it - impls.begin());
+    rows.push_back(&p - points.data());
     work.push_back(p.work);
     log_e.push_back(std::log(e));
   }
@@ -271,21 +272,40 @@ void CostModel::Family::FitCurve() {
   const std::vector<double> exponents =
       n < 3 ? std::vector<double>{0}
             : std::vector<double>{0, 0.25, 0.5, 0.75, 1};
-  std::vector<double> sum(impls.size()), count(impls.size()), shape(n);
+  // The grid and each row's log(1 + (W0/W)^a) on it depend only on which
+  // rows take part, not on their efficiencies: Fit() calls this once per
+  // overlap candidate with the same rows, so they are computed once.
+  if (shapes.rows != rows) {
+    shapes.rows = rows;
+    shapes.grid.clear();
+    shapes.values.clear();
+    for (double exponent : exponents) {
+      for (double lw = lo - 3; lw <= hi + 1 + 1e-9; lw += 0.1) {
+        const double w = std::pow(10, lw);
+        shapes.grid.push_back(w);
+        for (size_t j = 0; j < n; ++j) {
+          shapes.values.push_back(std::log1p(std::pow(w / work[j], exponent)));
+        }
+        if (exponent == 0) break;
+      }
+    }
+  }
+  std::vector<double> sum(impls.size()), count(impls.size());
+  size_t g = 0;  // grid point, across the exponents
   for (double exponent : exponents) {
     for (double lw = lo - 3; lw <= hi + 1 + 1e-9; lw += 0.1) {
-      const double w = std::pow(10, lw);
+      const double w = shapes.grid[g];
+      const double* shape = shapes.values.data() + g * n;
+      ++g;
       std::fill(sum.begin(), sum.end(), 0);
       std::fill(count.begin(), count.end(), 0);
       for (size_t j = 0; j < n; ++j) {
-        shape[j] = std::log1p(std::pow(w / work[j], exponent));
         sum[index[j]] += log_e[j] + shape[j];
         count[index[j]] += 1;
       }
       double sse = 0;
       for (size_t j = 0; j < n; ++j) {
-        const double r =
-            log_e[j] - sum[index[j]] / count[index[j]] + shape[j];
+        const double r = log_e[j] - sum[index[j]] / count[index[j]] + shape[j];
         sse += r * r;
       }
       if (sse < best - 1e-12) {
@@ -319,7 +339,7 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
           return f.kind == kind && f.dtype_class == cls;
         });
     if (it == families_.end()) {
-      families_.push_back({kind, cls, {}, {}, 0, 1, 0, {}, {}});
+      families_.push_back({kind, cls, {}, {}, 0, 1, 0, {}, {}, {}});
       it = families_.end() - 1;
     }
     it->points.push_back(std::move(p));
@@ -332,7 +352,11 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
     const double at_peak = work / (peaks_.PeakTflops(dtype) * kTera);
     const Traffic t = GemmTraffic(m, n, k, dtype, 0, false);
     const double measured = work / (tflops * kTera);
-    Point p{impl, GemmFeatures(m, n, k), work, tflops, std::move(source),
+    Point p{impl,
+            GemmFeatures(m, n, k),
+            work,
+            tflops,
+            std::move(source),
             t.in + t.out >= kMemoryBoundShare * measured};
     p.in = t.in / at_peak;
     p.out = t.out / at_peak;
@@ -354,7 +378,10 @@ CostModel::CostModel(Tables tables, GpuPeaks peaks, Corrections corrections)
         {a.impl, AttentionFeatures(a.shape), work, a.tflops,
          a.from.ToString()});
   }
-  for (Family& f : families_) f.Fit();
+  for (Family& f : families_) {
+    f.Fit();
+    f.shapes = {};
+  }
 }
 
 const CostModel::Family* CostModel::FindFamily(std::string_view kind,
@@ -419,11 +446,10 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
   near.reserve(family->points.size());
   for (const Point& p : family->points) {
     const double other_dtype =
-        format_rows && !SameKernelFormat(p.dtype, dtype) ? kImplDistance
-                                                         : 0.0;
-    const double d = std::hypot(Distance(features, p.features),
-                                p.impl == chosen ? 0.0 : kImplDistance,
-                                other_dtype);
+        format_rows && !SameKernelFormat(p.dtype, dtype) ? kImplDistance : 0.0;
+    const double d =
+        std::hypot(Distance(features, p.features),
+                   p.impl == chosen ? 0.0 : kImplDistance, other_dtype);
     near.push_back({d, &p});
   }
   std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) {
@@ -447,8 +473,8 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
       // residual, only weight.
       const double measured = family->ComputeEfficiency(p);
       if (measured > 0) {
-        residual += w * (std::log(measured) -
-                         std::log(family->Curve(p.level, p.work)));
+        residual +=
+            w * (std::log(measured) - std::log(family->Curve(p.level, p.work)));
       }
       e.sources.push_back(p.source);
     }
@@ -463,8 +489,7 @@ Estimate CostModel::Compute(std::string_view kind, std::string_view impl,
                   "traffic p %.3g, serial output %.0f)",
                   family->points.size(), family->kind.c_str(),
                   family->Curve(family->LevelOf(chosen, dtype), 1e300),
-                  family->w0, family->a, o.p,
-                  o.serial_out);
+                  family->w0, family->a, o.p, o.serial_out);
     e.sources.push_back(fit);
   }
   efficiency = std::min(efficiency, 1.0);
@@ -498,8 +523,7 @@ CostModel::Traffic CostModel::GemmTraffic(int64_t m, int64_t n, int64_t k,
   const Estimate copy = corrected ? MemoryBound("copy", probe, busy_sms)
                                   : TableMemoryBound("copy", probe, busy_sms);
   const double seconds = copy.seconds * (in + out) / probe;
-  return {seconds * in / (in + out), seconds * out / (in + out),
-          copy.sources};
+  return {seconds * in / (in + out), seconds * out / (in + out), copy.sources};
 }
 
 Estimate CostModel::Gemm(int64_t m, int64_t n, int64_t k, Dtype dtype,

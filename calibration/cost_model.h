@@ -55,12 +55,13 @@
 // Corrections (calibration/profile.h): a profile's factors scale each
 // answer where it is produced: a GEMM's compute time by gemm_efficiency (its
 // HBM traffic times by memory_bound_efficiency, before they are combined), a
-// grouped GEMM's whole time by grouped_gemm_efficiency, attention by attention_efficiency, memory-bound
-// kernels by memory_bound_efficiency, a measured collective by the NVLink or
-// network factor of its tier, a dispatcher's rate by dispatcher_efficiency,
-// host quantities by host_overhead_scale. Rates are multiplied, times
-// divided, so the identity changes no bit. The table fits (curves, the
-// memory-bound classification of GEMM rows) never see the corrections.
+// grouped GEMM's whole time by grouped_gemm_efficiency, attention by
+// attention_efficiency, memory-bound kernels by memory_bound_efficiency, a
+// measured collective by the NVLink or network factor of its tier, a
+// dispatcher's rate by dispatcher_efficiency, host quantities by
+// host_overhead_scale. Rates are multiplied, times divided, so the identity
+// changes no bit. The table fits (curves, the memory-bound classification of
+// GEMM rows) never see the corrections.
 //
 // Every answer names the rows it came from. The model is immutable; queries
 // are const and deterministic.
@@ -214,6 +215,12 @@ class CostModel {
     double ComputeEfficiency(const Point& p) const;
     void Fit();  // the overlaps, then the curve
     void FitCurve();
+    // FitCurve's grid of W0 and log(1 + (W0/W)^a) there for `rows` (indices
+    // into `points`), by exponent, grid point and row; kept during Fit().
+    struct Shapes {
+      std::vector<size_t> rows;
+      std::vector<double> grid, values;
+    } shapes;
     double TimeSse() const;  // squared log-time error over all rows
   };
   const Family* FindFamily(std::string_view kind, int dtype_class) const;

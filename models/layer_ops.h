@@ -81,6 +81,7 @@ struct AttentionWork {
   // Learnable softmax offset per head (attention sinks, GPT-OSS): one more
   // logit per row in the softmax, no extra GEMM work.
   bool softmax_offset = false;
+  friend bool operator==(const AttentionWork&, const AttentionWork&) = default;
 };
 
 struct DispatchWork {
@@ -91,6 +92,7 @@ struct DispatchWork {
   int64_t experts = 0;  // all experts (the replay divides by EP)
   int64_t router_groups = 0, router_group_topk = 0;
   int bytes_per_element = 2;  // 1 where Megatron dispatches FP8
+  friend bool operator==(const DispatchWork&, const DispatchWork&) = default;
 };
 
 struct LayerOp {
@@ -121,6 +123,7 @@ struct LayerOp {
   // causal-averaged context for attention (Bridge's rule), the convolution of
   // Gated DeltaNet; 0 for the other memory-bound kernels and collectives.
   double flops = 0;
+  friend bool operator==(const LayerOp&, const LayerOp&) = default;
 };
 
 struct LayerOps {
@@ -139,6 +142,8 @@ struct LayerOps {
   int64_t dense_tensors = 0;
   int64_t expert_tensors = 0;
   int64_t replicated_tensors = 0;
+  // Equal ops price equally: the replay prices each distinct layer once.
+  friend bool operator==(const LayerOps&, const LayerOps&) = default;
 };
 
 // Decoder layer `layer` (0-based), or an MTP layer when `mtp` (the kind of

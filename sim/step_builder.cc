@@ -91,8 +91,7 @@ StepBuilder::StepBuilder(const scenarios::ResolvedScenario& s,
                                              std::to_string(rank) + "/"
                                        : "stage" + std::to_string(r) + "/";
       const models::TrainingOptions& tr = s.training;
-      const bool offloads = tr.cpu_offloading ||
-                            tr.activation_offload.any() ||
+      const bool offloads = tr.cpu_offloading || tr.activation_offload.any() ||
                             tr.offload_optimizer_states;
       for (int k = 0; k < kNumStreamKinds; ++k) {
         if (static_cast<StreamKind>(k) == StreamKind::kCopyH2d && !offloads) {
@@ -153,9 +152,9 @@ RankContext StepBuilder::BaseContext(int rank) const {
   ctx.local_experts =
       s_.model.num_moe_experts() > 0 ? s_.model.num_moe_experts() / par.ep : 1;
   if (s_.training.routing == models::Routing::kDroplessNatural) {
-    ctx.moe_imbalance =
-        models::RoutingImbalance(s_.model.num_moe_experts(), par.ep,
-                         s_.training.routing_skew, s_.training.routing_histogram);
+    ctx.moe_imbalance = models::RoutingImbalance(
+        s_.model.num_moe_experts(), par.ep, s_.training.routing_skew,
+        s_.training.routing_histogram);
   }
   ctx.expert_load = ctx.moe_imbalance;
   ctx.fp8_current_scaling =
@@ -246,12 +245,21 @@ StepBuilder::PriceItems(int r, const RankContext& rank) {
   const models::Recompute& rc = s_.training.recompute;
   const int64_t mtp_heads = s_.model.mtp_num_layers();
   std::vector<std::vector<Item>> out;
+  std::vector<std::pair<models::LayerOps, Item>> priced;
   for (int c = 0; c < par.vpp; ++c) {
     const models::VirtualStage& vs = s_.pipeline.Stage(r, c);
     std::vector<Item> items;
     auto add = [&](const models::LayerOps& ops) -> util::Result<void> {
+      // Layers of one kind have equal ops: priced once per stage.
+      for (const auto& [seen, item] : priced) {
+        if (seen == ops) {
+          items.push_back(item);
+          return {};
+        }
+      }
       auto item = PriceItem(ops, rank);
       if (!item) return std::unexpected(item.error());
+      priced.emplace_back(ops, *item);
       items.push_back(std::move(*item));
       return {};
     };
@@ -294,7 +302,8 @@ util::Result<void> StepBuilder::PriceStage(int r) {
   std::vector<double> loads;
   if (full_ && s_.training.routing == models::Routing::kDroplessNatural) {
     loads = models::ExpertLoads(s_.model.num_moe_experts(), par.ep,
-                        s_.training.routing_skew, s_.training.routing_histogram);
+                                s_.training.routing_skew,
+                                s_.training.routing_histogram);
   }
   std::map<std::pair<double, double>, int> variant_of;
   for (int l = 0; l < lanes_per_stage_; ++l) {
@@ -537,8 +546,7 @@ void StepBuilder::PlanOffload(int r, Chunk& chunk) {
         first + k);
     chunk.offloads_due_at[item(window[k] + 1)].push_back(first + k);
     chunk.reloads_start_at[item(window[k])].push_back(first + k);
-    chunk.reloads_due_at[item(k == 0 ? 0 : window[k - 1])].push_back(first +
-                                                                       k);
+    chunk.reloads_due_at[item(k == 0 ? 0 : window[k - 1])].push_back(first + k);
   }
 }
 
@@ -661,9 +669,9 @@ StepBuilder::LaneDeps StepBuilder::DepsOf(std::span<const OpId> entry) const {
   return deps;
 }
 
-void StepBuilder::RetargetTransfers(
-    int r, const OpTemplate& t, int first, int last,
-    const std::vector<std::vector<OpId>>& ids) {
+void StepBuilder::RetargetTransfers(int r, const OpTemplate& t, int first,
+                                    int last,
+                                    const std::vector<std::vector<OpId>>& ids) {
   if (!full_ || options_.network != NetworkKind::kFlow) return;
   const RankContext& base = stages_[r].variants[0].rank;
   for (int i = first; i <= last; ++i) {
@@ -691,7 +699,8 @@ void StepBuilder::RetargetTransfers(
       std::vector<int> gpus;
       gpus.reserve(op.transfer->gpus.size());
       for (const int gpu : op.transfer->gpus) {
-        gpus.push_back(to[((position(from, gpu) + shift) % size + size) % size]);
+        gpus.push_back(
+            to[((position(from, gpu) + shift) % size + size) % size]);
       }
       engine_.RetargetTransfer(ids[l][i], std::move(gpus));
     }
@@ -850,8 +859,7 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
       const TimedOp* ep = p0.ep >= 0 ? &t0.ops[p0.ep] : nullptr;
       c.ep_s = ep && !ep->transfer ? ep->duration.seconds() : 0;
       if (++c.part < parts0.size()) return;
-      for (int l = 0; l < lanes; ++l)
-        c.exit[l] = c.ids[l][t0.HandoffOrExit()];
+      for (int l = 0; l < lanes; ++l) c.exit[l] = c.ids[l][t0.HandoffOrExit()];
     }
     for (int l = 0; l < lanes; ++l) c.entry[l] = {c.exit[l]};
     c.part = 0;
@@ -982,9 +990,8 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
       // The first bucket's at the start, each next one when the forward
       // starts using the previous.
       for (const int b : chunk.buckets_of_item[i]) {
-        const Bundle gathered =
-            AddOnLanes(r, ParamGather(st, chunk.buckets[b]),
-                       previous_bucket_entry);
+        const Bundle gathered = AddOnLanes(r, ParamGather(st, chunk.buckets[b]),
+                                           previous_bucket_entry);
         for (int l = 0; l < lanes_per_stage_; ++l) {
           deps[l].push_back(At(gathered, l));
         }
@@ -1028,7 +1035,7 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
   // Megatron-FSDP gathers each layer's weights again for its backward,
   // prefetched when the backward of the layer after it starts.
   LaneDeps previous_entry = deps;
-  std::vector<Bundle> reloaded(n, -1);  // activation groups back
+  std::vector<Bundle> reloaded(n, -1);        // activation groups back
   std::vector<Bundle> layer_reloaded(n, -1);  // cpu_offloading's layers back
   // Fine-grained offloading: this forward's copies down, reloaded one item
   // ahead; the last one from the previous backward's start of its first
@@ -1043,11 +1050,10 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
     LaneDeps after = from;
     for (int l = 0; l < lanes_per_stage_; ++l)
       after[l].push_back(At(fine[j], l));
-    reloaded[j] = AddOnLanes(
-        r,
-        CopyOp("reload activation groups h2d", chunk.fine[j].h2d,
-               StreamKind::kCopyH2d),
-        after);
+    reloaded[j] = AddOnLanes(r,
+                             CopyOp("reload activation groups h2d",
+                                    chunk.fine[j].h2d, StreamKind::kCopyH2d),
+                             after);
   };
   for (int i = static_cast<int>(fine.size()); i-- > 0;) {
     if (fine[i] < 0) continue;
@@ -1056,11 +1062,11 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
   }
   for (int i = n; i-- > 0;) {
     for (const int j : chunk.reloads_start_at[i]) {
-      layer_reloaded[j] = AddOnLanes(
-          r,
-          CopyOp("reload activations h2d", chunk.offload[j].h2d,
-                 StreamKind::kCopyH2d),
-          deps);
+      layer_reloaded[j] =
+          AddOnLanes(r,
+                     CopyOp("reload activations h2d", chunk.offload[j].h2d,
+                            StreamKind::kCopyH2d),
+                     deps);
     }
     if (i > 0 && i - 1 < static_cast<int>(fine.size()) && fine[i - 1] >= 0 &&
         reloaded[i - 1] < 0) {
@@ -1116,10 +1122,9 @@ TimedOp StepBuilder::ParamGather(const Stage& st, const Bucket& bucket) const {
   const bool fp8_gather = s_.training.fp8_param_gather &&
                           s_.training.precision != models::Precision::kMxfp8;
   const double bytes = bucket.params * (fp8_gather ? 1.0 : 2.0);
-  return CollectiveOp(st.variants[0].rank,
-                      bucket.expert ? Group::kEdp : Group::kDp,
-                      Collective::kAllGather, bytes, StreamKind::kDp,
-                      "param all-gather");
+  return CollectiveOp(
+      st.variants[0].rank, bucket.expert ? Group::kEdp : Group::kDp,
+      Collective::kAllGather, bytes, StreamKind::kDp, "param all-gather");
 }
 
 TimedOp StepBuilder::CopyOp(const char* name, Time duration,
@@ -1178,10 +1183,9 @@ util::Result<void> StepBuilder::Price() {
     // Megatron-FSDP (two gathers and a reduction) and activation-offload
     // copies (two) per item and micro-batch, at most.
     const models::TrainingOptions& tr = s_.training;
-    const size_t hooks = (tr.shard_params || tr.shard_grads ? 3 : 0) +
-                         (tr.cpu_offloading || tr.activation_offload.any()
-                              ? 2
-                              : 0);
+    const size_t hooks =
+        (tr.shard_params || tr.shard_grads ? 3 : 0) +
+        (tr.cpu_offloading || tr.activation_offload.any() ? 2 : 0);
     for (const std::vector<Item>& items : stages_[r].variants[0].items) {
       for (const Item& item : items) {
         stage_ops += InstanceOps(item.forward, item.forward_host) +

@@ -7,7 +7,8 @@
 #       Writes into DIR what BINARY predicts for every shipped scenario
 #       (scenarios/default.textproto and scenarios/seeds/*: `run --json`),
 #       the default scenario's Perfetto trace (every op's start and finish),
-#       and `validate --json` over every row of calibration/runs/.
+#       `validate --json` over every row of calibration/runs/, and
+#       `validate-kernels` (every kernel row predicted with it left out).
 #   tests/bench/compare_outputs.sh diff A B [TOLERANCE]
 #       Compares two snapshots file by file. Without TOLERANCE the bytes
 #       must match. With it (a relative tolerance, 0.001 for 0.1%), lines
@@ -24,7 +25,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '5,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -40,6 +41,7 @@ snapshot() {
   "$bin" run scenarios/default.textproto --trace "$dir/trace-default.json" \
     > /dev/null
   "$bin" validate --json > "$dir/validate.json"
+  "$bin" validate-kernels > "$dir/validate-kernels.txt"
 }
 
 # Lines of $1 and $2 agree within relative tolerance $3.
