@@ -465,9 +465,9 @@ struct Engine::Playout {
   const Graph& graph;
   topology::NetworkModel* network;
   std::vector<int32_t> waiting;
-  std::vector<int32_t> arrived;      // by join: members done waiting
-  std::vector<OpTiming> timings;     // finish < 0: not finished
-  std::vector<int64_t> duration_ps;  // by op; -1: a transfer
+  std::vector<int32_t> arrived;         // by join: members done waiting
+  util::LargeVector<OpTiming> timings;  // finish < 0: not finished
+  std::vector<int64_t> duration_ps;     // by op; -1: a transfer
   EventQueue queue;
   std::vector<OpId> op_of_transfer;  // by network id; kUnissued, kReported
   double network_now_s = 0;
@@ -631,7 +631,7 @@ struct Engine::Playout {
 };
 
 bool Engine::TimeFixedOps(const Graph& g,
-                          std::vector<OpTiming>& timings) const {
+                          util::LargeVector<OpTiming>& timings) const {
   // timings[op].start gathers the latest finish of the op's predecessors
   // done so far (for a join member, of its own predecessors); an op is
   // timed when its last predecessor is. The order ops are taken in does
@@ -684,7 +684,7 @@ bool Engine::TimeFixedOps(const Graph& g,
   return timed == n;
 }
 
-bool Engine::TimeFixedOpsInIdOrder(std::vector<OpTiming>& timings) const {
+bool Engine::TimeFixedOpsInIdOrder(util::LargeVector<OpTiming>& timings) const {
   const size_t n = ops_.size();
   timings.assign(n, {Time::Zero(), Time::Picos(-1)});
   std::vector<int32_t> arrived(join_count(), 0);
@@ -723,7 +723,7 @@ bool Engine::TimeFixedOpsInIdOrder(std::vector<OpTiming>& timings) const {
 util::Result<void> Engine::Run(topology::NetworkModel* network) {
   CheckOrDie(!ran_, "Engine::Run called twice");
   if (transfers_.empty()) {
-    std::vector<OpTiming> timings;
+    util::LargeVector<OpTiming> timings;
     if (TimeFixedOpsInIdOrder(timings)) {  // every dep known, and earlier
       timings_ = std::move(timings);
       ran_ = true;
@@ -744,7 +744,7 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
   if (transfers_.empty()) {
     // Every op starts unless it lies on or behind a cycle; CheckAcyclic
     // then says which.
-    std::vector<OpTiming> timings;
+    util::LargeVector<OpTiming> timings;
     if (!TimeFixedOps(graph, timings)) {
       util::Result<void> acyclic = CheckAcyclic(graph);
       CheckOrDie(!acyclic.has_value(), "Engine::Run: ops left unstarted");

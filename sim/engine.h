@@ -52,6 +52,7 @@
 #include "topology/network_model.h"
 #include "util/check.h"
 #include "util/error.h"
+#include "util/huge_pages.h"
 
 namespace moesim::sim {
 
@@ -267,13 +268,14 @@ class Engine {
   // the header, so the times follow from one pass in topological order,
   // without an event queue. Identical to playing it out. False when some op
   // cannot start (a cycle); `timings` is then incomplete.
-  bool TimeFixedOps(const Graph& graph, std::vector<OpTiming>& timings) const;
+  bool TimeFixedOps(const Graph& graph,
+                    util::LargeVector<OpTiming>& timings) const;
   // The same without building the graph, for the common case where every
   // op's predecessors come before it in id order (and a join's members
   // before any op that waits for one of them): one pass in id order. False
   // when the ids are not in such an order (or on a cycle); the caller then
   // uses the graph.
-  bool TimeFixedOpsInIdOrder(std::vector<OpTiming>& timings) const;
+  bool TimeFixedOpsInIdOrder(util::LargeVector<OpTiming>& timings) const;
 
   OpId Append(StreamId stream, Time duration, int32_t transfer,
               std::span<const OpId> deps, NameId name);
@@ -289,14 +291,14 @@ class Engine {
             join_begin_[join + 1] - join_begin_[join]};
   }
 
-  std::vector<Op> ops_;
-  std::vector<OpId> deps_;  // every op's deps, in op order
+  util::LargeVector<Op> ops_;
+  util::LargeVector<OpId> deps_;  // every op's deps, in op order
   std::vector<std::string> names_;
   std::map<std::string, NameId, std::less<>> name_ids_;
   std::vector<std::string> stream_names_;
   std::map<std::string, StreamId, std::less<>> stream_ids_;
-  std::vector<OpId> last_on_stream_;  // -1: stream has no op yet
-  std::vector<OpId> prev_on_stream_;  // per op; -1: first on its stream
+  std::vector<OpId> last_on_stream_;        // -1: stream has no op yet
+  util::LargeVector<OpId> prev_on_stream_;  // per op; -1: first on its stream
   std::vector<ProcessId> process_of_stream_;
   std::vector<std::string> process_names_;
   std::map<std::string, ProcessId, std::less<>> process_ids_;
@@ -312,7 +314,7 @@ class Engine {
     double value;
   };
   std::vector<CounterSample> counters_;
-  std::vector<OpTiming> timings_;
+  util::LargeVector<OpTiming> timings_;
   bool ran_ = false;
 };
 
