@@ -322,8 +322,8 @@ Engine::Graph Engine::BuildGraph() const {
     g.dependents_begin[i + 1] += g.dependents_begin[i];
   }
   g.dependents.resize(g.dependents_begin[n]);
-  std::vector<size_t> fill(g.dependents_begin.begin(),
-                           g.dependents_begin.end() - 1);
+  util::LargeVector<size_t> fill(g.dependents_begin.begin(),
+                                 g.dependents_begin.end() - 1);
   for (size_t i = 0; i < n; ++i) {
     for (const OpId dep : Deps(i)) {
       g.dependents[fill[dep]++] = static_cast<OpId>(i);
@@ -337,7 +337,7 @@ util::Result<void> Engine::CheckAcyclic(const Graph& g) const {
   // join's members resolve together once all have arrived. Ops left
   // unresolved lie on or behind a cycle (through a join: its members count
   // as waiting for each other).
-  std::vector<int32_t> unresolved = g.predecessors;
+  util::LargeVector<int32_t> unresolved = g.predecessors;
   std::vector<char> resolved(ops_.size(), 0);
   std::vector<int32_t> arrived(join_count(), 0);
   std::vector<OpId> ready;
@@ -374,7 +374,7 @@ util::Result<void> Engine::CheckAcyclic(const Graph& g) const {
   return util::Fail(DescribeCycle(unresolved, resolved));
 }
 
-std::string Engine::DescribeCycle(const std::vector<int32_t>& unresolved,
+std::string Engine::DescribeCycle(const util::LargeVector<int32_t>& unresolved,
                                   const std::vector<char>& resolved) const {
   // Every unresolved op waits for an unresolved predecessor, or has arrived
   // at a join one of whose members still waits for one; so walking
@@ -464,7 +464,7 @@ struct Engine::Playout {
   const Engine& engine;
   const Graph& graph;
   topology::NetworkModel* network;
-  std::vector<int32_t> waiting;
+  util::LargeVector<int32_t> waiting;
   std::vector<int32_t> arrived;         // by join: members done waiting
   util::LargeVector<OpTiming> timings;  // finish < 0: not finished
   std::vector<int64_t> duration_ps;     // by op; -1: a transfer
@@ -638,7 +638,7 @@ bool Engine::TimeFixedOps(const Graph& g,
   // not change a time: each is a max() of its predecessors' finishes.
   const size_t n = ops_.size();
   timings.assign(n, {Time::Zero(), Time::Picos(-1)});
-  std::vector<int32_t> waiting = g.predecessors;
+  util::LargeVector<int32_t> waiting = g.predecessors;
   std::vector<int32_t> arrived(join_count(), 0);
   std::vector<Time> join_start(join_count(), Time::Zero());
   std::vector<OpId> ready;  // timed, successors not yet released

@@ -256,10 +256,10 @@ class Engine {
   }
   // Successor lists: the reverse of deps, plus stream order.
   struct Graph {
-    std::vector<size_t> dependents_begin;  // CSR offsets, op_count() + 1
-    std::vector<OpId> dependents;
-    std::vector<OpId> next_on_stream;   // -1: last on its stream
-    std::vector<int32_t> predecessors;  // deps + stream predecessor
+    util::LargeVector<size_t> dependents_begin;  // CSR offsets, ops + 1
+    util::LargeVector<OpId> dependents;
+    util::LargeVector<OpId> next_on_stream;   // -1: last on its stream
+    util::LargeVector<int32_t> predecessors;  // deps + stream predecessor
   };
 
   struct Playout;  // Run()'s state (engine.cc)
@@ -284,7 +284,7 @@ class Engine {
   util::Result<void> CheckAcyclic(const Graph& graph) const;
   // REQUIRES: some op not `resolved`; `unresolved` counts each op's
   // predecessors not resolved.
-  std::string DescribeCycle(const std::vector<int32_t>& unresolved,
+  std::string DescribeCycle(const util::LargeVector<int32_t>& unresolved,
                             const std::vector<char>& resolved) const;
   std::span<const OpId> JoinMembers(JoinId join) const {
     return {join_members_.data() + join_begin_[join],

@@ -161,12 +161,30 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
     }
     if (host_ready > gpu_ready) host_wait[info.stage] += host_ready - gpu_ready;
   }
-  std::vector<std::array<std::vector<Interval>, kNumStreamKinds>> by_stage(
-      num_stages);
+  // Each stage's streams of one kind (one per rank in full mode) merged
+  // pairwise in rounds: O(n log k) for k streams.
+  std::vector<std::array<std::vector<std::vector<Interval>>, kNumStreamKinds>>
+      parts(num_stages);
   for (size_t s = 0; s < engine.stream_count(); ++s) {
     const StepStreams::Stream& info = streams.streams[s];
-    auto& list = by_stage[info.stage][static_cast<int>(info.kind)];
-    list = list.empty() ? std::move(busy[s]) : Union(list, busy[s]);
+    parts[info.stage][static_cast<int>(info.kind)].push_back(
+        std::move(busy[s]));
+  }
+  std::vector<std::array<std::vector<Interval>, kNumStreamKinds>> by_stage(
+      num_stages);
+  for (int r = 0; r < num_stages; ++r) {
+    for (int k = 0; k < kNumStreamKinds; ++k) {
+      std::vector<std::vector<Interval>>& lists = parts[r][k];
+      while (lists.size() > 1) {
+        std::vector<std::vector<Interval>> next;
+        for (size_t i = 0; i + 1 < lists.size(); i += 2) {
+          next.push_back(Union(lists[i], lists[i + 1]));
+        }
+        if (lists.size() % 2 == 1) next.push_back(std::move(lists.back()));
+        lists = std::move(next);
+      }
+      if (!lists.empty()) by_stage[r][k] = std::move(lists.front());
+    }
   }
   const double stages = num_stages;
   std::vector<StreamKind> kinds(std::begin(kCommKinds), std::end(kCommKinds));

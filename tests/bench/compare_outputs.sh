@@ -6,6 +6,7 @@
 #   tests/bench/compare_outputs.sh snapshot BINARY DIR
 #       Writes into DIR what BINARY predicts for every shipped scenario
 #       (scenarios/default.textproto and scenarios/seeds/*: `run --json`),
+#       a seed replayed on every rank (--full) and on the flow network,
 #       the default scenario's Perfetto trace (every op's start and finish),
 #       `validate --json` over every row of calibration/runs/, and
 #       `validate-kernels` (every kernel row predicted with it left out).
@@ -25,7 +26,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '6,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,19p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -38,6 +39,9 @@ snapshot() {
     name=$(basename "$f" .textproto)
     "$bin" run "$f" --json > "$dir/run-$name.json"
   done
+  local seed=scenarios/seeds/qwen3-next-8k-gb200.textproto
+  "$bin" run "$seed" --full --json > "$dir/run-full.json"
+  "$bin" run "$seed" --full --network flow --json > "$dir/run-full-flow.json"
   "$bin" run scenarios/default.textproto --trace "$dir/trace-default.json" \
     > /dev/null
   "$bin" validate --json > "$dir/validate.json"
