@@ -13,8 +13,15 @@
 // its DeepEP dispatch is a table price, so TP, DP and PP carry the flows),
 // and Qwen3-30B-A3B on 128 H100s at EP16 with the alltoall dispatcher,
 // whose all-to-alls cross IB as flows.
+// BM_Process: the whole `moesim run` as a user starts it (process start,
+// tables, topology, replay, report, exit), spawned fresh each iteration;
+// goal (issue 45): the default scenario within 0.1 s.
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -145,6 +152,32 @@ void ReplaySpec(benchmark::State& state,
   state.counters["peak_rss_mib"] = PeakRssMib();
 }
 
+// `moesim run FILE` with its output sent to /dev/null; wall time.
+void BM_Process(benchmark::State& state, const char* file) {
+  const std::string binary = MOESIM_BINARY;
+  const std::string path = std::string(MOESIM_SOURCE_DIR) + "/" + file;
+  for (auto _ : state) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null",
+                                     O_WRONLY, 0);
+    const char* argv[] = {binary.c_str(), "run", path.c_str(), nullptr};
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, binary.c_str(), &actions, nullptr,
+                                    const_cast<char* const*>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    int status = 0;
+    if (spawned != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+      state.SkipWithError(("could not run " + binary).c_str());
+      return;
+    }
+  }
+}
+
+BENCHMARK_CAPTURE(BM_Process, default_textproto, "scenarios/default.textproto")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_1024_h100, kDeepSeek1024, false)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_16384_h100, kDeepSeek16384, false)
