@@ -167,7 +167,7 @@ OpId Engine::AddTransfer(StreamId stream, topology::CollectiveRequest request,
 void Engine::RetargetTransfer(OpId op, std::vector<int> gpus) {
   CheckOrDie(!ran_, "Engine::RetargetTransfer after Run");
   CheckOrDie(is_transfer(op), "Engine::RetargetTransfer: not a transfer");
-  transfers_[ops_[op].transfer].gpus = std::move(gpus);
+  transfers_[ops_[op].transfer()].gpus = std::move(gpus);
 }
 
 OpId Engine::Append(StreamId stream, Time duration, int32_t transfer,
@@ -179,9 +179,12 @@ OpId Engine::Append(StreamId stream, Time duration, int32_t transfer,
              "Engine::Add: unknown name id");
   CheckOrDie(ops_.size() < static_cast<size_t>(INT32_MAX),
              "Engine::Add: too many ops");
+  CheckOrDie(deps_.size() + deps.size() <= UINT32_MAX,
+             "Engine::Add: more than 2^32 dependencies in all");
   const auto id = static_cast<OpId>(ops_.size());
-  ops_.push_back({duration, deps_.size(), static_cast<int32_t>(deps.size()),
-                  stream, transfer, 0, name, -1});
+  ops_.push_back({transfer >= 0 ? -(int64_t{transfer} + 1) : duration.picos(),
+                  static_cast<uint32_t>(deps_.size()),
+                  static_cast<int32_t>(deps.size()), stream, 0, name, -1});
   deps_.insert(deps_.end(), deps.begin(), deps.end());
   prev_on_stream_.push_back(last_on_stream_[stream]);
   last_on_stream_[stream] = id;
@@ -199,7 +202,7 @@ JoinId Engine::Join(std::span<const OpId> ops) {
     CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
                "Engine::Join: unknown op id");
     CheckOrDie(ops_[op].join < 0, "Engine::Join: op already in a join");
-    CheckOrDie((ops_[op].transfer >= 0) == transfer,
+    CheckOrDie((ops_[op].transfer() >= 0) == transfer,
                "Engine::Join: fixed ops and transfers mixed");
     ops_[op].join = id;
   }
@@ -272,13 +275,13 @@ const std::string& Engine::op_category(OpId op) const {
 bool Engine::is_transfer(OpId op) const {
   CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
              "Engine::is_transfer: unknown op id");
-  return ops_[op].transfer >= 0;
+  return ops_[op].transfer() >= 0;
 }
 
 Time Engine::duration(OpId op) const {
   CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
              "Engine::duration: unknown op id");
-  if (ops_[op].transfer < 0) return ops_[op].duration;
+  if (ops_[op].transfer() < 0) return ops_[op].duration();
   CheckOrDie(ran_, "Engine::duration of a transfer before a successful Run");
   return timings_[op].finish - timings_[op].start;
 }
@@ -457,7 +460,7 @@ struct Engine::Playout {
     // What Start() reads, packed: 8 bytes an op rather than an Op.
     duration_ps.reserve(engine.ops_.size());
     for (const Op& op : engine.ops_) {
-      duration_ps.push_back(op.transfer >= 0 ? -1 : op.duration.picos());
+      duration_ps.push_back(op.transfer() >= 0 ? -1 : op.duration().picos());
     }
   }
 
@@ -494,7 +497,7 @@ struct Engine::Playout {
       longest = std::max(longest, duration_ps[m]);
     }
     if (duration_ps[members.front()] < 0) {
-      StartTransfer(members.front(), engine.ops_[members.front()].transfer);
+      StartTransfer(members.front(), engine.ops_[members.front()].transfer());
       return;
     }
     queue.Schedule(queue.now() + Time::Picos(longest),
@@ -504,7 +507,7 @@ struct Engine::Playout {
     timings[op].start = queue.now();
     const int64_t duration = duration_ps[op];
     if (duration < 0) [[unlikely]] {
-      StartTransfer(op, engine.ops_[op].transfer);
+      StartTransfer(op, engine.ops_[op].transfer());
       return;
     }
     queue.Schedule(queue.now() + Time::Picos(duration),
@@ -646,7 +649,7 @@ bool Engine::TimeFixedOps(const Graph& g,
   auto arrive = [&](OpId op) {
     const JoinId j = ops_[op].join;
     if (j < 0) {
-      timings[op].finish = timings[op].start + ops_[op].duration;
+      timings[op].finish = timings[op].start + ops_[op].duration();
       ready.push_back(op);
       ++timed;
       return;
@@ -657,7 +660,8 @@ bool Engine::TimeFixedOps(const Graph& g,
     const std::span<const OpId> members = JoinMembers(j);
     if (++arrived[j] < static_cast<int32_t>(members.size())) return;
     Time longest = Time::Zero();
-    for (const OpId m : members) longest = std::max(longest, ops_[m].duration);
+    for (const OpId m : members)
+      longest = std::max(longest, ops_[m].duration());
     for (const OpId m : members) {
       timings[m] = {join_start[j], join_start[j] + longest};
       ready.push_back(m);
@@ -705,14 +709,15 @@ bool Engine::TimeFixedOpsInIdOrder(util::LargeVector<OpTiming>& timings) const {
       start = std::max(start, timings[dep].finish);
     }
     if (op.join < 0) {
-      timings[i] = {start, start + op.duration};
+      timings[i] = {start, start + op.duration()};
       continue;
     }
     join_start[op.join] = std::max(join_start[op.join], start);
     const std::span<const OpId> members = JoinMembers(op.join);
     if (++arrived[op.join] < static_cast<int32_t>(members.size())) continue;
     Time longest = Time::Zero();
-    for (const OpId m : members) longest = std::max(longest, ops_[m].duration);
+    for (const OpId m : members)
+      longest = std::max(longest, ops_[m].duration());
     for (const OpId m : members) {
       timings[m] = {join_start[op.join], join_start[op.join] + longest};
     }
@@ -733,7 +738,7 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
   if (auto known = CheckDepsKnown(); !known) return known;
   if (network == nullptr && !transfers_.empty()) {
     for (size_t i = 0; i < ops_.size(); ++i) {
-      if (ops_[i].transfer >= 0) {
+      if (ops_[i].transfer() >= 0) {
         return util::Fail(DescribeOp(names_[ops_[i].name], i) +
                           ": a transfer needs a network model, and Run() "
                           "was given none");
@@ -767,7 +772,7 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
   // The graph is acyclic, so only a transfer the model never finished can
   // hold ops back.
   for (size_t i = 0; i < ops_.size(); ++i) {
-    if (ops_[i].transfer >= 0 && playout.waiting[i] == 0 &&
+    if (ops_[i].transfer() >= 0 && playout.waiting[i] == 0 &&
         playout.timings[i].finish < Time::Zero()) {
       return util::Fail(DescribeOp(names_[ops_[i].name], i) +
                         ": the network model never finished this transfer "

@@ -240,16 +240,25 @@ class Engine {
 
  private:
   // Compact: a step of a large layout has millions of ops.
+  // 32 bytes: a fixed op's duration and a transfer's index share a field.
   struct Op {
-    Time duration;      // fixed ops; zero for transfers
-    size_t deps_begin;  // into deps_
+    int64_t length;       // >= 0: duration (ps); < 0: -(transfer index + 1)
+    uint32_t deps_begin;  // into deps_
     int32_t deps_count;
     StreamId stream;
-    int32_t transfer;  // index into transfers_; -1: a fixed op
     int32_t category;  // index into category_names_; 0: none
     NameId name;       // index into names_
     JoinId join;       // -1: none
+    // Zero for transfers.
+    Time duration() const {
+      return length < 0 ? Time::Zero() : Time::Picos(length);
+    }
+    // Index into transfers_; -1: a fixed op.
+    int32_t transfer() const {
+      return length < 0 ? static_cast<int32_t>(-(length + 1)) : -1;
+    }
   };
+  static_assert(sizeof(Op) == 32);
   std::span<const OpId> Deps(size_t op) const {
     return {deps_.data() + ops_[op].deps_begin,
             static_cast<size_t>(ops_[op].deps_count)};
