@@ -14,8 +14,8 @@
 // and Qwen3-30B-A3B on 128 H100s at EP16 with the alltoall dispatcher,
 // whose all-to-alls cross IB as flows.
 // BM_Process: the whole `moesim run` as a user starts it (process start,
-// tables, topology, replay, report, exit), spawned fresh each iteration;
-// goal (issue 45): the default scenario within 0.1 s.
+// tables, topology, replay, report, exit), spawned fresh each iteration,
+// with its peak memory; goals (issue 45) beside each.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -23,7 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "scenarios/scenario.h"
 #include "sim/replay.h"
@@ -152,30 +154,53 @@ void ReplaySpec(benchmark::State& state,
   state.counters["peak_rss_mib"] = PeakRssMib();
 }
 
-// `moesim run FILE` with its output sent to /dev/null; wall time.
-void BM_Process(benchmark::State& state, const char* file) {
+// `moesim ARGS...` (paths relative to the source tree) with its output sent
+// to /dev/null; wall time, and the counter peak_rss_mib: the largest
+// high-water mark of the spawned processes (wait4's rusage), so each
+// benchmark reads its own process's memory whatever ran before it.
+void BM_Process(benchmark::State& state, std::vector<std::string> args) {
   const std::string binary = MOESIM_BINARY;
-  const std::string path = std::string(MOESIM_SOURCE_DIR) + "/" + file;
+  for (std::string& a : args) {
+    if (a.ends_with(".textproto")) a = std::string(MOESIM_SOURCE_DIR) + "/" + a;
+  }
+  std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  long peak_kib = 0;
   for (auto _ : state) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null",
                                      O_WRONLY, 0);
-    const char* argv[] = {binary.c_str(), "run", path.c_str(), nullptr};
     pid_t pid = 0;
     const int spawned = posix_spawn(&pid, binary.c_str(), &actions, nullptr,
-                                    const_cast<char* const*>(argv), environ);
+                                    argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     int status = 0;
-    if (spawned != 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
+    rusage usage{};
+    if (spawned != 0 || wait4(pid, &status, 0, &usage) < 0 ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       state.SkipWithError(("could not run " + binary).c_str());
       return;
     }
+    peak_kib = std::max(peak_kib, usage.ru_maxrss);  // Linux reports KiB
   }
+  state.counters["peak_rss_mib"] = static_cast<double>(peak_kib) / 1024.0;
 }
 
-BENCHMARK_CAPTURE(BM_Process, default_textproto, "scenarios/default.textproto")
+BENCHMARK_CAPTURE(BM_Process, default_textproto,
+                  {"run", "scenarios/default.textproto"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+// Goals (issue 45): the default at GBS 4096 (DP 1: 4,096 micro-batches,
+// 32x the default's) within 1 s and 1.2x the default's memory;
+// DeepSeek-V3 at 1M tokens (CP256 p2p, 2,048 H100s) within 1 s and 200 MiB.
+BENCHMARK_CAPTURE(BM_Process, default_gbs4096,
+                  {"run", "scenarios/default.textproto", "--gbs", "4096"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Process, dsv3_1m_cp256_p2p,
+                  {"run", "tests/bench/scenarios/dsv3_1m_cp256_p2p.textproto"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Replay, deepseek_v3_1024_h100, kDeepSeek1024, false)
