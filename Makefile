@@ -9,12 +9,15 @@ SCENARIO ?= scenarios/default.textproto
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 SANITIZE_BUILD ?= build-asan
+# WERROR=ON turns compiler warnings into errors (CI builds so).
+WERROR ?= OFF
 # The MPI sweep (-DMOESIM_MPI=ON, `mpirun -n N moesim sweep`) is built, and
 # its 2-rank test run, when OpenMPI is installed (tools/install-deps.sh --mpi);
 # otherwise the build has no MPI. MPI=ON|OFF overrides.
 MPI ?= $(shell [ "$$(dpkg-query -W -f='$${db:Status-Status}' libopenmpi-dev 2>/dev/null)" = installed ] && command -v mpirun >/dev/null && echo ON || echo OFF)
 
 .PHONY: deps configure build run test bench calibrate-bench clean format \
+	format-check \
 	fuzz-build fuzz test-sanitize
 
 deps:
@@ -22,7 +25,8 @@ deps:
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DMOESIM_MPI=$(MPI) \
-	  -DMOESIM_FUZZ_BUILD_DIR=$(abspath $(FUZZ_BUILD)) >/dev/null
+	  -DMOESIM_FUZZ_BUILD_DIR=$(abspath $(FUZZ_BUILD)) \
+	  -DMOESIM_WERROR=$(WERROR) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -82,3 +86,8 @@ clean:
 
 format:
 	@clang-format -i $$(git ls-files '*.cc' '*.h')
+
+# Fails when a C++ file is not as `make format` leaves it (clang-format 14).
+format-check:
+	@tools/install-deps.sh --test
+	@tools/check-format.sh

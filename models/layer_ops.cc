@@ -186,10 +186,9 @@ class Builder {
     op.flops = 2 * rows * s.n * s.k;
     std::vector<LayerOp> bwd;
     if (quantize) {
-      bwd.push_back(MemoryOp(s.name + ".grad_quantize",
-                             QuantizeKernel(x_.tr.precision),
-                             QuantizeBytes(x_.tr.precision) * rows * s.n,
-                             s.module, Pass::kDgrad));
+      bwd.push_back(MemoryOp(
+          s.name + ".grad_quantize", QuantizeKernel(x_.tr.precision),
+          QuantizeBytes(x_.tr.precision) * rows * s.n, s.module, Pass::kDgrad));
     }
     LayerOp dgrad = op;
     dgrad.name = s.name + ".dgrad";
@@ -591,9 +590,8 @@ void AddClampedGluPasses(Builder& b, double rows, double f) {
   const double x = rows * 2 * f * kBf16;
   LayerOp clamp = MemoryOp("experts_act_clamp", "copy", 4 * x, "moe_act");
   clamp.host_sync = true;
-  b.Add(std::move(clamp),
-        {MemoryOp("experts_act_clamp.bwd", "copy", 5 * x, "moe_act",
-                  Pass::kDgrad)});
+  b.Add(std::move(clamp), {MemoryOp("experts_act_clamp.bwd", "copy", 5 * x,
+                                    "moe_act", Pass::kDgrad)});
 }
 
 // Expert fc2 bias: TE GroupedLinear returns it unapplied (skip_bias_add) and
@@ -608,9 +606,9 @@ void AddClampedGluPasses(Builder& b, double rows, double f) {
 // gradients (2 + 2): 40 Y bytes. Outside the activation checkpoint: `moe`.
 void AddExpertOutputBias(Builder& b, double rows, int64_t h) {
   const double y = rows * static_cast<double>(h);
-  b.Add(MemoryOp("experts_fc2_bias", "copy", 28 * y, "moe"),
-        {MemoryOp("experts_fc2_bias.bwd", "copy", 40 * y, "moe",
-                  Pass::kDgrad)});
+  b.Add(
+      MemoryOp("experts_fc2_bias", "copy", 28 * y, "moe"),
+      {MemoryOp("experts_fc2_bias.bwd", "copy", 40 * y, "moe", Pass::kDgrad)});
 }
 
 // MoE layer (MCore moe_layer.py with the alltoall/flex dispatchers). The

@@ -96,8 +96,8 @@ Shapes MakeShapes(const Model& m, const Parallelism& par,
   // Dropless routing as trained holds the busiest EP rank's rows: the peak
   // is that rank's (its grouped GEMMs receive RoutingImbalance x the mean,
   // as the replay prices them).
-  double expert_tokens = RoutedExpertRows(
-      t, m.moe_router_topk(), m.num_moe_experts(), par.etp, tr);
+  double expert_tokens = RoutedExpertRows(t, m.moe_router_topk(),
+                                          m.num_moe_experts(), par.etp, tr);
   if (tr.routing == Routing::kDroplessNatural) {
     expert_tokens *= RoutingImbalance(m.num_moe_experts(), par.ep,
                                       tr.routing_skew, tr.routing_histogram);
@@ -246,8 +246,7 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       // quantized copy of it. `layernorm` recompute frees either: MCore sets
       // both to save the original input, which the checkpoint discards
       // (MLASelfAttention.set_for_recompute_input_layernorm).
-      keep(kLayernorm, (x.lin < kAct ? 2 * x.lin : kAct) * T * h,
-           rc.layernorm);
+      keep(kLayernorm, (x.lin < kAct ? 2 * x.lin : kAct) * T * h, rc.layernorm);
       // The down and up projections, their norms and RoPE run inside
       // qkv_linear's group (multi_latent_attention.py forward).
       for (int copy = 0; copy < (x.lin < kAct ? 2 : 1); ++copy) {
@@ -365,8 +364,8 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       // tensor. Under `moe_act` recompute the checkpoint keeps only the fc1
       // output and discards both.
       keep(kMoeAct, kAct * n * fc1_factor * fe, rc.moe_act || whole);
-      offload(OffloadModule::kMoeAct, kMoeAct, kAct * n * fc1_factor * fe,
-              kAct, rc.moe_act || whole);
+      offload(OffloadModule::kMoeAct, kMoeAct, kAct * n * fc1_factor * fe, kAct,
+              rc.moe_act || whole);
     }
     if (m.moe_shared_expert_intermediate_size() > 0) {
       const double fs = m.moe_shared_expert_intermediate_size() /
@@ -482,8 +481,8 @@ void ApplyFineGrainedOffload(const ActivationOffload& ao,
       if (layers[p].offload_copied[g] > 0) eligible.push_back({p, g});
     }
   }
-  const size_t kept = static_cast<size_t>(
-      static_cast<double>(eligible.size()) * (1 - ao.fraction));
+  const size_t kept = static_cast<size_t>(static_cast<double>(eligible.size()) *
+                                          (1 - ao.fraction));
   eligible.resize(eligible.size() - std::min(kept, eligible.size()));
   for (const auto& [p, g] : eligible) {
     const ModuleBytes& freed = layers[p].offload_freed[g];
@@ -750,7 +749,8 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
         }
       }
       if (in_flight_layer + margin > 0) {
-        st.activations.push_back({"offload_in_flight", in_flight_layer + margin});
+        st.activations.push_back(
+            {"offload_in_flight", in_flight_layer + margin});
         st.activations_bytes += in_flight_layer + margin;
       }
     }
@@ -775,8 +775,8 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
 
     st.allocated_peak_bytes = st.params_bytes + st.fp8_weight_bytes +
                               st.grads_bytes + st.fsdp_unit_bytes +
-                              st.optimizer_bytes +
-                              st.activations_bytes + st.transient_bytes;
+                              st.optimizer_bytes + st.activations_bytes +
+                              st.transient_bytes;
     if (tr.offload_optimizer_states) {
       // The step's own peak: the states back, the activations gone.
       st.optimizer_step_bytes = st.params_bytes + st.fp8_weight_bytes +

@@ -183,9 +183,9 @@ struct TrainingOptions {
   // fp8-delayed or mxfp8 only.
   bool fp8_dot_product_attention = false;
   double optimizer_offload_fraction =
-      0;                         // share of optimizer state on the host
-  bool offload_overlap = false;  // --overlap-cpu-optimizer-d2h-h2d
-  bool cpu_offloading = false;   // activation offload (--cpu-offloading)
+      0;                              // share of optimizer state on the host
+  bool offload_overlap = false;       // --overlap-cpu-optimizer-d2h-h2d
+  bool cpu_offloading = false;        // activation offload (--cpu-offloading)
   int cpu_offloading_num_layers = 0;  // --cpu-offloading-num-layers
   ActivationOffload activation_offload;  // fine-grained (none when empty)
   // --offload-optimizer-states: the distributed optimizer's master weights

@@ -178,9 +178,9 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
       if (flag != 0 && flag != 1)
         return fail("moe_layer_freq", "entries must be 0 or 1");
     }
-    const bool has_dense = std::find(m.moe_layer_freq().begin(),
-                                     m.moe_layer_freq().end(),
-                                     0) != m.moe_layer_freq().end();
+    const bool has_dense =
+        std::find(m.moe_layer_freq().begin(), m.moe_layer_freq().end(), 0) !=
+        m.moe_layer_freq().end();
     if (has_dense && m.ffn_hidden_size() <= 0) {
       return fail("ffn_hidden_size",
                   "must be > 0: moe_layer_freq has dense layers");

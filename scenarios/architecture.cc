@@ -245,7 +245,8 @@ Result<std::vector<int32_t>> ExpandLayerFreq(std::string_view text,
     trimmed.remove_suffix(1);
   // One level of quotes that a YAML value kept ("'([0]*1+[1]*60)'", the
   // MoE model zoo's Kimi-K2 config) is the same expression.
-  if (trimmed.size() >= 2 && (trimmed.front() == '\'' || trimmed.front() == '"') &&
+  if (trimmed.size() >= 2 &&
+      (trimmed.front() == '\'' || trimmed.front() == '"') &&
       trimmed.back() == trimmed.front()) {
     trimmed.remove_prefix(1);
     trimmed.remove_suffix(1);
@@ -286,9 +287,10 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
                                             const FieldNamer& at) {
   const Architecture& a = s.architecture();
   auto missing = [&](std::string_view path) {
-    return std::unexpected(at.Error(
-        path, "required to build the model from architecture flags (or name "
-              "a zoo model with --model)"));
+    return std::unexpected(
+        at.Error(path,
+                 "required to build the model from architecture flags (or name "
+                 "a zoo model with --model)"));
   };
   if (s.num_layers() <= 0) return missing("num_layers");
   if (!a.has_hidden_size()) return missing("architecture.hidden_size");
@@ -296,7 +298,8 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
     return missing("architecture.num_attention_heads");
   for (auto [value, path] :
        {std::pair{a.hidden_size(), "architecture.hidden_size"},
-        std::pair{a.num_attention_heads(), "architecture.num_attention_heads"}}) {
+        std::pair{a.num_attention_heads(),
+                  "architecture.num_attention_heads"}}) {
     if (value < 1)
       return std::unexpected(at.Error(path, "must be >= 1, got " + Str(value)));
   }
@@ -323,11 +326,11 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
   } else if (!a.multi_latent_attention() && h % a.num_attention_heads() != 0) {
     // arguments.py: kv_channels = hidden_size // num_attention_heads, with
     // an assert that the heads divide the hidden size.
-    return std::unexpected(at.Error(
-        "architecture.kv_channels",
-        "required when num_attention_heads (" + Str(a.num_attention_heads()) +
-            ") does not divide hidden_size (" + Str(h) +
-            "), as Megatron asserts"));
+    return std::unexpected(at.Error("architecture.kv_channels",
+                                    "required when num_attention_heads (" +
+                                        Str(a.num_attention_heads()) +
+                                        ") does not divide hidden_size (" +
+                                        Str(h) + "), as Megatron asserts"));
   }
   // Vocabulary: --vocab-size, else a tokenizer of known size, else the zoo
   // model a Hugging Face tokenizer id names (its config.json vocab_size;
@@ -355,9 +358,9 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
                   "' is not one moesim knows the size of; give --vocab-size"));
   }
   // Megatron's default padding multiple (arguments.py) is 128.
-  m.set_make_vocab_size_divisible_by(
-      a.has_make_vocab_size_divisible_by() ? a.make_vocab_size_divisible_by()
-                                           : 128);
+  m.set_make_vocab_size_divisible_by(a.has_make_vocab_size_divisible_by()
+                                         ? a.make_vocab_size_divisible_by()
+                                         : 128);
   m.set_untie_embeddings_and_output_weights(
       a.untie_embeddings_and_output_weights());
   // TransformerConfig.add_bias_linear defaults to True.
@@ -436,8 +439,7 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
                     "architecture.moe_ffn_hidden_size"},
           std::pair{!a.moe_layer_freq().empty(),
                     "architecture.moe_layer_freq"}}) {
-      if (given)
-        return std::unexpected(at.Error(path, "needs --num-experts"));
+      if (given) return std::unexpected(at.Error(path, "needs --num-experts"));
     }
   }
   std::string name = "custom-";
@@ -454,10 +456,9 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
     const size_t colon = message.find(": ", 14);
     const std::string field =
         colon == std::string::npos ? "" : message.substr(14, colon - 14);
-    return std::unexpected(
-        at.Error("architecture." + field,
-                 colon == std::string::npos ? message
-                                            : message.substr(colon + 2)));
+    return std::unexpected(at.Error(
+        "architecture." + field,
+        colon == std::string::npos ? message : message.substr(colon + 2)));
   }
   return m;
 }
@@ -467,10 +468,10 @@ Result<void> CheckArchitecture(const Scenario& s, const models::Model& model,
   const Architecture& a = s.architecture();
   auto contradicts = [&](std::string_view field, const std::string& given,
                          const std::string& has) -> Result<void> {
-    return std::unexpected(at.Error(
-        "architecture." + std::string(field),
-        given + " contradicts " + model.name() + "'s " + std::string(field) +
-            " " + has));
+    return std::unexpected(at.Error("architecture." + std::string(field),
+                                    given + " contradicts " + model.name() +
+                                        "'s " + std::string(field) + " " +
+                                        has));
   };
   auto check = [&](bool set, std::string_view field, int64_t given,
                    int64_t has) -> Result<void> {
@@ -494,73 +495,73 @@ Result<void> CheckArchitecture(const Scenario& s, const models::Model& model,
                               : model.ffn_hidden_size();
   const Result<void> checks[] = {
       check(a.has_hidden_size(), "hidden_size", a.hidden_size(),
-             model.hidden_size()),
+            model.hidden_size()),
       check(a.has_ffn_hidden_size(), "ffn_hidden_size", a.ffn_hidden_size(),
-             model.ffn_hidden_size()),
+            model.ffn_hidden_size()),
       check(a.has_num_attention_heads(), "num_attention_heads",
-             a.num_attention_heads(), model.num_attention_heads()),
+            a.num_attention_heads(), model.num_attention_heads()),
       check(a.has_num_query_groups() && !model.multi_latent_attention(),
-             "num_query_groups", a.num_query_groups(), groups),
+            "num_query_groups", a.num_query_groups(), groups),
       check(a.has_kv_channels() && !model.multi_latent_attention(),
-             "kv_channels", a.kv_channels(), kv_channels),
+            "kv_channels", a.kv_channels(), kv_channels),
       check(a.has_vocab_size(), "vocab_size", a.vocab_size(),
-             model.vocab_size()),
+            model.vocab_size()),
       flag(a.has_untie_embeddings_and_output_weights(),
-            "untie_embeddings_and_output_weights",
-            a.untie_embeddings_and_output_weights(),
-            model.untie_embeddings_and_output_weights()),
+           "untie_embeddings_and_output_weights",
+           a.untie_embeddings_and_output_weights(),
+           model.untie_embeddings_and_output_weights()),
       flag(a.has_add_bias_linear(), "add_bias_linear", a.add_bias_linear(),
-            model.add_bias_linear()),
-      // With MLA, Megatron's --qk-layernorm gives the latent norms (q_layernorm,
-      // kv_layernorm in multi_latent_attention.py), which moesim's MLA counts
-      // always, as every MLA model has them; the zoo's MLA models leave the
-      // GQA field unset.
+           model.add_bias_linear()),
+      // With MLA, Megatron's --qk-layernorm gives the latent norms
+      // (q_layernorm, kv_layernorm in multi_latent_attention.py), which
+      // moesim's MLA counts always, as every MLA model has them; the zoo's MLA
+      // models leave the GQA field unset.
       flag(a.has_qk_layernorm() && !model.multi_latent_attention(),
-            "qk_layernorm", a.qk_layernorm(), model.qk_layernorm()),
+           "qk_layernorm", a.qk_layernorm(), model.qk_layernorm()),
       flag(a.has_attention_output_gate(), "attention_output_gate",
-            a.attention_output_gate(), model.attention_output_gate()),
+           a.attention_output_gate(), model.attention_output_gate()),
       flag(a.has_learnable_softmax_offset(), "learnable_softmax_offset",
-            a.learnable_softmax_offset(), model.learnable_softmax_offset()),
+           a.learnable_softmax_offset(), model.learnable_softmax_offset()),
       flag(a.has_multi_latent_attention(), "multi_latent_attention",
-            a.multi_latent_attention(), model.multi_latent_attention()),
+           a.multi_latent_attention(), model.multi_latent_attention()),
       check(a.has_q_lora_rank(), "q_lora_rank", a.q_lora_rank(),
-             model.q_lora_rank()),
+            model.q_lora_rank()),
       check(a.has_kv_lora_rank(), "kv_lora_rank", a.kv_lora_rank(),
-             model.kv_lora_rank()),
+            model.kv_lora_rank()),
       check(a.has_qk_head_dim(), "qk_head_dim", a.qk_head_dim(),
-             model.qk_head_dim()),
+            model.qk_head_dim()),
       check(a.has_qk_pos_emb_head_dim(), "qk_pos_emb_head_dim",
-             a.qk_pos_emb_head_dim(), model.qk_pos_emb_head_dim()),
+            a.qk_pos_emb_head_dim(), model.qk_pos_emb_head_dim()),
       check(a.has_v_head_dim(), "v_head_dim", a.v_head_dim(),
-             model.v_head_dim()),
+            model.v_head_dim()),
       check(a.has_window_size(), "window_size", a.window_size(),
-             model.window_size()),
+            model.window_size()),
       check(a.has_window_attn_skip_freq(), "window_attn_skip_freq",
-             a.window_attn_skip_freq(), model.window_attn_skip_freq()),
+            a.window_attn_skip_freq(), model.window_attn_skip_freq()),
       check(a.has_linear_attention_freq(), "linear_attention_freq",
-             a.linear_attention_freq(), model.linear_attention_freq()),
+            a.linear_attention_freq(), model.linear_attention_freq()),
       check(a.has_linear_num_key_heads(), "linear_num_key_heads",
-             a.linear_num_key_heads(), model.linear_num_key_heads()),
+            a.linear_num_key_heads(), model.linear_num_key_heads()),
       check(a.has_linear_key_head_dim(), "linear_key_head_dim",
-             a.linear_key_head_dim(), model.linear_key_head_dim()),
+            a.linear_key_head_dim(), model.linear_key_head_dim()),
       check(a.has_linear_num_value_heads(), "linear_num_value_heads",
-             a.linear_num_value_heads(), model.linear_num_value_heads()),
+            a.linear_num_value_heads(), model.linear_num_value_heads()),
       check(a.has_linear_value_head_dim(), "linear_value_head_dim",
-             a.linear_value_head_dim(), model.linear_value_head_dim()),
+            a.linear_value_head_dim(), model.linear_value_head_dim()),
       check(a.has_linear_conv_kernel_dim(), "linear_conv_kernel_dim",
-             a.linear_conv_kernel_dim(), model.linear_conv_kernel_dim()),
+            a.linear_conv_kernel_dim(), model.linear_conv_kernel_dim()),
       check(a.has_num_moe_experts(), "num_moe_experts", a.num_moe_experts(),
-             model.num_moe_experts()),
+            model.num_moe_experts()),
       check(a.has_moe_router_topk(), "moe_router_topk", a.moe_router_topk(),
-             model.moe_router_topk()),
+            model.moe_router_topk()),
       check(a.has_moe_ffn_hidden_size(), "moe_ffn_hidden_size",
-             a.moe_ffn_hidden_size(), moe_ffn),
+            a.moe_ffn_hidden_size(), moe_ffn),
       check(a.has_moe_shared_expert_intermediate_size(),
-             "moe_shared_expert_intermediate_size",
-             a.moe_shared_expert_intermediate_size(),
-             model.moe_shared_expert_intermediate_size()),
+            "moe_shared_expert_intermediate_size",
+            a.moe_shared_expert_intermediate_size(),
+            model.moe_shared_expert_intermediate_size()),
       flag(a.has_moe_shared_expert_gate(), "moe_shared_expert_gate",
-            a.moe_shared_expert_gate(), model.moe_shared_expert_gate()),
+           a.moe_shared_expert_gate(), model.moe_shared_expert_gate()),
   };
   for (const Result<void>& result : checks) {
     if (!result) return result;
@@ -582,10 +583,9 @@ Result<void> CheckArchitecture(const Scenario& s, const models::Model& model,
       const int32_t has =
           model.moe_layer_freq_size() > 0 ? model.moe_layer_freq(i) : 1;
       if ((*pattern)[i] != has) {
-        return contradicts("moe_layer_freq",
-                           Quoted(a.moe_layer_freq(), 40),
-                           "(layer " + Str(i) + " is " +
-                               (has ? "MoE" : "dense") + ")");
+        return contradicts(
+            "moe_layer_freq", Quoted(a.moe_layer_freq(), 40),
+            "(layer " + Str(i) + " is " + (has ? "MoE" : "dense") + ")");
       }
     }
   }

@@ -30,8 +30,12 @@ bool IsBridgeScript(std::string_view word) {
          word.ends_with("setup_experiment.py");
 }
 
-bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsNameStart(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool IsNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
@@ -82,7 +86,7 @@ std::string StripComment(std::string_view line) {
     } else if (c == '\'' || c == '"') {
       quote = c;
     } else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(
-                                           line[i - 1])))) {
+                                          line[i - 1])))) {
       return std::string(line.substr(0, i));
     }
   }
@@ -281,10 +285,8 @@ class Shell {
       const char c = word[i];
       if (c == '\'' || c == '"') {
         const size_t end = word.find(c, i + 1);
-        const std::string_view inner =
-            word.substr(i + 1, (end == std::string_view::npos ? word.size()
-                                                              : end) -
-                                   i - 1);
+        const std::string_view inner = word.substr(
+            i + 1, (end == std::string_view::npos ? word.size() : end) - i - 1);
         out += c == '\'' ? std::string(inner) : Expand(inner);
         i = end == std::string_view::npos ? word.size() : end + 1;
       } else {
@@ -292,7 +294,8 @@ class Shell {
         // default may hold quotes (${X:-"a"}).
         size_t end = i;
         while (end < word.size() && word[end] != '\'' && word[end] != '"') {
-          if (word[end] == '$' && end + 1 < word.size() && word[end + 1] == '{') {
+          if (word[end] == '$' && end + 1 < word.size() &&
+              word[end + 1] == '{') {
             const size_t close = word.find('}', end);
             end = close == std::string_view::npos ? word.size() : close + 1;
           } else {
@@ -312,14 +315,16 @@ class Shell {
     for (size_t i = 0; i < text.size(); ++i) {
       const char c = text[i];
       if (quote != 0) {
-        if (c == quote) quote = 0;
-        else if (c == '\\' && quote == '"') ++i;
+        if (c == quote)
+          quote = 0;
+        else if (c == '\\' && quote == '"')
+          ++i;
       } else if (c == '\'' || c == '"') {
         quote = c;
       } else if (c == '\\') {
         ++i;
       } else if (c == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(
-                                             text[i - 1])))) {
+                                            text[i - 1])))) {
         while (i < text.size() && text[i] != '\n') ++i;
       }
     }
@@ -334,8 +339,8 @@ class Shell {
     const bool flags =
         std::any_of(words.begin(), words.end(),
                     [](const std::string& w) { return w.starts_with("--"); });
-    if (flags && std::find(flag_vars.begin(), flag_vars.end(), name) ==
-                     flag_vars.end())
+    if (flags &&
+        std::find(flag_vars.begin(), flag_vars.end(), name) == flag_vars.end())
       flag_vars.push_back(name);
   }
 
@@ -413,7 +418,8 @@ class Shell {
           name.empty() ? std::nullopt : Lookup(name);
       if (!value && has_fallback) {
         value = Trim(fallback);
-        if (value->size() >= 2 && (value->front() == '"' || value->front() == '\'') &&
+        if (value->size() >= 2 &&
+            (value->front() == '"' || value->front() == '\'') &&
             value->back() == value->front())
           value = value->substr(1, value->size() - 2);
       }
@@ -446,7 +452,8 @@ class Shell {
   // names an entry script.
   // Where the words after the first one that `is_script` accepts start.
   template <typename Pred>
-  static std::optional<size_t> ScriptEnd(std::string_view line, Pred is_script) {
+  static std::optional<size_t> ScriptEnd(std::string_view line,
+                                         Pred is_script) {
     size_t pos = 0;
     while (pos < line.size()) {
       while (pos < line.size() &&
@@ -506,7 +513,8 @@ class Shell {
     });
     if (end == std::string_view::npos) return std::string(command);
     // "2>&1": the digit belongs to the redirection.
-    while (end > 0 && std::isdigit(static_cast<unsigned char>(command[end - 1])))
+    while (end > 0 &&
+           std::isdigit(static_cast<unsigned char>(command[end - 1])))
       --end;
     return std::string(command.substr(0, end));
   }
@@ -579,11 +587,13 @@ Result<std::string> FromYaml(const std::vector<Line>& lines, size_t first,
     out += key;
     if (value == "true") {
       // the bare flag
-    } else if (value.size() >= 2 && value.front() == '[' && value.back() == ']') {
+    } else if (value.size() >= 2 && value.front() == '[' &&
+               value.back() == ']') {
       out.append(" ").append(value, 1, value.size() - 2);
     } else if (!value.empty()) {
       std::string quoted = "'";
-      for (char c : value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      for (char c : value)
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
       out += " " + quoted + "'";
     }
     out += "\n";

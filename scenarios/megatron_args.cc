@@ -305,8 +305,8 @@ Result<void> RefuseBridgeForms(const std::vector<std::string>& tokens) {
       for (size_t k = i + 1; k + 1 < tokens.size(); ++k) {
         const std::string& o = tokens[k];
         if (o == "-m" || o == "-mr" || o == "-g" || o == "-c" || o == "-ng" ||
-            o == "--recipe" || o == "--model_recipe_name" ||
-            o == "--gpu" || o == "--compute_dtype")
+            o == "--recipe" || o == "--model_recipe_name" || o == "--gpu" ||
+            o == "--compute_dtype")
           picked += " " + o + " " + tokens[k + 1];
       }
       return std::unexpected(util::Error{
@@ -331,11 +331,13 @@ Result<void> RefuseBridgeForms(const std::vector<std::string>& tokens) {
           "' is a Megatron-Bridge recipe override: the recipe's other "
           "settings are Python that moesim does not import; give the run "
           "as Megatron-LM arguments (" +
-          "--" + [&] {
+          "--" +
+          [&] {
             std::string flag = t.substr(dot + 1, eq - dot - 1);
             std::replace(flag.begin(), flag.end(), '_', '-');
             return flag;
-          }() + " ...)"});
+          }() +
+          " ...)"});
     }
   }
   return {};
@@ -346,36 +348,96 @@ Result<void> RefuseBridgeForms(const std::vector<std::string>& tokens) {
 // hyper-parameters, initialisation, dropout rates, position-embedding
 // numerics, loss coefficients and run control.
 bool IsWithoutCost(std::string_view flag) {
-  constexpr std::string_view kPrefixes[] = {
-      "--log-", "--no-log-", "--wandb-", "--tensorboard-", "--timing-log-",
-      "--data-", "--tokenizer-", "--tiktoken-", "--save", "--load",
-      "--no-load-", "--no-save-", "--ckpt-", "--dist-ckpt-", "--lr",
-      "--adam-", "--weight-decay", "--eval-", "--exit-", "--init-method-",
-      "--rotary-", "--train-", "--decoupled-", "--mtp-loss-",
-      "--moe-aux-loss-", "--moe-z-loss-", "--moe-router-bias-update-",
-      "--moe-router-topk-scaling-", "--use-checkpoint-", "--rerun-",
-      "--wgrad-deferral-", "--seq-length-", "--grpo-", "--inference-",
-      "--rl-", "--langrl-"};
+  constexpr std::string_view kPrefixes[] = {"--log-",
+                                            "--no-log-",
+                                            "--wandb-",
+                                            "--tensorboard-",
+                                            "--timing-log-",
+                                            "--data-",
+                                            "--tokenizer-",
+                                            "--tiktoken-",
+                                            "--save",
+                                            "--load",
+                                            "--no-load-",
+                                            "--no-save-",
+                                            "--ckpt-",
+                                            "--dist-ckpt-",
+                                            "--lr",
+                                            "--adam-",
+                                            "--weight-decay",
+                                            "--eval-",
+                                            "--exit-",
+                                            "--init-method-",
+                                            "--rotary-",
+                                            "--train-",
+                                            "--decoupled-",
+                                            "--mtp-loss-",
+                                            "--moe-aux-loss-",
+                                            "--moe-z-loss-",
+                                            "--moe-router-bias-update-",
+                                            "--moe-router-topk-scaling-",
+                                            "--use-checkpoint-",
+                                            "--rerun-",
+                                            "--wgrad-deferral-",
+                                            "--seq-length-",
+                                            "--grpo-",
+                                            "--inference-",
+                                            "--rl-",
+                                            "--langrl-"};
   constexpr std::string_view kFlags[] = {
-      "--min-lr", "--clip-grad", "--seed", "--split", "--mock-data",
-      "--num-workers", "--no-mmap-bin-files", "--vocab-file", "--merge-file",
-      "--no-create-attention-mask-in-dataloader", "--dataloader-type",
-      "--attention-dropout", "--hidden-dropout", "--norm-epsilon",
-      "--max-position-embeddings", "--position-embedding-type",
-      "--no-position-embedding", "--use-rotary-position-embeddings",
-      "--distributed-timeout-minutes", "--logging-level",
-      "--enable-experimental", "--no-check-for-nan-in-loss-and-grad",
-      "--manual-gc-interval", "--finetune", "--pretrained-checkpoint",
-      "--auto-detect-ckpt-format", "--async-save", "--start-weight-decay",
-      "--end-weight-decay", "--mscale", "--mscale-all-dim",
-      "--eod-mask-loss", "--reset-position-ids",
-      "--reset-attention-mask", "--override-opt-param-scheduler",
-      "--use-checkpoint-opt_param-scheduler", "--no-initialization",
-      "--micro-batch-size-per-gpu", "--wandb-project", "--wandb-exp-name",
-      "--ft-num-warmup-iters", "--use-ft", "--hf-checkpoint", "--ref-load",
-      "--tensorboard-dir", "--profile", "--profile-step-start",
-      "--profile-step-end", "--profile-ranks", "--use-pytorch-profiler",
-      "--trust-remote-code", "--export-te-mcore-model", "--ckpt-format"};
+      "--min-lr",
+      "--clip-grad",
+      "--seed",
+      "--split",
+      "--mock-data",
+      "--num-workers",
+      "--no-mmap-bin-files",
+      "--vocab-file",
+      "--merge-file",
+      "--no-create-attention-mask-in-dataloader",
+      "--dataloader-type",
+      "--attention-dropout",
+      "--hidden-dropout",
+      "--norm-epsilon",
+      "--max-position-embeddings",
+      "--position-embedding-type",
+      "--no-position-embedding",
+      "--use-rotary-position-embeddings",
+      "--distributed-timeout-minutes",
+      "--logging-level",
+      "--enable-experimental",
+      "--no-check-for-nan-in-loss-and-grad",
+      "--manual-gc-interval",
+      "--finetune",
+      "--pretrained-checkpoint",
+      "--auto-detect-ckpt-format",
+      "--async-save",
+      "--start-weight-decay",
+      "--end-weight-decay",
+      "--mscale",
+      "--mscale-all-dim",
+      "--eod-mask-loss",
+      "--reset-position-ids",
+      "--reset-attention-mask",
+      "--override-opt-param-scheduler",
+      "--use-checkpoint-opt_param-scheduler",
+      "--no-initialization",
+      "--micro-batch-size-per-gpu",
+      "--wandb-project",
+      "--wandb-exp-name",
+      "--ft-num-warmup-iters",
+      "--use-ft",
+      "--hf-checkpoint",
+      "--ref-load",
+      "--tensorboard-dir",
+      "--profile",
+      "--profile-step-start",
+      "--profile-step-end",
+      "--profile-ranks",
+      "--use-pytorch-profiler",
+      "--trust-remote-code",
+      "--export-te-mcore-model",
+      "--ckpt-format"};
   for (std::string_view prefix : kPrefixes) {
     if (flag.starts_with(prefix)) return true;
   }
@@ -390,9 +452,10 @@ bool IsWithoutCost(std::string_view flag) {
 // fused cross entropy.
 bool IsAssumed(std::string_view flag) {
   constexpr std::string_view kFlags[] = {
-      "--overlap-grad-reduce", "--overlap-param-gather", "--moe-grouped-gemm",
-      "--moe-permute-fusion", "--moe-router-fusion", "--use-flash-attn",
-      "--transformer-impl", "--attention-backend",
+      "--overlap-grad-reduce",       "--overlap-param-gather",
+      "--moe-grouped-gemm",          "--moe-permute-fusion",
+      "--moe-router-fusion",         "--use-flash-attn",
+      "--transformer-impl",          "--attention-backend",
       "--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl",
       "--use-mcore-models"};
   return std::find(std::begin(kFlags), std::end(kFlags), flag) !=
@@ -723,7 +786,8 @@ Result<void> ApplyCudaGraph(const Given& g, Scenario& spec,
   // --cuda-graph-modules is the current name of --cuda-graph-scope
   // (megatron/training/arguments.py refuses both together).
   const std::vector<std::string>* scopes = g.List("--cuda-graph-scope");
-  if (const std::vector<std::string>* modules = g.List("--cuda-graph-modules")) {
+  if (const std::vector<std::string>* modules =
+          g.List("--cuda-graph-modules")) {
     if (scopes) {
       return std::unexpected(
           FlagError("--cuda-graph-modules",
@@ -784,7 +848,8 @@ Result<void> ApplyMoe(const Given& g, Scenario& spec) {
   }
   if (auto v = g.Bool("--moe-shared-expert-overlap"))
     spec.set_moe_shared_expert_overlap(*v);
-  if (auto v = g.Bool("--delay-wgrad-compute")) spec.set_delay_wgrad_compute(*v);
+  if (auto v = g.Bool("--delay-wgrad-compute"))
+    spec.set_delay_wgrad_compute(*v);
   if (auto v = g.Bool("--moe-pad-expert-input-to-capacity"))
     spec.set_moe_pad_expert_input_to_capacity(*v);
   if (auto v = g.Bool("--cpu-offloading")) spec.set_cpu_offloading(*v);
@@ -862,7 +927,8 @@ Result<std::optional<int64_t>> FrequencyFlag(const Given& g,
         FlagError(flag, "a list pattern needs --num-layers"));
   }
   auto pattern = internal::ExpandLayerFreq(*text, num_layers);
-  if (!pattern) return std::unexpected(FlagError(flag, pattern.error().message));
+  if (!pattern)
+    return std::unexpected(FlagError(flag, pattern.error().message));
   auto period = PeriodOfPattern(*pattern);
   if (!period) {
     return std::unexpected(FlagError(
@@ -902,7 +968,8 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
           {"--qk-head-dim", 1, &Architecture::set_qk_head_dim},
           {"--qk-pos-emb-head-dim", 0, &Architecture::set_qk_pos_emb_head_dim},
           {"--v-head-dim", 1, &Architecture::set_v_head_dim},
-          {"--linear-num-key-heads", 1, &Architecture::set_linear_num_key_heads},
+          {"--linear-num-key-heads", 1,
+           &Architecture::set_linear_num_key_heads},
           {"--linear-key-head-dim", 1, &Architecture::set_linear_key_head_dim},
           {"--linear-num-value-heads", 1,
            &Architecture::set_linear_num_value_heads},
@@ -942,14 +1009,16 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
   const bool swiglu = g.Bool("--swiglu").value_or(false);
   const bool geglu = g.Bool("--quick-geglu").value_or(false);
   if (swiglu && geglu) {
-    return std::unexpected(FlagError(
-        "--quick-geglu", "cannot be combined with --swiglu (Megatron asserts "
-                         "the same)"));
+    return std::unexpected(
+        FlagError("--quick-geglu",
+                  "cannot be combined with --swiglu (Megatron asserts "
+                  "the same)"));
   }
   if (g.Bool("--squared-relu").value_or(false)) {
-    return std::unexpected(FlagError(
-        "--squared-relu", "the squared-ReLU MLP is not modelled (swiglu, "
-                          "quick_geglu and gelu are)"));
+    return std::unexpected(
+        FlagError("--squared-relu",
+                  "the squared-ReLU MLP is not modelled (swiglu, "
+                  "quick_geglu and gelu are)"));
   }
   if (swiglu) a.set_activation("swiglu");
   if (geglu) a.set_activation("quick_geglu");
@@ -989,7 +1058,8 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
   // tokens and the current one; moesim's window counts left + 1 tokens.
   if (auto window = g.String("--window-size")) {
     std::string text = *window;
-    std::erase_if(text, [](char c) { return c == '(' || c == ')' || c == ' '; });
+    std::erase_if(text,
+                  [](char c) { return c == '(' || c == ')' || c == ' '; });
     const std::vector<std::string> parts = util::SplitList(text, ",");
     auto bad = [&] {
       return std::unexpected(FlagError(
@@ -1011,20 +1081,20 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
       g.String("--experimental-attention-variant");
   if (!variant) variant = g.String("--linear-attention-type");
   if (variant && *variant != "gated_delta_net" && *variant != "gdn") {
-    return std::unexpected(FlagError(
-        g.Has("--experimental-attention-variant")
-            ? "--experimental-attention-variant"
-            : "--linear-attention-type",
-        "'" + variant->substr(0, 40) +
-            "' is not modelled (gated_delta_net is)"));
+    return std::unexpected(
+        FlagError(g.Has("--experimental-attention-variant")
+                      ? "--experimental-attention-variant"
+                      : "--linear-attention-type",
+                  "'" + variant->substr(0, 40) +
+                      "' is not modelled (gated_delta_net is)"));
   }
   auto linear = FrequencyFlag(g, "--linear-attention-freq", spec.num_layers());
   if (!linear) return std::unexpected(linear.error());
   if (*linear) {
     if (!variant) {
-      return std::unexpected(FlagError(
-          "--linear-attention-freq",
-          "needs --experimental-attention-variant gated_delta_net"));
+      return std::unexpected(
+          FlagError("--linear-attention-freq",
+                    "needs --experimental-attention-variant gated_delta_net"));
     }
     a.set_linear_attention_freq(**linear);
   } else if (variant) {
@@ -1038,13 +1108,14 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
   // mscale 1.0, mscale_all_dim 0.0, since core_transformer_config_from_args
   // copies every argument over the config's own defaults.
   const bool mla = g.Bool("--multi-latent-attention").value_or(false);
-  const std::string rope = g.String("--rope-type").value_or(mla ? "yarn" : "rope");
+  const std::string rope =
+      g.String("--rope-type").value_or(mla ? "yarn" : "rope");
   if (rope != "yarn" && rope != "rope") {
-    return std::unexpected(
-        FlagError("--rope-type", "unknown '" + rope.substr(0, 40) + "' (rope, yarn)"));
+    return std::unexpected(FlagError(
+        "--rope-type", "unknown '" + rope.substr(0, 40) + "' (rope, yarn)"));
   }
-  const bool yarn = mla ? rope == "yarn"
-                        : g.String("--position-embedding-type") == "yarn";
+  const bool yarn =
+      mla ? rope == "yarn" : g.String("--position-embedding-type") == "yarn";
   auto factor = g.Double("--rotary-scaling-factor", 1e-9, 1e9);
   if (!factor) return std::unexpected(factor.error());
   auto mscale = g.Double("--mscale", 0, 1e9);
@@ -1202,7 +1273,8 @@ Result<std::vector<std::string>> ApplyMegatronArgs(std::string_view args,
     named.insert(named.begin() + (harmless > 0 ? 1 : 0),
                  std::string(kPrefix) +
                      "as the replay always assumes (Megatron-Bridge recipe "
-                     "settings): " + Join(assumed, ", "));
+                     "settings): " +
+                     Join(assumed, ", "));
   }
   warnings.insert(warnings.begin(), named.begin(), named.end());
   return warnings;

@@ -664,9 +664,11 @@ Result<void> CheckActivationOffload(const ResolvedScenario& r,
     };
     const models::ActivationOffload& o = r.training.activation_offload;
     using models::OffloadModule;
-    if (!o.any()) return fail("fine-grained activation offloading needs at "
-                              "least one module (" +
-                              models::OffloadModuleList() + ")");
+    if (!o.any())
+      return fail(
+          "fine-grained activation offloading needs at "
+          "least one module (" +
+          models::OffloadModuleList() + ")");
     if (s.cpu_offloading()) {
       return std::unexpected(
           at.Error("cpu_offloading",
@@ -701,9 +703,9 @@ Result<void> CheckActivationOffload(const ResolvedScenario& r,
                   "LayerNormColumnParallelLinear), so Megatron offloads "
                   "nothing for it; use qkv_linear");
     }
-    if (!moe && (o.has(OffloadModule::kMlpNorm) ||
-                 o.has(OffloadModule::kExpertFc1) ||
-                 o.has(OffloadModule::kMoeAct))) {
+    if (!moe &&
+        (o.has(OffloadModule::kMlpNorm) || o.has(OffloadModule::kExpertFc1) ||
+         o.has(OffloadModule::kMoeAct))) {
       return fail("mlp_norm, expert_fc1 and moe_act need MoE layers; " + name +
                   " is dense (its MLP norm is fused into linear_fc1)");
     }

@@ -1,9 +1,9 @@
 #include "scenarios/scenario.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
-#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -58,8 +58,9 @@ Result<void> CheckSet(const Scenario& s, const FieldNamer& at) {
 
 Result<void> CheckRequired(const Scenario& s, const FieldNamer& at) {
   if (s.model().empty() && !internal::HasArchitecture(s)) {
-    return std::unexpected(at.Error(
-        "model", "required (a zoo name or model file, or the architecture "
+    return std::unexpected(
+        at.Error("model",
+                 "required (a zoo name or model file, or the architecture "
                  "flags of a Megatron argument list)"));
   }
   if (s.system().empty())
@@ -174,10 +175,11 @@ Result<void> AccountedPipelineLayout(Scenario& s, const FieldNamer& at,
   if (!l.pipeline_model_parallel_layout().empty() ||
       l.has_decoder_first_pipeline_num_layers() ||
       l.has_decoder_last_pipeline_num_layers()) {
-    return std::unexpected(at.Error(
-        field, "cannot be combined with pipeline_model_parallel_layout or "
-               "decoder_first/last_pipeline_num_layers (Megatron-Core "
-               "refuses both)"));
+    return std::unexpected(
+        at.Error(field,
+                 "cannot be combined with pipeline_model_parallel_layout or "
+                 "decoder_first/last_pipeline_num_layers (Megatron-Core "
+                 "refuses both)"));
   }
   const int64_t pp = l.pipeline_model_parallel_size();
   const int64_t vpp = std::max(1, l.virtual_pipeline_model_parallel_size());
@@ -186,10 +188,10 @@ Result<void> AccountedPipelineLayout(Scenario& s, const FieldNamer& at,
       int64_t{s.num_layers()} + (embedding ? 1 : 0) + (loss ? 1 : 0);
   if (counted % stages != 0) {
     return std::unexpected(at.Error(
-        field, "num_layers " + std::to_string(s.num_layers()) +
-                   " plus the accounted embedding/loss = " +
-                   std::to_string(counted) + " is not divisible by PP x VPP = " +
-                   std::to_string(stages)));
+        field,
+        "num_layers " + std::to_string(s.num_layers()) +
+            " plus the accounted embedding/loss = " + std::to_string(counted) +
+            " is not divisible by PP x VPP = " + std::to_string(stages)));
   }
   const int64_t per = counted / stages;
   std::vector<int64_t> layers(static_cast<size_t>(stages), per);
@@ -221,19 +223,23 @@ Result<void> UnevenPipelineLayout(Scenario& s, const FieldNamer& at,
   if (!l.has_decoder_first_pipeline_num_layers() &&
       !l.has_decoder_last_pipeline_num_layers())
     return {};
-  constexpr std::string_view kFirst = "layout.decoder_first_pipeline_num_layers";
-  const std::string_view field = l.has_decoder_first_pipeline_num_layers()
-                                     ? kFirst
-                                     : "layout.decoder_last_pipeline_num_layers";
+  constexpr std::string_view kFirst =
+      "layout.decoder_first_pipeline_num_layers";
+  const std::string_view field =
+      l.has_decoder_first_pipeline_num_layers()
+          ? kFirst
+          : "layout.decoder_last_pipeline_num_layers";
   if (!l.pipeline_model_parallel_layout().empty()) {
-    return std::unexpected(at.Error(
-        field, "cannot be combined with pipeline_model_parallel_layout "
-               "(Megatron-LM refuses both)"));
+    return std::unexpected(
+        at.Error(field,
+                 "cannot be combined with pipeline_model_parallel_layout "
+                 "(Megatron-LM refuses both)"));
   }
   const int64_t pp = l.pipeline_model_parallel_size();
   const int64_t vpp = std::max(1, l.virtual_pipeline_model_parallel_size());
   if (pp < 2)
-    return std::unexpected(at.Error(field, "needs pipeline_model_parallel_size >= 2"));
+    return std::unexpected(
+        at.Error(field, "needs pipeline_model_parallel_size >= 2"));
   const bool has_first = l.has_decoder_first_pipeline_num_layers();
   const bool has_last = l.has_decoder_last_pipeline_num_layers();
   const int64_t first = l.decoder_first_pipeline_num_layers();
@@ -247,8 +253,10 @@ Result<void> UnevenPipelineLayout(Scenario& s, const FieldNamer& at,
     return fail("first and last stage layers exceed num_layers " +
                 std::to_string(s.num_layers()));
   if (first % vpp != 0 || last % vpp != 0)
-    return fail("first and last stage layers must divide by the virtual "
-                "pipeline size " + std::to_string(vpp));
+    return fail(
+        "first and last stage layers must divide by the virtual "
+        "pipeline size " +
+        std::to_string(vpp));
   if (middle_ranks == 0 ? middle_layers != 0
                         : middle_layers % (middle_ranks * vpp) != 0) {
     return fail("the other " + std::to_string(middle_layers) +
@@ -325,9 +333,11 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   // cannot be given beside it.
   if (const std::string& layout = l.pipeline_model_parallel_layout();
       !layout.empty() && l.virtual_pipeline_model_parallel_size() == 0) {
-    constexpr std::string_view kLayout = "layout.pipeline_model_parallel_layout";
+    constexpr std::string_view kLayout =
+        "layout.pipeline_model_parallel_layout";
     auto stages = models::CountLayoutStages(layout);
-    if (!stages) return std::unexpected(at.Wrap(kLayout, stages.error().message));
+    if (!stages)
+      return std::unexpected(at.Wrap(kLayout, stages.error().message));
     const int pp = l.pipeline_model_parallel_size();
     if (pp == 1 && *stages > 1) {
       return std::unexpected(at.Error(
@@ -337,17 +347,17 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     }
     if (*stages % pp != 0) {
       return std::unexpected(at.Error(
-          kLayout, "has " + std::to_string(*stages) +
-                       " stages, not a multiple of pipeline_model_parallel_size " +
-                       std::to_string(pp) +
-                       " (Megatron-LM sets VPP = stages / PP)"));
+          kLayout,
+          "has " + std::to_string(*stages) +
+              " stages, not a multiple of pipeline_model_parallel_size " +
+              std::to_string(pp) + " (Megatron-LM sets VPP = stages / PP)"));
     }
     l.set_virtual_pipeline_model_parallel_size(
         static_cast<int32_t>(*stages / pp));
     d.Note("virtual_pipeline_model_parallel_size",
            std::to_string(*stages / pp) + " (the layout's " +
-               std::to_string(*stages) + " stages / PP " +
-               std::to_string(pp) + ")");
+               std::to_string(*stages) + " stages / PP " + std::to_string(pp) +
+               ")");
   }
   d.Int("virtual_pipeline_model_parallel_size", 1,
         &Layout::set_virtual_pipeline_model_parallel_size,
@@ -379,9 +389,9 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
         &Layout::set_global_batch_size, l.global_batch_size(), l);
   if (s.defaults() != "" && s.defaults() != "megatron-bridge" &&
       s.defaults() != "megatron-lm") {
-    return std::unexpected(at.Error(
-        "defaults", "unknown '" + s.defaults().substr(0, 40) +
-                        "' (megatron-bridge, megatron-lm)"));
+    return std::unexpected(
+        at.Error("defaults", "unknown '" + s.defaults().substr(0, 40) +
+                                 "' (megatron-bridge, megatron-lm)"));
   }
   // Megatron-LM's own defaults (megatron/training/arguments.py and
   // TransformerConfig): --sequence-parallel, --use-distributed-optimizer
@@ -638,8 +648,8 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
       const int m = models::OffloadModuleIndex(name);
       if (m < 0) {
         return std::unexpected(at.Error(
-            "offload_modules", "unknown '" + name + "' (" +
-                                   models::OffloadModuleList() + ")"));
+            "offload_modules",
+            "unknown '" + name + "' (" + models::OffloadModuleList() + ")"));
       }
       o.modules[m] = true;
     }

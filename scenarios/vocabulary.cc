@@ -213,7 +213,8 @@ Result<std::vector<std::string>> ParseActivationOffloadSetting(
     std::string_view value) {
   std::vector<std::string> items = util::SplitList(value, ",;");
   if (items.empty()) return util::Fail("needs none or a list of modules");
-  if (items[0] == "none" && items.size() == 1) return std::vector<std::string>{};
+  if (items[0] == "none" && items.size() == 1)
+    return std::vector<std::string>{};
   for (const std::string& item : items) {
     if (item == "none")
       return util::Fail("'none' cannot be combined with modules");

@@ -93,7 +93,7 @@ bool IsOutputLayer(std::string_view base) {
 bool IsLayerNormLinear(std::string_view base, const HostCallContext& c) {
   return (base == "qkv" || base == "in_proj_qkvz") ? c.input_norm_fused
          : base == "fc1"                           ? c.pre_mlp_norm_fused
-                                                   : (base == "q_up" || base == "kv_up");
+                         : (base == "q_up" || base == "kv_up");
 }
 bool IsNormFused(std::string_view base, const HostCallContext& c) {
   if (base == "input_norm") return c.input_norm_fused;
@@ -475,8 +475,8 @@ DispatchCalls DispatchHostCalls(models::Dispatcher dispatcher, bool combine,
         d.comm.torch = 2 * 3;  // 2 _AllToAll (Fn, empty, contiguous)
         d.sort.torch = 2;      // fused chunk sort with probs, ravel
       } else if (forward) {
-        d.sort.torch = 3;  // chunk sort, .T.ravel (2)
-        d.comm.torch = 3;  // 1 _AllToAll
+        d.sort.torch = 3;                   // chunk sort, .T.ravel (2)
+        d.comm.torch = 3;                   // 1 _AllToAll
         d.unpermute.torch = 2 + kBdaCalls;  // unpermute, view; mlp BDA
       } else if (combine) {
         // Backward of the dispatch: its chunk sort, 2 all-to-alls, the

@@ -470,9 +470,9 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
       rank.dispatcher == models::Dispatcher::kAllToAll || !ep;
   const bool sync = !d.combine && op.pass == models::Pass::kForward &&
                     !(alltoall_path && rank.static_token_counts);
-  const DispatchCalls calls = DispatchHostCalls(
-      ep ? rank.dispatcher : models::Dispatcher::kAllToAll, d.combine,
-      op.pass == models::Pass::kForward);
+  const DispatchCalls calls =
+      DispatchHostCalls(ep ? rank.dispatcher : models::Dispatcher::kAllToAll,
+                        d.combine, op.pass == models::Pass::kForward);
   auto add = [&](TimedOp t, const HostCalls& host, bool host_sync) {
     t.calls = host;
     t.host_sync = host_sync && sync;
@@ -561,8 +561,8 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   comm.group = models::Group::kEp;
   add(std::move(comm), calls.comm, true);
   if (!d.combine) {
-    add(ComputeOp(op.name + " permute", "memory_bound", permute),
-        calls.permute, false);
+    add(ComputeOp(op.name + " permute", "memory_bound", permute), calls.permute,
+        false);
   }
   return {};
 }
@@ -637,9 +637,8 @@ double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
 }
 
 const char* StreamKindName(StreamKind kind) {
-  static constexpr const char* kNames[] = {"compute", "tp",   "cp",
-                                           "ep",      "dp",   "pp",
-                                           "host",    "copy", "copy_h2d"};
+  static constexpr const char* kNames[] = {
+      "compute", "tp", "cp", "ep", "dp", "pp", "host", "copy", "copy_h2d"};
   return kNames[static_cast<int>(kind)];
 }
 
@@ -747,9 +746,9 @@ OpTemplate Coalesce(const OpTemplate& t) {
     const bool compute = op.stream == StreamKind::kCompute && !op.transfer;
     const bool ends_segment = op.host_sync || i == n - 1;
     if (compute && !ends_segment && op.deps.size() == 1 &&
-        op.deps[0] != kEntry &&
-        dependents[op.deps[0]] == 1 && index[op.deps[0]] == last_compute &&
-        last_compute != kEntry && !t.ops[op.deps[0]].host_sync &&
+        op.deps[0] != kEntry && dependents[op.deps[0]] == 1 &&
+        index[op.deps[0]] == last_compute && last_compute != kEntry &&
+        !t.ops[op.deps[0]].host_sync &&
         out.ops[last_compute].graphed == op.graphed &&
         out.ops[last_compute].deferred == op.deferred) {
       TimedOp& merged = out.ops[last_compute];
@@ -949,8 +948,8 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
       if (scopes[i]) continue;  // a shared-expert op priced inside
       models::GraphScope scope = op.scope;
       if (scope == models::GraphScope::kMoePreprocess &&
-          (op.kind != OpKind::kDispatch || op.dispatch.combine ||
-           i != before || !alltoall)) {
+          (op.kind != OpKind::kDispatch || op.dispatch.combine || i != before ||
+           !alltoall)) {
         scope = models::GraphScope::kMoe;
       }
       scopes[i] = scope;
@@ -1011,9 +1010,9 @@ std::vector<HostSegment> HostSegments(const OpTemplate& t,
       const TimedOp& op = t.ops[i];
       // The launch the op's first kernel waits for: a kernel launch, or the
       // graph launch when it opens a graphed run.
-      s.first_launch_s =
-          op.graphed ? std::min(op.head_host_s, rank.graph_launch_s)
-                     : std::min(op.head_host_s, rank.launch_s);
+      s.first_launch_s = op.graphed
+                             ? std::min(op.head_host_s, rank.graph_launch_s)
+                             : std::min(op.head_host_s, rank.launch_s);
       s.rest_launch_s = op.host_s - s.first_launch_s;
       out.push_back(s);
       continue;

@@ -46,7 +46,15 @@ namespace moesim::sim {
 // separate copy engines over a full-duplex host link. Lanes get a kCopyH2d
 // stream only in scenarios that offload (StepBuilder).
 enum class StreamKind {
-  kCompute, kTp, kCp, kEp, kDp, kPp, kHost, kCopy, kCopyH2d
+  kCompute,
+  kTp,
+  kCp,
+  kEp,
+  kDp,
+  kPp,
+  kHost,
+  kCopy,
+  kCopyH2d
 };
 inline constexpr int kNumStreamKinds = 9;
 inline constexpr StreamKind kCommKinds[] = {StreamKind::kTp, StreamKind::kCp,
@@ -246,7 +254,6 @@ TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
 // expert groups, each token's experts within `group_topk` of them; 0: none).
 double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
                              int64_t groups = 0, int64_t group_topk = 0);
-
 
 // SMs a dispatcher's kernels hold while they run: Megatron's
 // --moe-deepep-num-sms (20) and --moe-hybridep-num-sms (16) defaults; 0 for

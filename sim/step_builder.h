@@ -286,8 +286,7 @@ class StepBuilder {
   bool p2p_sync_ = false;
   double p2p_bytes_ = 0;
   double launch_s_ = 0, te_module_s_ = 0, kernel_launch_s_ = 0,
-         autograd_node_s_ = 0,
-         graph_launch_s_ = 0;
+         autograd_node_s_ = 0, graph_launch_s_ = 0;
   size_t estimated_ops_ = 0;
 };
 

@@ -564,8 +564,7 @@ std::string FormatAdviseJson(const AdviseResult& r) {
     out += std::string(i ? "," : "") + "\n    " + StepJson(r.steps[i]);
   out += r.steps.empty() ? "],\n" : "\n  ],\n";
   out += "  \"final\": {\"flags\": " + JsonString(FormatScenarioFlags(f.spec)) +
-         ", \"megatron_args\": " +
-         JsonString(LaunchArgs(f)) +
+         ", \"megatron_args\": " + JsonString(LaunchArgs(f)) +
          ", \"wall\": " + JsonString(r.final_wall) +
          ", \"tokens_per_sec_per_gpu\": " +
          JsonNumber(r.final_tokens_per_sec_per_gpu) +

@@ -100,8 +100,8 @@ struct GpuFit {
   FitResult result;
 };
 struct PerGpuFit {
-  std::vector<GpuFit> fits;           // in calibration::TableGpus() order
-  std::vector<std::string> skipped;   // "gpu: why no row of it simulates"
+  std::vector<GpuFit> fits;          // in calibration::TableGpus() order
+  std::vector<std::string> skipped;  // "gpu: why no row of it simulates"
 };
 // Fits each table GPU type's rows of `runs` on their own. Error when no
 // type has a row that simulates.

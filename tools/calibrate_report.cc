@@ -147,11 +147,13 @@ std::string GpuFamily(std::string_view name) {
       continue;
     }
     size_t letters = 0;
-    while (letters < word.size() && std::isalpha(static_cast<unsigned char>(word[letters])))
+    while (letters < word.size() &&
+           std::isalpha(static_cast<unsigned char>(word[letters])))
       ++letters;
     if (letters > 0 && word.size() - letters == 3 &&
-        std::all_of(word.begin() + static_cast<long>(letters), word.end(),
-                    [](char d) { return std::isdigit(static_cast<unsigned char>(d)); }))
+        std::all_of(
+            word.begin() + static_cast<long>(letters), word.end(),
+            [](char d) { return std::isdigit(static_cast<unsigned char>(d)); }))
       return word;
     word.clear();
   }
@@ -169,27 +171,26 @@ util::Result<void> CheckLogAgainstSystem(const std::string& log,
   const std::string system_gpu = GpuFamily(system.gpu().name());
   if (!log_gpu.empty() && !system_gpu.empty() && log_gpu != system_gpu &&
       !(log_gpu.ends_with(system_gpu) || system_gpu.ends_with(log_gpu))) {
-    return util::Fail(log + ": GPU '" + facts.gpu.substr(0, 60) +
-                      "' is not " + system.name() + "'s " +
-                      system.gpu().name() + " (--system)");
+    return util::Fail(log + ": GPU '" + facts.gpu.substr(0, 60) + "' is not " +
+                      system.name() + "'s " + system.gpu().name() +
+                      " (--system)");
   }
   const int domain = system.nvlink_domain_gpus();
   const bool node_domain = domain == system.gpus_per_node();
   if (tier == "nvlink") {
     if (facts.group_size > domain)
-      return util::Fail(log + ": --tier nvlink: " +
-                        std::to_string(facts.group_size) +
-                        " ranks cannot share one NVLink domain of " +
-                        system.name() + " (" + std::to_string(domain) +
-                        " GPUs); use --tier net");
+      return util::Fail(
+          log + ": --tier nvlink: " + std::to_string(facts.group_size) +
+          " ranks cannot share one NVLink domain of " + system.name() + " (" +
+          std::to_string(domain) + " GPUs); use --tier net");
     if (node_domain && facts.hosts > 1)
       return util::Fail(log + ": --tier nvlink: the ranks run on " +
                         std::to_string(facts.hosts) + " hosts, and " +
                         system.name() +
                         "'s NVLink domain is one host; use --tier net");
   } else if (facts.group_size <= system.gpus_per_node() && facts.hosts <= 1) {
-    return util::Fail(log + ": --tier net: " +
-                      std::to_string(facts.group_size) +
+    return util::Fail(log +
+                      ": --tier net: " + std::to_string(facts.group_size) +
                       " ranks on one host never leave its NVLink domain; "
                       "use --tier nvlink");
   }
@@ -207,17 +208,16 @@ util::Result<std::string> RunImportNccl(const ImportNcclFlags& f) {
   }
   if (f.group_size && (*f.group_size < 1 || *f.group_size > 1 << 20)) {
     return std::unexpected(FlagError(
-        "--group-size", "must be in [1, 1048576], got " +
-                            std::to_string(*f.group_size)));
+        "--group-size",
+        "must be in [1, 1048576], got " + std::to_string(*f.group_size)));
   }
   std::vector<calibration::CollectiveRow> rows;
   for (const std::string& log : f.logs) {
     auto text = util::ReadFile(log);
     if (!text) return std::unexpected(text.error());
     calibration::NcclLogFacts facts;
-    auto parsed = calibration::ParseNcclTestsLog(*text, log, f.tier, "",
-                                                 f.group_size.value_or(0),
-                                                 &facts);
+    auto parsed = calibration::ParseNcclTestsLog(
+        *text, log, f.tier, "", f.group_size.value_or(0), &facts);
     if (!parsed) return std::unexpected(parsed.error());
     if (auto ok = CheckLogAgainstSystem(log, facts, *system, f.tier); !ok)
       return std::unexpected(ok.error());

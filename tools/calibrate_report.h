@@ -26,7 +26,7 @@ struct ImportNcclFlags {
   std::vector<std::string> logs;
   std::string system;
   std::string tier;
-  std::string out;  // empty: stdout
+  std::string out;                // empty: stdout
   std::optional<int> group_size;  // --group-size
 };
 void AddImportNcclFlags(CLI::App& app, ImportNcclFlags& flags);

@@ -212,10 +212,11 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
   }
   const int node = s.system.gpus_per_node();
   if (busiest.optimizer_host_bytes > 0) {
-    out += Format("\noptimizer state in host memory: %s GiB per GPU, %s GiB "
-                  "per node of %d GPUs",
-                  Gib(busiest.optimizer_host_bytes).c_str(),
-                  Gib(node * busiest.optimizer_host_bytes).c_str(), node);
+    out += Format(
+        "\noptimizer state in host memory: %s GiB per GPU, %s GiB "
+        "per node of %d GPUs",
+        Gib(busiest.optimizer_host_bytes).c_str(),
+        Gib(node * busiest.optimizer_host_bytes).c_str(), node);
   }
   if (busiest.optimizer_step_bytes > 0) {
     out += Format(
@@ -257,8 +258,9 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
           : Format("OUT OF MEMORY by %.1f GiB", -r.memory.margin_bytes / kGiB)
                 .c_str());
   if (!s.defaults_used.empty()) {
-    out += s.spec.defaults() == "megatron-lm" ? "defaults (Megatron-LM):"
-                                              : "defaults (Megatron-Bridge recipe):";
+    out += s.spec.defaults() == "megatron-lm"
+               ? "defaults (Megatron-LM):"
+               : "defaults (Megatron-Bridge recipe):";
     for (const std::string& d : s.defaults_used) out += " " + d;
     out += "\n";
   }
@@ -294,8 +296,7 @@ std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
            ", \"optimizer_gib\": " + JsonGiB(st.optimizer_bytes) +
            ", \"optimizer_host_gib\": " + JsonGiB(st.optimizer_host_bytes) +
            ", \"fsdp_unit_gib\": " + JsonGiB(st.fsdp_unit_bytes) +
-           ", \"activation_host_gib\": " +
-           JsonGiB(st.activation_host_bytes) +
+           ", \"activation_host_gib\": " + JsonGiB(st.activation_host_bytes) +
            ", \"activation_offload_saved_gib\": " +
            JsonBytesMap(st.offload_saved) +
            ", \"optimizer_step_gib\": " + JsonGiB(st.optimizer_step_bytes) +

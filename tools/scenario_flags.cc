@@ -457,8 +457,8 @@ Result<FlagScenario> ScenarioFromFlags(const ScenarioFlags& flags) {
     }
     auto read = util::ReadFile(*flags.megatron_args_file);
     if (!read) return std::unexpected(read.error());
-    auto args = scenarios::ExtractMegatronArgs(
-        *read, *flags.megatron_args_file, vars);
+    auto args =
+        scenarios::ExtractMegatronArgs(*read, *flags.megatron_args_file, vars);
     if (!args) return std::unexpected(args.error());
     auto applied = scenarios::ApplyMegatronArgs(*args, out.spec);
     if (!applied) {

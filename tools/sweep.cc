@@ -153,15 +153,15 @@ Result<void> CheckCandidateRow(const SweepCandidate& c) {
     return fail("cpu_offload",
                 "must be in [0, 1], got " + Format("%.17g", c.cpu_offload()));
   }
-  for (const auto& [kind, word] : {std::pair{"precision", &c.precision()},
-                                   std::pair{"dispatcher", &c.dispatcher()},
-                                   std::pair{"recompute", &c.recompute()},
-                                   std::pair{"cuda_graph", &c.cuda_graph()},
-                                   std::pair{"activation_offload",
-                                             &c.activation_offload()}}) {
+  for (const auto& [kind, word] :
+       {std::pair{"precision", &c.precision()},
+        std::pair{"dispatcher", &c.dispatcher()},
+        std::pair{"recompute", &c.recompute()},
+        std::pair{"cuda_graph", &c.cuda_graph()},
+        std::pair{"activation_offload", &c.activation_offload()}}) {
     // Parts written before the activation_offload column hold no value.
-    if (word->empty() && (v == "invalid" || kind == std::string_view(
-                                                "activation_offload")))
+    if (word->empty() &&
+        (v == "invalid" || kind == std::string_view("activation_offload")))
       continue;
     if (auto known = scenarios::CheckWord(kind, *word); !known)
       return fail(kind, known.error().message);

@@ -146,8 +146,8 @@ std::string JsonText(const std::string& s) {
 // reads as text. Numeric cells are not written through here.
 std::string CsvCell(const std::string& text) {
   std::string s = text;
-  if (!s.empty() && std::string_view("=+-@\t\r").find(s.front()) !=
-                        std::string_view::npos)
+  if (!s.empty() &&
+      std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos)
     s.insert(s.begin(), '\'');
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -416,7 +416,8 @@ std::string FormatSweepCsv(const SweepOutcome& o) {
            CsvCell(c.dispatcher()) + "," + JsonNumber(c.cpu_offload()) + "," +
            CsvCell(c.cuda_graph()) + "," + (c.ep_overlap() ? "1" : "0") + "," +
            CsvCell(c.activation_offload()) + "," +
-           (c.offload_optimizer_states() ? "1" : "0") + "," + c.verdict() + "," + CsvCell(c.reason()) + "," +
+           (c.offload_optimizer_states() ? "1" : "0") + "," + c.verdict() +
+           "," + CsvCell(c.reason()) + "," +
            (ok ? JsonNumber(c.tokens_per_sec_per_gpu()) : "") + "," +
            (ok ? JsonNumber(c.tflops_per_gpu()) : "") + "," +
            (ok ? JsonNumber(c.step_time_s()) : "") + "," +

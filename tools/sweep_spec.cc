@@ -21,12 +21,24 @@ namespace {
 
 using util::Result;
 
-constexpr const char* kAxisNames[] = {
-    "num_gpus",   "seq_len",     "tp",         "cp",
-    "ep",         "etp",         "pp",         "vpp",
-    "mbs",        "gbs",         "recompute",  "precision",
-    "dispatcher", "cpu_offload", "cuda_graph", "ep_overlap",
-    "activation_offload", "offload_optimizer_states"};
+constexpr const char* kAxisNames[] = {"num_gpus",
+                                      "seq_len",
+                                      "tp",
+                                      "cp",
+                                      "ep",
+                                      "etp",
+                                      "pp",
+                                      "vpp",
+                                      "mbs",
+                                      "gbs",
+                                      "recompute",
+                                      "precision",
+                                      "dispatcher",
+                                      "cpu_offload",
+                                      "cuda_graph",
+                                      "ep_overlap",
+                                      "activation_offload",
+                                      "offload_optimizer_states"};
 
 // Line (1-based) of `field` written at the top level of a text-format file
 // (outside any `{ }`), or 0. Skips comments and quoted strings.

@@ -258,8 +258,8 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     // compares their ratio.
     for (size_t i = 0; i < pt->num_rows(); ++i) {
       for (const char* column : {"a_measured", "b_measured"}) {
-        auto v = ParseRunNumber(pt->Get(i, column), pairs_name, pt->Line(i),
-                                column);
+        auto v =
+            ParseRunNumber(pt->Get(i, column), pairs_name, pt->Line(i), column);
         if (!v) return std::unexpected(v.error());
         if (*v && !(**v > 0)) {
           return std::unexpected(util::Error{

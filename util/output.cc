@@ -105,16 +105,17 @@ Result<void> CheckOutputTargets(const std::vector<OutputTarget>& targets) {
     if (::stat(t.path.c_str(), &st) != 0) {
       // A new file: its folder must exist and take files, checked now so
       // that a long command does not fail only at its end.
-      std::string dir = std::filesystem::path(t.path).parent_path().string();
+      std::filesystem::path dir = std::filesystem::path(t.path).parent_path();
       if (dir.empty()) dir = ".";
       struct stat dst {};
       if (::stat(dir.c_str(), &dst) != 0 || !S_ISDIR(dst.st_mode)) {
         return Fail(OutputError(
-            t.flag, "cannot write '" + t.path + "': no folder '" + dir + "'"));
+            t.flag,
+            "cannot write '" + t.path + "': no folder '" + dir.string() + "'"));
       }
       if (::access(dir.c_str(), W_OK) != 0) {
         return Fail(OutputError(t.flag, "cannot write '" + t.path +
-                                            "': folder '" + dir +
+                                            "': folder '" + dir.string() +
                                             "' is not writable"));
       }
       continue;
@@ -199,8 +200,10 @@ Result<void> WriteOutputFile(const std::string& path, std::string_view content,
   const std::filesystem::path target(real);
   const std::filesystem::path folder =
       target.has_parent_path() ? target.parent_path() : ".";
-  std::string temp =
-      (folder / ("." + target.filename().string() + ".moesim-XXXXXX")).string();
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".moesim-XXXXXX";
+  std::string temp = (folder / name).string();
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) return fail(std::strerror(errno));
   const int slot = ClaimTempSlot(temp);

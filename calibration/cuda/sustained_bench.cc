@@ -67,10 +67,10 @@ int Run(int argc, char** argv) {
   FillBf16(b, count, 2, stream);
   const float alpha = 1, beta = 0;
   auto gemm = [&] {
-    const cublasStatus_t s = cublasGemmEx(
-        handle, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, a, CUDA_R_16BF, n,
-        b, CUDA_R_16BF, n, &beta, c, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
-        CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t s =
+        cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &alpha, a,
+                     CUDA_R_16BF, n, b, CUDA_R_16BF, n, &beta, c, CUDA_R_16BF,
+                     n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS)
       Die(kTool, "cublasGemmEx: cublas status " + std::to_string(s));
   };

@@ -78,4 +78,3 @@ void BM_CalibrateFit(benchmark::State& state) {
 BENCHMARK(BM_CalibrateFit)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-

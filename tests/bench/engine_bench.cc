@@ -171,4 +171,3 @@ void BM_EngineRunTransfers(benchmark::State& state) {
 BENCHMARK(BM_EngineRunTransfers)->Arg(100'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-

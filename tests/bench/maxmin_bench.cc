@@ -106,4 +106,3 @@ void BM_ResolveAfterCapacityChange(benchmark::State& state) {
 BENCHMARK(BM_ResolveAfterCapacityChange)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-

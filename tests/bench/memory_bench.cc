@@ -55,4 +55,3 @@ BENCHMARK_CAPTURE(BM_MemoryAccounting, llama31_405b_16384gpu, "llama3.1-405b",
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
-

@@ -223,8 +223,8 @@ BENCHMARK_CAPTURE(BM_Replay, full_deepseek_v3_4096_h100, kDeepSeek4096Full,
                   true)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
-BENCHMARK_CAPTURE(BM_Replay, full_flow_deepseek_v3_1024_h100,
-                  kDeepSeek1024Full, true, true)
+BENCHMARK_CAPTURE(BM_Replay, full_flow_deepseek_v3_1024_h100, kDeepSeek1024Full,
+                  true, true)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Replay, full_flow_qwen3_30b_128_h100, kQwen30b128Flow,
@@ -233,4 +233,3 @@ BENCHMARK_CAPTURE(BM_Replay, full_flow_qwen3_30b_128_h100, kQwen30b128Flow,
     ->Iterations(1);
 
 }  // namespace
-

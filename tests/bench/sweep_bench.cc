@@ -12,8 +12,7 @@
 
 namespace {
 
-void BM_Sweep(benchmark::State& state, const std::string& file,
-              int jobs = 1) {
+void BM_Sweep(benchmark::State& state, const std::string& file, int jobs = 1) {
   auto space = moesim::tools::SweepSpace::Load(std::string(MOESIM_SOURCE_DIR) +
                                                "/scenarios/sweeps/" + file);
   if (!space) {
@@ -55,4 +54,3 @@ BENCHMARK_CAPTURE(BM_Sweep, dsv3_h100_long_context,
     ->UseRealTime();
 
 }  // namespace
-

@@ -91,4 +91,3 @@ BENCHMARK(BM_GraphAndPlacementDgxH100)
 
 }  // namespace
 }  // namespace moesim::topology
-

@@ -23,4 +23,3 @@ void BM_ValidateShippedRuns(benchmark::State& state) {
 BENCHMARK(BM_ValidateShippedRuns)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-

@@ -114,9 +114,9 @@ TEST(CostModel, Mxfp8GroupedGemmAnswersWithTheMegatronRow) {
   const Estimate e = m.GroupedGemm(8, 4096, 2048, 7168, Dtype::kMxfp8);
   EXPECT_EQ(e.method, "table");
   EXPECT_NEAR(Tflops(8 * 2.0 * 4096 * 2048 * 7168, e), 2672, 1e-6);
-  EXPECT_NEAR(e.seconds /
-                  m.GroupedGemm(1, 4096, 2048, 7168, Dtype::kMxfp8).seconds,
-              8.0, 1e-9);
+  EXPECT_NEAR(
+      e.seconds / m.GroupedGemm(1, 4096, 2048, 7168, Dtype::kMxfp8).seconds,
+      8.0, 1e-9);
   const Estimate dense = m.Gemm(15872, 12288, 4096, Dtype::kMxfp8);
   EXPECT_NEAR(Tflops(2.0 * 15872 * 12288 * 4096, dense), 2913.7, 1e-6);
 }
@@ -172,8 +172,7 @@ TEST(CostModel, MemoryBoundInterpolatesAndClamps) {
 // over `microseconds` of 8 quantize kernels (the four Fprop GEMMs' inputs
 // and weights), after checking that every Blackwell table's `kernel` rows
 // take t0 + b / that rate for 1 GiB.
-double ExpectBlackwellQuantizeRate(const char* kernel,
-                                   double bytes_per_element,
+double ExpectBlackwellQuantizeRate(const char* kernel, double bytes_per_element,
                                    double microseconds) {
   const double elements = 15872.0 * (3 * 4096 + 16384) +
                           4096.0 * (12288 + 4096 + 16384) + 16384.0 * 4096;
@@ -196,8 +195,8 @@ TEST(CostModel, BlackwellQuantizeStreamsAtTheTeDerivedRate) {
   const double rate =
       ExpectBlackwellQuantizeRate("fp8_quantize", 4 + 2.0 / 32, 482);
   EXPECT_NEAR(rate / 1e9, 5652, 1);
-  const double h100 = 1073741824 / H100().MemoryBound("fp8_quantize",
-                                                      1073741824).seconds;
+  const double h100 =
+      1073741824 / H100().MemoryBound("fp8_quantize", 1073741824).seconds;
   EXPECT_NEAR(h100 / 1e9, 0.8 * 3350, 0.01 * 2680);
 }
 
@@ -455,7 +454,11 @@ Tables SyntheticGemmTables(Law law) {
         const double compute = work / (0.75 * 1979e12);
         const double in = (1.0 * m * k + 1.0 * k * n) / 3.35e12;
         const double out = 2.0 * m * n / 3.35e12;
-        t.gemm.push_back({"deepgemm", m, n, k, Dtype::kFp8,
+        t.gemm.push_back({"deepgemm",
+                          m,
+                          n,
+                          k,
+                          Dtype::kFp8,
                           work / law(compute, in, out) / 1e12,
                           {"synthetic", 1, "derived:test"}});
       }
@@ -479,11 +482,10 @@ TEST(CostModel, GemmCombinesComputeAndTrafficByTheFittedLaw) {
                         return c + i + o;
                       }),
                       kH100);
-  const CostModel overlap(
-      SyntheticGemmTables([](double c, double i, double o) {
-        return std::max(c, i + o);
-      }),
-      kH100);
+  const CostModel overlap(SyntheticGemmTables([](double c, double i, double o) {
+                            return std::max(c, i + o);
+                          }),
+                          kH100);
   const Estimate s = sum.Gemm(8192, 8192, 512, Dtype::kFp8, 0, "deepgemm");
   const Estimate m = overlap.Gemm(8192, 8192, 512, Dtype::kFp8, 0, "deepgemm");
   EXPECT_NEAR(s.seconds, compute + in + out, 0.01 * (compute + in + out));
@@ -501,9 +503,8 @@ TEST(CostModel, GemmCombinesComputeAndTrafficByTheFittedLaw) {
   const double w_compute = 2.0 * 64 * 8192 * 8192 / (0.75 * 1979e12);
   EXPECT_NEAR(sum.Gemm(64, 8192, 8192, Dtype::kFp8, 0, "deepgemm").seconds,
               w_in + w_out + w_compute, 0.02 * (w_in + w_out + w_compute));
-  EXPECT_NEAR(
-      overlap.Gemm(64, 8192, 8192, Dtype::kFp8, 0, "deepgemm").seconds,
-      w_in + w_out, 0.02 * (w_in + w_out));
+  EXPECT_NEAR(overlap.Gemm(64, 8192, 8192, Dtype::kFp8, 0, "deepgemm").seconds,
+              w_in + w_out, 0.02 * (w_in + w_out));
 }
 
 // The must-show figure: every published H100 attention and GEMM row

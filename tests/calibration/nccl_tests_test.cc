@@ -507,9 +507,8 @@ TEST(NcclTestsLog, LaunchPrefixesAreStripped) {
   EXPECT_DOUBLE_EQ(rows[0].latency_us, 21.50);
   EXPECT_EQ(rows[0].group_size, 2);
   std::string labelled;
-  for (const std::string& line :
-       util::SplitList(SmallLog("# Collective test starting: all_reduce_perf\n"),
-                       "\n"))
+  for (const std::string& line : util::SplitList(
+           SmallLog("# Collective test starting: all_reduce_perf\n"), "\n"))
     labelled += "0: " + line + "\n";
   auto srun = ParseNcclTestsLog(labelled, "srun.log", "nvlink");
   ASSERT_TRUE(srun) << srun.error().message;
@@ -519,9 +518,9 @@ TEST(NcclTestsLog, LaunchPrefixesAreStripped) {
 // nccl-tests -J FILE.json: the same rows as the printed table.
 TEST(NcclTestsLog, JsonOutputImports) {
   NcclLogFacts facts;
-  auto rows = ParseNcclTestsLog(Testdata("all_reduce_perf_2xh100.json"),
-                                "all_reduce_perf_2xh100.json", "nvlink", "", 0,
-                                &facts);
+  auto rows =
+      ParseNcclTestsLog(Testdata("all_reduce_perf_2xh100.json"),
+                        "all_reduce_perf_2xh100.json", "nvlink", "", 0, &facts);
   ASSERT_TRUE(rows) << rows.error().message;
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[0].collective, "all_reduce");
@@ -548,9 +547,9 @@ TEST(NcclTestsLog, JsonOutputImports) {
 
 // --group-size: where the log lists no ranks; an error where it disagrees.
 TEST(NcclTestsLog, StatedGroupSize) {
-  const std::string bare =
-      "# Collective test starting: all_reduce_perf\n" + std::string(kHeader) +
-      std::string(kRow) + "# Out of bounds values : 0 OK\n";
+  const std::string bare = "# Collective test starting: all_reduce_perf\n" +
+                           std::string(kHeader) + std::string(kRow) +
+                           "# Out of bounds values : 0 OK\n";
   auto unknown = ParseNcclTestsLog(bare, "bare.log", "net", "measured:x:y");
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error().message.find("give --group-size"),

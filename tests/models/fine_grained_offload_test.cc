@@ -66,8 +66,7 @@ TEST(FineGrainedOffload, MoeActMovesTheFc1OutputAndProbsAboveTheFloor) {
       fine_grained_activation_offloading: true offload_modules: "moe_act")";
   const double fc1_output = kRows * 2 * 768 * 2;
   EXPECT_DOUBLE_EQ(fc1_output, 96 * kMiB);
-  EXPECT_DOUBLE_EQ(Saved(Stage0(Resolve(moe_act)), "moe_act"),
-                   48 * fc1_output);
+  EXPECT_DOUBLE_EQ(Saved(Stage0(Resolve(moe_act)), "moe_act"), 48 * fc1_output);
   EXPECT_DOUBLE_EQ(
       Saved(Stage0(Resolve(moe_act + " min_offloaded_tensor_size: 0")),
             "moe_act"),

@@ -180,9 +180,8 @@ double GptOssMoeActBytes(bool recompute_moe_act) {
   auto r = scenarios::Resolve(s, "test");
   EXPECT_TRUE(r) << r.error().message;
   if (!r) return -1;
-  const MemoryEstimate m =
-      EstimateMemory(r->model, r->pipeline, r->parallel, r->training,
-                     80 * kGiB);
+  const MemoryEstimate m = EstimateMemory(r->model, r->pipeline, r->parallel,
+                                          r->training, 80 * kGiB);
   for (const NamedBytes& a : m.stages[0].activations) {
     if (a.name == "moe_act") return a.bytes;
   }
@@ -282,15 +281,15 @@ TEST(EstimateMemory, DeepSeekV3UnoptimizedMatchesTheCard) {
   // down-projections, the bf16 pre-MLP norm output for the router, and the
   // shared experts' FP8 copy), SwiGLU 3.8 GiB -> 16.6 KB = k * f_e * 1 B,
   // and 131.0 GiB of activations -> 572 KB, moesim's bf16 layer plus the
-  // k * h * 2 B expert output that the unfused probability multiply keeps (memory-
-  // efficient permutation off: 26.3 GiB / 60 / 4096 = 114.9 KB). Megatron's interleaved schedule
-  // (schedules.py get_pp_rank_microbatches: warmup 2(p - r - 1) + (v - 1)p,
-  // plus one forward) stores 17 chunk forwards x 4 layers = 68 on the
-  // busiest rank pp1 (60 is pp2's 15 x 4, and also the non-interleaved 1F1B
-  // count, p micro-batches of L/p = 15 layers, that a hand estimate would
-  // use), so moesim's three savings are 68/60 of the card's per-layer bytes,
-  // +10 to +12%, just outside 10%. The card's stash depth is not published;
-  // these bounds guard the mechanism.
+  // k * h * 2 B expert output that the unfused probability multiply keeps
+  // (memory- efficient permutation off: 26.3 GiB / 60 / 4096 = 114.9 KB).
+  // Megatron's interleaved schedule (schedules.py get_pp_rank_microbatches:
+  // warmup 2(p - r - 1) + (v - 1)p, plus one forward) stores 17 chunk forwards
+  // x 4 layers = 68 on the busiest rank pp1 (60 is pp2's 15 x 4, and also the
+  // non-interleaved 1F1B count, p micro-batches of L/p = 15 layers, that a hand
+  // estimate would use), so moesim's three savings are 68/60 of the card's
+  // per-layer bytes, +10 to +12%, just outside 10%. The card's stash depth is
+  // not published; these bounds guard the mechanism.
   EXPECT_NEAR(mla, 30.4, 0.15 * 30.4);
   EXPECT_NEAR(norm, 8.2, 0.15 * 8.2);
   EXPECT_NEAR(act, 3.8, 0.15 * 3.8);

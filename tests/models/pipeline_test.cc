@@ -37,9 +37,9 @@ TEST(ParsePipelineLayout, EveryZooRecipeLayoutFitsItsModel) {
     for (const PipelineLayoutDefault& entry :
          model->recipe().pipeline_layouts()) {
       SCOPED_TRACE(name + " " + entry.layout());
-      auto plan = ParsePipelineLayout(entry.layout(), model->num_layers(),
-                                      model->mtp_num_layers(), entry.pp(),
-                                      entry.vpp());
+      auto plan =
+          ParsePipelineLayout(entry.layout(), model->num_layers(),
+                              model->mtp_num_layers(), entry.pp(), entry.vpp());
       ASSERT_TRUE(plan) << plan.error().message;
       EXPECT_EQ(plan->stages.size(), size_t(entry.pp()) * entry.vpp());
       ++checked;

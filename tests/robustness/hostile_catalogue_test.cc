@@ -3396,7 +3396,8 @@ const HostileInput kCatalogue[] = {
        .copy_of = "topology/systems/dgx-h100.textproto",
        .old_text = "gbit_s: 400",
        .new_text = "gbit_s: inf"}},
-     "flags: --system: {d}/s.textproto: nic.gbit_s: must be finite and >= 1 Gb/s"},
+     "flags: --system: {d}/s.textproto: nic.gbit_s: must be finite and >= 1 "
+     "Gb/s"},
     {"SystemNvlinkHuge",
      {"run", "--model", "qwen3-30b-a3b", "--system", "{d}/s.textproto",
       "--gpus", "8"},

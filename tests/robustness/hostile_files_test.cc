@@ -212,9 +212,9 @@ TEST_F(HostileFilesTest, OutOfMemoryIsOneLineNotAnAbort) {
   ChildLimits limits;
   limits.address_space_bytes = uint64_t{150} << 20;
   limits.wall = std::chrono::milliseconds(30'000);
-  ChildResult r = RunChild({MOESIM_BINARY, "run", scenario_, "--trace",
-                            (dir_ / "t.json").string()},
-                           limits);
+  ChildResult r = RunChild(
+      {MOESIM_BINARY, "run", scenario_, "--trace", (dir_ / "t.json").string()},
+      limits);
   ASSERT_TRUE(r.exited) << "signal " << r.signal << ": " << r.err;
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_TRUE(r.err.starts_with("moesim: out of memory:")) << r.err;

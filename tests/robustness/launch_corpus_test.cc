@@ -45,10 +45,12 @@ std::string Field(const char* key, long long value) {
 // The layout fields every simulated case states, from its file.
 std::vector<std::string> Layout(int tp, int pp, int ep, int mbs, int gbs,
                                 int seq, std::vector<std::string> more = {}) {
-  std::vector<std::string> out = {
-      Field("tp", tp),          Field("pp", pp),
-      Field("ep", ep),          Field("micro_batch_size", mbs),
-      Field("global_batch_size", gbs), Field("seq_length", seq)};
+  std::vector<std::string> out = {Field("tp", tp),
+                                  Field("pp", pp),
+                                  Field("ep", ep),
+                                  Field("micro_batch_size", mbs),
+                                  Field("global_batch_size", gbs),
+                                  Field("seq_length", seq)};
   out.insert(out.end(), more.begin(), more.end());
   return out;
 }
@@ -67,12 +69,16 @@ std::vector<std::string> H100(int gpus, std::vector<std::string> more = {}) {
 // reads a model_configs/benchmarking/*.yaml.
 std::vector<std::string> ZooVars(int tp, int pp, int ep, int gbs,
                                  std::vector<std::string> more = {}) {
-  std::vector<std::string> out = {
-      "--var", "TP=" + std::to_string(tp), "--var", "PP=" + std::to_string(pp),
-      "--var", "EP=" + std::to_string(ep), "--var", "GBS=" + std::to_string(gbs),
-      "--var", "VPP=1", "--var", "CP=1", "--var", "MBS=1", "--var",
-      "SEQ_LEN=4096", "--var", "MOE_GROUPED_GEMM=true", "--var",
-      "MOE_TOKEN_DISPATCHER=alltoall"};
+  std::vector<std::string> out = {"--var", "TP=" + std::to_string(tp),
+                                  "--var", "PP=" + std::to_string(pp),
+                                  "--var", "EP=" + std::to_string(ep),
+                                  "--var", "GBS=" + std::to_string(gbs),
+                                  "--var", "VPP=1",
+                                  "--var", "CP=1",
+                                  "--var", "MBS=1",
+                                  "--var", "SEQ_LEN=4096",
+                                  "--var", "MOE_GROUPED_GEMM=true",
+                                  "--var", "MOE_TOKEN_DISPATCHER=alltoall"};
   out.insert(out.end(), more.begin(), more.end());
   return out;
 }
@@ -92,19 +98,42 @@ const char kNotEntry[] = "is not a Megatron training entry point";
 std::vector<Case> Corpus() {
   return {
       // Megatron-Bridge: recipes are Python; refused by name.
-      {"mbridge_docs__glm45_355b_sft.args", H100(256), 0, 0, {},
+      {"mbridge_docs__glm45_355b_sft.args",
+       H100(256),
+       0,
+       0,
+       {},
        "Megatron-Bridge's run_recipe.py selects a recipe (--recipe "
        "glm45_355b_sft_config)"},
-      {"mbridge_docs__llama3_8b_run_recipe_overrides.args", H100(8), 0, 0, {},
+      {"mbridge_docs__llama3_8b_run_recipe_overrides.args",
+       H100(8),
+       0,
+       0,
+       {},
        kBridgeRecipe},
-      {"mbridge_examples__deepseek_v4_flash_slurm_pretrain.sh", H100(64), 0,
-       0, {}, kBridgeRecipe},
-      {"mbridge_examples__gpt_oss_20b_slurm_pretrain.sh", H100(8), 0, 0, {},
+      {"mbridge_examples__deepseek_v4_flash_slurm_pretrain.sh",
+       H100(64),
+       0,
+       0,
+       {},
        kBridgeRecipe},
-      {"mbridge_examples__step35_196b_a11b_slurm_pretrain.sh", H100(64), 0, 0,
-       {}, kBridgeRecipe},
-      {"mbridge_perf__deepseek_v3_gb300_setup_experiment.args", H100(256), 0,
-       0, {},
+      {"mbridge_examples__gpt_oss_20b_slurm_pretrain.sh",
+       H100(8),
+       0,
+       0,
+       {},
+       kBridgeRecipe},
+      {"mbridge_examples__step35_196b_a11b_slurm_pretrain.sh",
+       H100(64),
+       0,
+       0,
+       {},
+       kBridgeRecipe},
+      {"mbridge_perf__deepseek_v3_gb300_setup_experiment.args",
+       H100(256),
+       0,
+       0,
+       {},
        "Megatron-Bridge's setup_experiment.py selects a recipe (-m deepseek "
        "-mr deepseek_v3 -g gb300)"},
       // Megatron-LM examples.
@@ -130,7 +159,11 @@ std::vector<Case> Corpus() {
        Layout(2, 4, 16, 1, 512, 4096,
               {Field("vpp", 2), Field("num_layers", 14),
                Field("num_moe_experts", 64), "\"dispatcher\": \"hybridep\""})},
-      {"mlm_ft__gpt3_15b_8t_release.yaml", H100(64), 0, 0, {},
+      {"mlm_ft__gpt3_15b_8t_release.yaml",
+       H100(64),
+       0,
+       0,
+       {},
        "--squared-relu: the squared-ReLU MLP is not modelled"},
       // GPT-3 6.7B's shape (Brown et al. 2020, Table 2.1) with a 131,073
       // NullTokenizer vocabulary.
@@ -138,7 +171,11 @@ std::vector<Case> Corpus() {
        Layout(1, 4, 1, 1, 8, 8192, {Field("vpp", 8)})},
       {"mlm_ft__gpt3_tp1_pp2_cp4_a2a_p2p.yaml", kH100_8, 0, 0, {}, kNoVocab},
       {"mlm_ft__gpt3_tp2_pp1_gdn.yaml", kH100_8, 0, 0, {}, kNoVocab},
-      {"mlm_ft__gpt3_tp2_pp2_dsa.yaml", kH100_8, 0, 0, {},
+      {"mlm_ft__gpt3_tp2_pp2_dsa.yaml",
+       kH100_8,
+       0,
+       0,
+       {},
        "--experimental-attention-variant: 'dsa' is not modelled"},
       {"mlm_ft__gpt3_tp2_pp2_mla.yaml", kH100_8, 0, 0, {}, kNoVocab},
       // Mixtral 8x22B: 141B (Mistral AI, "Cheaper, Better, Faster,
@@ -152,29 +189,51 @@ std::vector<Case> Corpus() {
       {"mlm_ft__mixtral_8x7b_vpp_release.yaml", H100(32), 46.7, 0.5,
        Layout(2, 4, 8, 1, 256, 4096, {Field("vpp", 8)})},
       {"mlm_ft__moe_tp2_pp2_ep4_mtp_fp8.yaml", kH100_8, 0, 0, {}, kNoVocab},
-      {"mlm_ft__moe_tp4_ep2_etp2_pp2_scoped_cudagraph.yaml", kH100_8, 0, 0, {},
+      {"mlm_ft__moe_tp4_ep2_etp2_pp2_scoped_cudagraph.yaml",
+       kH100_8,
+       0,
+       0,
+       {},
        kNoVocab},
       // Megatron-LM's ModelOpt model files (sourced; TOKENIZER_MODEL is the
       // tokenizer the scripts pass).
-      {"mlm_modelopt__deepseek_r1.sh", H100(256), 671, 0.5,
+      {"mlm_modelopt__deepseek_r1.sh",
+       H100(256),
+       671,
+       0.5,
        {Field("num_layers", 61), Field("num_moe_experts", 256)}},
       // DeepSeek-V2-Lite: 15.7B (DeepSeek-V2 paper, appendix B).
-      {"mlm_modelopt__deepseek_v2_lite.sh", kH100_8, 15.7, 0.5,
+      {"mlm_modelopt__deepseek_v2_lite.sh",
+       kH100_8,
+       15.7,
+       0.5,
        {Field("num_layers", 27), Field("seq_length", 1024)}},
       // gpt-oss: 116.83B and 20.91B (OpenAI gpt-oss model card, table 1).
-      {"mlm_modelopt__gpt_oss_120b.sh", kH100_8, 116.83, 0.5,
+      {"mlm_modelopt__gpt_oss_120b.sh",
+       kH100_8,
+       116.83,
+       0.5,
        {Field("num_moe_experts", 128)}},
-      {"mlm_modelopt__gpt_oss_20b.sh", kH100_8, 20.91, 0.5,
+      {"mlm_modelopt__gpt_oss_20b.sh",
+       kH100_8,
+       20.91,
+       0.5,
        {Field("num_moe_experts", 32)}},
       // Kimi K2: "1 trillion total parameters" (moonshotai/Kimi-K2 README),
       // a rounded figure: 3% allowed.
-      {"mlm_modelopt__kimi_k2_instruct.sh", H100(256), 1000, 3,
+      {"mlm_modelopt__kimi_k2_instruct.sh",
+       H100(256),
+       1000,
+       3,
        {Field("num_moe_experts", 384)}},
       {"mlm_modelopt__llama31_8b_instruct.sh", kH100_8, 8.03, 0.5, {}},
       // Llama 4 Scout: 109B total with the vision encoder (Meta model card);
       // its text decoder by hand: 48 x (attention 62.9M + 16 x 125.8M
       // experts + 125.8M shared) + 2 x 202,048 x 5,120 = 107.76B.
-      {"mlm_modelopt__llama4_scout_17b_16e.sh", kH100_8, 107.76, 0.1,
+      {"mlm_modelopt__llama4_scout_17b_16e.sh",
+       kH100_8,
+       107.76,
+       0.1,
        {Field("num_moe_experts", 16)}},
       // Qwen3: 235B, 30.5B, 8.2B, 32.8B (Qwen3 technical report, tables 1-2).
       {"mlm_modelopt__qwen3_235b_a22b.sh", H100(64), 235, 0.5, {}},
@@ -204,14 +263,14 @@ std::vector<Case> Corpus() {
                        "--pipeline-model-parallel-layout "
                        "'Et*2|(tt|)*22t|(tt|)*7mL' --mtp-num-layers 1"})),
        671, 0.5, Layout(1, 8, 32, 1, 8192, 4096, {Field("vpp", 4)})},
-      {"moezoo__deepseek_v3_proxy.yaml", Concat(H100(16), ZooVars(1, 2, 8, 256)),
-       0, 0, Layout(1, 2, 8, 1, 256, 4096)},
+      {"moezoo__deepseek_v3_proxy.yaml",
+       Concat(H100(16), ZooVars(1, 2, 8, 256)), 0, 0,
+       Layout(1, 2, 8, 1, 256, 4096)},
       {"moezoo__kimi_k2.yaml",
-       Concat(H100(256),
-              ZooVars(1, 8, 32, 256,
-                      {"--megatron-args",
-                       "--pipeline-model-parallel-layout "
-                       "'Et*7|(t*8|)*6t*6L'"})),
+       Concat(H100(256), ZooVars(1, 8, 32, 256,
+                                 {"--megatron-args",
+                                  "--pipeline-model-parallel-layout "
+                                  "'Et*7|(t*8|)*6t*6L'"})),
        1000, 3, Layout(1, 8, 32, 1, 256, 4096)},
       {"moezoo__mixtral_8x22b.yaml",
        Concat(H100(64),
@@ -239,31 +298,60 @@ std::vector<Case> Corpus() {
       {"moezoo_bp__qwen3_next_80b.sh", H100(64), 0, 0, {}, kNotEntry},
       // NeMo 1.x Hydra config and Pai-Megatron-Patch's positional scripts.
       {"nemo_launcher__mixtral_8x22b.yaml", H100(64), 0, 0, {}, kNotEntry},
-      {"pai__moonlight_a3b.sh", kH100_8, 0, 0, {},
+      {"pai__moonlight_a3b.sh",
+       kH100_8,
+       0,
+       0,
+       {},
        "--micro-batch-size: ${BATCH_SIZE} is not set in the launch input"},
-      {"pai__qwen3_a22b.sh", H100(64), 0, 0, {},
+      {"pai__qwen3_a22b.sh",
+       H100(64),
+       0,
+       0,
+       {},
        "--micro-batch-size: ${BATCH_SIZE} is not set in the launch input"},
-      {"pai_readme__qwen3_30b_a3b_pretrain.args", kH100_8, 0, 0, {},
-       kNotEntry},
+      {"pai_readme__qwen3_30b_a3b_pretrain.args", kH100_8, 0, 0, {}, kNotEntry},
       // slime's model files: MOE_LAYER_FREQ is built by a bash loop, so the
       // user states it.
       {"slime_models__deepseek_v3.sh",
-       H100(256, {"--var", "MOE_LAYER_FREQ=([0]*3+[1]*58)"}), 671, 0.5,
+       H100(256, {"--var", "MOE_LAYER_FREQ=([0]*3+[1]*58)"}),
+       671,
+       0.5,
        {Field("num_layers", 61)}},
-      {"slime_models__glm45_355b_a32b.sh", H100(256), 0, 0, {},
+      {"slime_models__glm45_355b_a32b.sh",
+       H100(256),
+       0,
+       0,
+       {},
        "is shell arithmetic or a command, which moesim does not run"},
       {"slime_models__kimi_k2.sh",
-       H100(256, {"--var", "MOE_LAYER_FREQ=([0]*1+[1]*60)"}), 1000, 3, {}},
+       H100(256, {"--var", "MOE_LAYER_FREQ=([0]*1+[1]*60)"}),
+       1000,
+       3,
+       {}},
       {"slime_models__moonlight.sh",
-       H100(8, {"--var", "MOE_LAYER_FREQ=([0]*1+[1]*26)"}), 0, 0, {},
+       H100(8, {"--var", "MOE_LAYER_FREQ=([0]*1+[1]*26)"}),
+       0,
+       0,
+       {},
        "$MOE_SHARED_EXPERT_INTERMEDIATE_SIZE is not set in the launch input"},
       {"slime_models__qwen3_30b_a3b.sh",
-       H100(8, {"--var", "MOE_LAYER_FREQ=([1]*48)"}), 30.5, 0.5, {}},
+       H100(8, {"--var", "MOE_LAYER_FREQ=([1]*48)"}),
+       30.5,
+       0.5,
+       {}},
       // Its layers come from a plugin's layer spec, not from the flags.
       {"slime_models__qwen3_next_80b_a3b.sh",
-       H100(8, {"--var", "MOE_LAYER_FREQ=([1]*48)"}), 0, 0, {},
+       H100(8, {"--var", "MOE_LAYER_FREQ=([1]*48)"}),
+       0,
+       0,
+       {},
        "--spec: a custom layer spec"},
-      {"slime_run__deepseek_r1.sh", H100(256), 0, 0, {},
+      {"slime_run__deepseek_r1.sh",
+       H100(256),
+       0,
+       0,
+       {},
        "${MODEL_ARGS[@]} is an argument list the launch input does not set"},
   };
 }
@@ -297,13 +385,13 @@ TEST(LaunchCorpusTest, EveryInputSimulatesItsModelOrIsRefusedInOneLine) {
     ++simulated;
     const size_t scenario = r.out.find("\"scenario\": {");
     ASSERT_NE(scenario, std::string::npos) << c.file;
-    const std::string json = r.out.substr(scenario, r.out.find('\n', scenario) - scenario);
+    const std::string json =
+        r.out.substr(scenario, r.out.find('\n', scenario) - scenario);
     EXPECT_TRUE(json.starts_with("\"scenario\": {\"model\": \"custom-"))
         << c.file << ": built from its flags, not a zoo model: " << json;
     if (c.params_b > 0) {
       const double params = JsonNumberAfter(json, "params_total") / 1e9;
-      EXPECT_NEAR(params, c.params_b, c.params_b * c.tol_pct / 100)
-          << c.file;
+      EXPECT_NEAR(params, c.params_b, c.params_b * c.tol_pct / 100) << c.file;
     }
     for (const std::string& field : c.fields) {
       EXPECT_NE(json.find(field), std::string::npos)

@@ -36,8 +36,8 @@ constexpr char kDeepSeekV3[] =
     "--micro-batch-size 1 --global-batch-size 8192 --bf16";
 
 util::Result<ResolvedScenario> ResolveArgs(const std::string& args,
-                                     const std::string& model = "",
-                                     int gpus = 256) {
+                                           const std::string& model = "",
+                                           int gpus = 256) {
   Scenario spec;
   auto applied = ApplyMegatronArgs(args, spec);
   if (!applied) return std::unexpected(applied.error());
@@ -156,12 +156,12 @@ TEST(ArchitectureTest, QueryGroupsNeedGroupQueryAttention) {
 
 TEST(ArchitectureTest, FrequencyPatterns) {
   Scenario spec;
-  ASSERT_TRUE(ApplyMegatronArgs(
-      "--num-layers 8 --window-size '(127, 0)' "
-      "--window-attn-skip-freq '([1]+[0])*4' "
-      "--experimental-attention-variant gated_delta_net "
-      "--linear-attention-freq 4",
-      spec));
+  ASSERT_TRUE(
+      ApplyMegatronArgs("--num-layers 8 --window-size '(127, 0)' "
+                        "--window-attn-skip-freq '([1]+[0])*4' "
+                        "--experimental-attention-variant gated_delta_net "
+                        "--linear-attention-freq 4",
+                        spec));
   EXPECT_EQ(spec.architecture().window_size(), 128);
   EXPECT_EQ(spec.architecture().window_attn_skip_freq(), 2);
   EXPECT_EQ(spec.architecture().linear_attention_freq(), 4);
@@ -299,7 +299,8 @@ TEST(ArchitectureTest, Errors) {
        "--experimental-attention-variant gated_delta_net",
        "is not modelled: only the periodic pattern"},
       {"--window-size 128,64", "expected 'left,0'"},
-      {"--squared-relu", "--squared-relu: the squared-ReLU MLP is not modelled"},
+      {"--squared-relu",
+       "--squared-relu: the squared-ReLU MLP is not modelled"},
       {"--softmax-type off-by-one", "'off-by-one' is not modelled"},
       {"--experimental-attention-variant dsa", "'dsa' is not modelled"},
       {"--hidden-size 0", "--hidden-size: must be >= 1, got 0"},
@@ -325,8 +326,10 @@ TEST(ArchitectureTest, Errors) {
   EXPECT_EQ(none.error().message,
             "flags: --model: required (a zoo name or model file, or the "
             "architecture flags of a Megatron argument list)");
-  auto no_vocab = ResolveArgs("--num-layers 2 --hidden-size 64 "
-                              "--num-attention-heads 4", "", 8);
+  auto no_vocab = ResolveArgs(
+      "--num-layers 2 --hidden-size 64 "
+      "--num-attention-heads 4",
+      "", 8);
   ASSERT_FALSE(no_vocab);
   EXPECT_NE(no_vocab.error().message.find("flags: --vocab-size: required"),
             std::string::npos)

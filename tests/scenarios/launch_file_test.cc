@@ -10,8 +10,9 @@
 namespace moesim::scenarios {
 namespace {
 
-// The shape of Megatron-LM's examples/mixtral/train_mixtral_8x7b_distributed.sh:
-// arrays of flags, an appended array inside a condition, a torchrun line.
+// The shape of Megatron-LM's
+// examples/mixtral/train_mixtral_8x7b_distributed.sh: arrays of flags, an
+// appended array inside a condition, a torchrun line.
 constexpr char kScript[] = R"(#!/bin/bash
 GPUS_PER_NODE=8
 NUM_EXPERTS=${NUM_EXPERTS:-8}
@@ -50,7 +51,8 @@ TEST(LaunchFileTest, ScriptArraysAndVariablesExpand) {
   // torchrun's own flags are not passed on.
   EXPECT_EQ(args->find("nproc_per_node"), std::string::npos) << *args;
   // --var wins over the file, and over a default.
-  auto sixteen = ExtractMegatronArgs(kScript, "train.sh", {{"NUM_EXPERTS", "16"}});
+  auto sixteen =
+      ExtractMegatronArgs(kScript, "train.sh", {{"NUM_EXPERTS", "16"}});
   ASSERT_TRUE(sixteen);
   Scenario s16;
   ASSERT_TRUE(ApplyMegatronArgs(*sixteen, s16));
@@ -92,13 +94,15 @@ METRICS:
 )";
 
 TEST(LaunchFileTest, YamlModelArgsAsTheTestRunnerPassesThem) {
-  auto args = ExtractMegatronArgs(kYaml, "model_config.yaml", {{"SEQ", "8192"}});
+  auto args =
+      ExtractMegatronArgs(kYaml, "model_config.yaml", {{"SEQ", "8192"}});
   ASSERT_TRUE(args) << args.error().message;
   Scenario spec;
   auto w = ApplyMegatronArgs(*args, spec);
   ASSERT_TRUE(w) << w.error().message << "\n" << *args;
   EXPECT_EQ(spec.layout().tensor_model_parallel_size(), 2);
-  EXPECT_EQ(spec.layout().pipeline_model_parallel_layout(), "Et*2|(tt|)*5t|tmL");
+  EXPECT_EQ(spec.layout().pipeline_model_parallel_layout(),
+            "Et*2|(tt|)*5t|tmL");
   EXPECT_TRUE(spec.layout().sequence_parallel());
   EXPECT_EQ(spec.num_layers(), 14);
   EXPECT_EQ(spec.seq_length(), 8192);

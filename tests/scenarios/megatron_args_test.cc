@@ -297,8 +297,7 @@ TEST(MegatronArgsTest, FineGrainedAndOptimizerStateOffload) {
                       "--min-offloaded-tensor-size 4096"),
             std::string::npos)
       << args;
-  EXPECT_NE(args.find("--offload-optimizer-states"), std::string::npos)
-      << args;
+  EXPECT_NE(args.find("--offload-optimizer-states"), std::string::npos) << args;
   // Megatron's range for the fraction.
   Scenario bad;
   auto e = ApplyMegatronArgs("--activation-offload-fraction 2", bad);

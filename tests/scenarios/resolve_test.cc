@@ -360,11 +360,13 @@ TEST(ResolveTest, MissingRequiredFields) {
   Scenario spec;
   auto r = Resolve(spec, "flags");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "flags: --model: required (a zoo name or model file, or the "
+  EXPECT_EQ(r.error().message,
+            "flags: --model: required (a zoo name or model file, or the "
             "architecture flags of a Megatron argument list)");
   r = Resolve(spec, "s.textproto", "system: \"dgx-h100\"\n");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "s.textproto: model: required (a zoo name or model file, or the "
+  EXPECT_EQ(r.error().message,
+            "s.textproto: model: required (a zoo name or model file, or the "
             "architecture flags of a Megatron argument list)");
 }
 

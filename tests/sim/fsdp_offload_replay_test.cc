@@ -34,7 +34,8 @@ TEST(MegatronFsdp, GathersAndReducesEveryMicroBatch) {
   const std::string fsdp =
       "use_megatron_fsdp: true "
       "data_parallel_sharding_strategy: \"optim_grads_params\"";
-  const double one = Simulate(Resolve(Llama8b(8, fsdp))).comm_s.at("dp").total_s;
+  const double one =
+      Simulate(Resolve(Llama8b(8, fsdp))).comm_s.at("dp").total_s;
   const double two =
       Simulate(Resolve(Llama8b(16, fsdp))).comm_s.at("dp").total_s;
   const double ddp = Simulate(Resolve(Llama8b(8, ""))).comm_s.at("dp").total_s;
@@ -52,8 +53,8 @@ TEST(MegatronFsdp, GathersAndReducesEveryMicroBatch) {
 // down and the reloads run on their own streams (TE's offload handler has a
 // d2h and an h2d stream); the step never gets shorter.
 TEST(CpuOffloading, CopiesWhatTheMemoryModelOffloadsAtTheTableRates) {
-  const scenarios::ResolvedScenario s = Resolve(Llama8b(
-      16, "cpu_offloading: true cpu_offloading_num_layers: 16"));
+  const scenarios::ResolvedScenario s = Resolve(
+      Llama8b(16, "cpu_offloading: true cpu_offloading_num_layers: 16"));
   const StepResult r = Simulate(s);
   const StepResult base = Simulate(Resolve(Llama8b(16, "")));
   auto tables = calibration::LoadTables("h100");
@@ -69,8 +70,9 @@ TEST(CpuOffloading, CopiesWhatTheMemoryModelOffloadsAtTheTableRates) {
   const double microbatches = 2;  // GBS 16 / DP 8
   ASSERT_TRUE(r.comm_s.contains("copy"));
   ASSERT_TRUE(r.comm_s.contains("copy_h2d"));
-  EXPECT_NEAR(r.comm_s.at("copy").total_s / (microbatches * bytes / (d2h * 1e9)),
-              1.0, 1e-6);
+  EXPECT_NEAR(
+      r.comm_s.at("copy").total_s / (microbatches * bytes / (d2h * 1e9)), 1.0,
+      1e-6);
   EXPECT_NEAR(
       r.comm_s.at("copy_h2d").total_s / (microbatches * bytes / (h2d * 1e9)),
       1.0, 1e-6);
@@ -98,18 +100,18 @@ TEST(CpuOffloading, WindowsFollowTransformerEngine) {
 
 // Llama 3 70B on 8 GB200s (TP4, 8 micro-batches of 8K), 50 of 80 layers
 // offloaded. Each copy down (about 560 MB at the host-copy table's
-// NVLink-C2C rate, 377 GB/s: 1.5 ms) starts when TE's handler syncs and must be done by
-// the end of layer w(k) (windows of 2k + 1, then k + 30): at least a whole
-// layer's forward, about 9 ms, hides it; each reload hides behind a layer's
-// backward. So the step is as long as without offloading. Waiting for each
-// copy at the start of the next layer, as if the window were one layer
+// NVLink-C2C rate, 377 GB/s: 1.5 ms) starts when TE's handler syncs and must be
+// done by the end of layer w(k) (windows of 2k + 1, then k + 30): at least a
+// whole layer's forward, about 9 ms, hides it; each reload hides behind a
+// layer's backward. So the step is as long as without offloading. Waiting for
+// each copy at the start of the next layer, as if the window were one layer
 // counted from the copy's own, exposed every copy down: 8.9 % longer.
 TEST(CpuOffloading, CopiesHideBehindTheirWindows) {
   const std::string base = R"(model: "llama3-70b" system: "gb200-nvl72"
       num_gpus: 8 seq_length: 8192 precision: "bf16"
       layout { tensor_model_parallel_size: 4 global_batch_size: 16 })";
-  const StepResult off = Simulate(Resolve(
-      base + " cpu_offloading: true cpu_offloading_num_layers: 50"));
+  const StepResult off = Simulate(
+      Resolve(base + " cpu_offloading: true cpu_offloading_num_layers: 50"));
   const StepResult none = Simulate(Resolve(base));
   ASSERT_TRUE(off.comm_s.contains("copy"));
   EXPECT_GE(off.step_time_s, none.step_time_s);

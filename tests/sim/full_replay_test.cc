@@ -18,12 +18,11 @@
 namespace moesim::sim {
 namespace {
 
-using test_support::Resolve;
 using models::ExpertLoads;
+using test_support::Resolve;
 
 StepResult Simulate(const scenarios::ResolvedScenario& s, bool full,
-                    std::vector<Straggler> stragglers = {},
-                    bool trace = false,
+                    std::vector<Straggler> stragglers = {}, bool trace = false,
                     NetworkKind network = NetworkKind::kAnalytical) {
   ReplayOptions options;
   options.full = full;
@@ -85,9 +84,8 @@ layout { tensor_model_parallel_size: 2 context_parallel_size: 4
 // representative's, so the step (max over ranks) is the symmetric step; the
 // 1% allows only for rounding, and in fact they agree to the picosecond.
 TEST(FullReplay, AgreesWithSymmetricOnSymmetricLayouts) {
-  for (const char* text :
-       {kDenseTpPp, kDeepSeekEpVpp, kDeepSeekEpOverlap, kDeepSeekDelayWgrad,
-        kDenseCp}) {
+  for (const char* text : {kDenseTpPp, kDeepSeekEpVpp, kDeepSeekEpOverlap,
+                           kDeepSeekDelayWgrad, kDenseCp}) {
     const scenarios::ResolvedScenario s = Resolve(text);
     const StepResult sym = Simulate(s, false);
     const StepResult full = Simulate(s, true);
@@ -126,8 +124,7 @@ TEST(FullReplay, AgreesWithSymmetricOnTheFlowNetwork) {
   for (const char* text : {kDenseTpPp, kDeepSeekEpVpp, kDeepSeekEpOverlap,
                            kDeepSeekDelayWgrad, kDenseCp, kCpRingOneNode}) {
     const scenarios::ResolvedScenario s = Resolve(text);
-    const StepResult sym =
-        Simulate(s, false, {}, false, NetworkKind::kFlow);
+    const StepResult sym = Simulate(s, false, {}, false, NetworkKind::kFlow);
     const StepResult full = Simulate(s, true, {}, false, NetworkKind::kFlow);
     ASSERT_GT(sym.step_time_s, 0) << text;
     EXPECT_EQ(full.step_time_s, sym.step_time_s) << text;

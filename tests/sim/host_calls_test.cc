@@ -68,8 +68,7 @@ models::LayerOps Qwen3MoeLayer(int64_t seq = 4096) {
 
 bool InMoe(const models::LayerOp& op) {
   return op.scope == GraphScope::kMoeRouter ||
-         op.scope == GraphScope::kMoePreprocess ||
-         op.scope == GraphScope::kMoe;
+         op.scope == GraphScope::kMoePreprocess || op.scope == GraphScope::kMoe;
 }
 
 // The ops of one block (by graph scope test) of a pass, priced.
@@ -122,9 +121,8 @@ TEST(HostCalls, EagerMoeLayerHostTimeIsCountedCallsTimesTableCosts) {
   const models::LayerOps layer = Qwen3MoeLayer();
   const OpTemplate fwd = PriceBlock(layer.forward, InMoe, rank);
   const OpTemplate bwd = PriceBlock(layer.backward, InMoe, rank);
-  const HostCalls want_fwd{.te = 3,
-                           .torch = 67,
-                           .kernels = 2 * (kLocalExperts - 1)};
+  const HostCalls want_fwd{
+      .te = 3, .torch = 67, .kernels = 2 * (kLocalExperts - 1)};
   const HostCalls want_bwd{.te = 3,
                            .torch = 30,
                            .nodes = 9,
@@ -136,8 +134,8 @@ TEST(HostCalls, EagerMoeLayerHostTimeIsCountedCallsTimesTableCosts) {
   // Host time: 3 x 37 + 67 x 13 + 30 x 3 us forward; backward 3 x 37 +
   // (30 + 34) x 13 + (9 + 34) x 1 + 65 x 3 us.
   EXPECT_NEAR(HostSum(fwd), 3 * kTe + 67 * kTorch + 30 * kKernel, 1e-12);
-  EXPECT_NEAR(HostSum(bwd),
-              3 * kTe + 64 * kTorch + 43 * kNode + 65 * kKernel, 1e-12);
+  EXPECT_NEAR(HostSum(bwd), 3 * kTe + 64 * kTorch + 43 * kNode + 65 * kKernel,
+              1e-12);
 }
 
 // The per-expert terms: halving the local experts (EP16 of 128 would give
@@ -282,7 +280,8 @@ TEST(HostCalls, GptOssQuickGegluOffsetTensorSyncsTheHost) {
   };
   auto named_sync = [&](const std::vector<models::LayerOp>& pass) {
     for (const TimedOp& op : PriceBlock(pass, InMoe, rank).ops) {
-      if (op.host_sync && op.name.find("experts_act_clamp") != std::string::npos) {
+      if (op.host_sync &&
+          op.name.find("experts_act_clamp") != std::string::npos) {
         return true;
       }
     }
@@ -291,8 +290,7 @@ TEST(HostCalls, GptOssQuickGegluOffsetTensorSyncsTheHost) {
   EXPECT_EQ(syncs(layer.forward), 2);
   EXPECT_TRUE(named_sync(layer.forward));
   std::vector<models::LayerOp> backward = layer.recompute;
-  backward.insert(backward.end(), layer.backward.begin(),
-                  layer.backward.end());
+  backward.insert(backward.end(), layer.backward.begin(), layer.backward.end());
   EXPECT_EQ(syncs(backward), 1);
   EXPECT_EQ(syncs(layer.backward), 0);
   rank.graphed[static_cast<int>(GraphScope::kAttn)] = true;
@@ -439,8 +437,8 @@ double HostBusyWithFactor(const scenarios::ResolvedScenario& s, double factor) {
   for (calibration::HostQuantity& h : tables->host) {
     if (h.quantity == "python_call_factor") h.value = factor;
   }
-  platform->costs = std::make_unique<calibration::CostModel>(
-      std::move(*tables), PeaksOf(s.system));
+  platform->costs = std::make_unique<calibration::CostModel>(std::move(*tables),
+                                                             PeaksOf(s.system));
   auto r = Replay(s, *platform, ReplayOptions{});
   EXPECT_TRUE(r) << r.error().message;
   return r ? r->host_busy_s : 0;
@@ -461,8 +459,7 @@ TEST(HostCalls, PythonCallFactorScalesThePythonCallsOnly) {
   const double python = two - one, driver = one - python;
   EXPECT_GT(python, 0);
   EXPECT_GT(driver, 0);
-  EXPECT_NEAR(HostBusyWithFactor(s, 2.3), driver + 2.3 * python,
-              1e-6 * two);
+  EXPECT_NEAR(HostBusyWithFactor(s, 2.3), driver + 2.3 * python, 1e-6 * two);
 }
 
 }  // namespace

@@ -452,9 +452,9 @@ TEST(OpPricing, PerExpertQuantizeIsOneKernelPerLocalExpert) {
   EXPECT_EQ(experts->ops[0].duration,
             Time::FromSecondsCeil(
                 16 * costs.MemoryBound("fp8_quantize", bytes / 16).seconds));
-  EXPECT_EQ(dense->ops[0].duration,
-            Time::FromSecondsCeil(
-                costs.MemoryBound("fp8_quantize", bytes).seconds));
+  EXPECT_EQ(
+      dense->ops[0].duration,
+      Time::FromSecondsCeil(costs.MemoryBound("fp8_quantize", bytes).seconds));
   // 15 more fixed times: at least 15 x 1.27 us longer.
   EXPECT_GT((experts->ops[0].duration - dense->ops[0].duration).seconds(),
             15 * 1.27e-6 * 0.99);
@@ -1088,8 +1088,8 @@ TEST(EpOverlap, GemmBesideDeepEpSlowsByTheSmShare) {
     const StageStreams streams = OneStage(engine);
     TemplateEmitter emitter(engine, false);
     std::vector<OpId> ids(n, -1);
-    emitter.EmitPart(streams, t, 0, n - 1, {{0, n - 1, 0, 0}}, ids, {},
-                     stretch, 100e-6);
+    emitter.EmitPart(streams, t, 0, n - 1, {{0, n - 1, 0, 0}}, ids, {}, stretch,
+                     100e-6);
     EXPECT_TRUE(engine.Run());
     std::vector<Time> out;
     for (const OpId id : ids) out.push_back(engine.duration(id));
@@ -1199,10 +1199,10 @@ TEST(EpOverlap, DelayWgradComputeRunsWeightGradientsBesideTheDispatch) {
   const OpTemplate d = DeferWeightGradients(t);
   std::vector<std::string> names;
   for (const TimedOp& o : d.ops) names.push_back(o.name);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "combine.bwd", "fc2.dgrad", "act.bwd", "fc1.dgrad",
-                       "dispatch.bwd", "fc2.wgrad", "fc1.wgrad", "qkv.dgrad",
-                       "qkv.wgrad"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"combine.bwd", "fc2.dgrad", "act.bwd",
+                                      "fc1.dgrad", "dispatch.bwd", "fc2.wgrad",
+                                      "fc1.wgrad", "qkv.dgrad", "qkv.wgrad"}));
   EXPECT_EQ(d.ops[2].deps, std::vector<int>{1});  // act.bwd <- fc2.dgrad
   EXPECT_EQ(d.ops[4].deps, std::vector<int>{3});  // dispatch <- fc1.dgrad
   EXPECT_EQ(d.ops[5].deps, std::vector<int>{1});  // fc2.wgrad <- its dgrad

@@ -213,8 +213,7 @@ TEST(FormatMegatronArgs, EverySeedRoundTripsWithoutModel) {
     auto applied = moesim::scenarios::ApplyMegatronArgs(args, back);
     ASSERT_TRUE(applied) << seed << ": " << applied.error().message;
     auto again = moesim::scenarios::Resolve(back, "round trip");
-    ASSERT_TRUE(again) << seed << ": " << again.error().message << "\n"
-                       << args;
+    ASSERT_TRUE(again) << seed << ": " << again.error().message << "\n" << args;
 
     moesim::scenarios::Scenario a = start->spec, b = again->spec;
     for (moesim::scenarios::Scenario* s : {&a, &b}) {

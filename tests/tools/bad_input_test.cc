@@ -173,21 +173,24 @@ const BadInput kBadInputs[] = {
     // TransformerConfig checks and the modules a model has).
     {"UnknownOffloadModule",
      Base("qwen3-30b-a3b", "8",
-          {"--megatron-args", "--fine-grained-activation-offloading "
-                              "--offload-modules expert_fc2"}),
+          {"--megatron-args",
+           "--fine-grained-activation-offloading "
+           "--offload-modules expert_fc2"}),
      "flags: --offload-modules: unknown 'expert_fc2' (attn_norm, qkv_linear, "
      "core_attn, attn_proj, mlp_norm, expert_fc1, moe_act)"},
     {"OffloadExpertsOfADenseModel",
      Base("llama3-8b", "8",
-          {"--megatron-args", "--fine-grained-activation-offloading "
-                              "--offload-modules expert_fc1"}),
+          {"--megatron-args",
+           "--fine-grained-activation-offloading "
+           "--offload-modules expert_fc1"}),
      "flags: --offload-modules: mlp_norm, expert_fc1 and moe_act need MoE "
      "layers; llama3-8b is dense"},
     {"OffloadFractionOutOfRange",
      Base("qwen3-30b-a3b", "8",
-          {"--megatron-args", "--fine-grained-activation-offloading "
-                              "--offload-modules expert_fc1 "
-                              "--activation-offload-fraction 1.5"}),
+          {"--megatron-args",
+           "--fine-grained-activation-offloading "
+           "--offload-modules expert_fc1 "
+           "--activation-offload-fraction 1.5"}),
      "flags: --megatron-args: --activation-offload-fraction: '1.5' is out of "
      "range"},
     {"OffloadModulesWithoutTheSwitch",
@@ -410,7 +413,8 @@ const BadInput kBadInputs[] = {
      "topo"},
     {"TopoZeroNvlinkBandwidth",
      {"{tmp}/zero_nvlink.textproto", "--gpus", "8"},
-     "{tmp}/zero_nvlink.textproto: nvlink.link_gb_s: must be finite and >= 1 GB/s",
+     "{tmp}/zero_nvlink.textproto: nvlink.link_gb_s: must be finite and >= 1 "
+     "GB/s",
      "topo"},
     {"TopoNegativeNicRate",
      {"{tmp}/negative_nic.textproto", "--gpus", "8"},

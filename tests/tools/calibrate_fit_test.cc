@@ -83,7 +83,8 @@ TEST(CalibrateFit, RecoversAKnownProfileFromSyntheticRuns) {
   truth.all.at(Factor::kHostOverhead) = 1.5;
   MeasureUnder(truth, runs);
   if (HasFatalFailure()) return;
-  const FitOptions options = Options({Factor::kGemm, Factor::kHostOverhead}, 2, 2);
+  const FitOptions options =
+      Options({Factor::kGemm, Factor::kHostOverhead}, 2, 2);
   auto fit = FitCalibration(runs, options);
   ASSERT_TRUE(fit) << fit.error().message;
   ASSERT_EQ(fit->fitted.size(), 2u);  // both move some row

@@ -83,8 +83,7 @@ TEST(RunCommand, ReportsTheSustainedComputeRate) {
             std::string::npos);
   const Output h100 =
       RunMoesim("run --model llama3-8b --system dgx-h100 --gpus 8 --json");
-  EXPECT_NE(h100.out.find("\"sustained_compute_rate\": 1"),
-            std::string::npos);
+  EXPECT_NE(h100.out.find("\"sustained_compute_rate\": 1"), std::string::npos);
   EXPECT_EQ(RunMoesim("run --model llama3-8b --system dgx-h100 --gpus 8")
                 .out.find("sustained load"),
             std::string::npos);
@@ -173,8 +172,9 @@ TEST(ValidateCommand, ShippedRunsJsonContractAndAccuracyGuard) {
   auto figure = [&](const std::string& key) {
     const size_t at = o.out.find("\"" + key + "\": ");
     EXPECT_NE(at, std::string::npos) << key;
-    return at == std::string::npos ? 1e9
-                                   : std::stod(o.out.substr(at + key.size() + 4));
+    return at == std::string::npos
+               ? 1e9
+               : std::stod(o.out.substr(at + key.size() + 4));
   };
   // The short- and long-context figures: "mape_pct" inside the block.
   auto block_figure = [&](const std::string& block) {
@@ -255,10 +255,10 @@ TEST(ValidateCommand, CommandsReplayEachRowsPrediction) {
       JsonField(validated.out, "moesim_count_tflops_per_gpu");
   ASSERT_FALSE(run_tflops.empty());
   EXPECT_NEAR(std::stod(run_tflops), std::stod(row_tflops), 0.05);
-  EXPECT_NEAR(std::stod(JsonField(replayed.out, "tokens_per_sec_per_gpu")),
-              std::stod(JsonField(validated.out,
-                                  "predicted_tokens_per_sec_per_gpu")),
-              0.05);
+  EXPECT_NEAR(
+      std::stod(JsonField(replayed.out, "tokens_per_sec_per_gpu")),
+      std::stod(JsonField(validated.out, "predicted_tokens_per_sec_per_gpu")),
+      0.05);
 }
 
 // A row that publishes tokens/s is compared in its own FLOPs count. The
@@ -367,9 +367,9 @@ TEST(ValidateCommand, RowsWithTokensPerSecondAreComparedInTheirOwnFlopsCount) {
   const Output moesim = RunMoesim("validate " + without_tokens + " --json");
   ASSERT_EQ(moesim.status, 0) << moesim.out;
   EXPECT_EQ(JsonField(moesim.out, "flops_count"), "\"moesim\"");
-  EXPECT_NEAR(std::stod(JsonField(moesim.out, "predicted_tflops_per_gpu")) /
-                  predicted,
-              32.63 / (524.0 * 1e3 / 19275.0), 0.01);
+  EXPECT_NEAR(
+      std::stod(JsonField(moesim.out, "predicted_tflops_per_gpu")) / predicted,
+      32.63 / (524.0 * 1e3 / 19275.0), 0.01);
 }
 
 // --group-by also takes what the replay says of a row. Three shipped rows:
@@ -381,9 +381,9 @@ TEST(ValidateCommand, RowsWithTokensPerSecondAreComparedInTheirOwnFlopsCount) {
 // command.
 TEST(ValidateCommand, GroupsByHostWallAndLocalExperts) {
   std::string header, rows;
-  for (const char* id :
-       {"ps2604-llama3-70b-h100-64g-fp8-cs", "ps2606-qwen3-30b-a3b-gb200-8g-mxfp8",
-        "ps2606-deepseek-v3-gb200-256g-mxfp8"}) {
+  for (const char* id : {"ps2604-llama3-70b-h100-64g-fp8-cs",
+                         "ps2606-qwen3-30b-a3b-gb200-8g-mxfp8",
+                         "ps2606-deepseek-v3-gb200-256g-mxfp8"}) {
     const std::string row = ShippedRunsRow(id, header);
     ASSERT_FALSE(row.empty()) << id;
     rows += row + "\n";
@@ -433,7 +433,8 @@ TEST(ValidateCommand, GroupsByHostWallAndLocalExperts) {
   }
   EXPECT_EQ(checked, 3);
 
-  const Output bad = moesim::testing::RunMoesimStderr("validate " + csv + " --group-by gpus");
+  const Output bad =
+      moesim::testing::RunMoesimStderr("validate " + csv + " --group-by gpus");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.out.find("unknown key 'gpus' (model, gpu, precision, "
                          "confidence, container, cuda_graph, seq_len, cp, "
@@ -744,10 +745,11 @@ TEST(MemoryCommand, KimiK2RecipeFitsWithItsOffloading) {
   EXPECT_NEAR(layers, std::round(layers), 0.25) << gib;
   EXPECT_GT(layers, 30);
   EXPECT_NE(text.out.find("per node of 4 GPUs"), std::string::npos);
-  const Output without = RunMoesim(
-      "memory " +
-      KimiK2Gb200Recipe("--fine-grained-activation-offloading --offload-modules "
-                        "expert_fc1 --te-rng-tracker --offload-optimizer-states"));
+  const Output without =
+      RunMoesim("memory " +
+                KimiK2Gb200Recipe(
+                    "--fine-grained-activation-offloading --offload-modules "
+                    "expert_fc1 --te-rng-tracker --offload-optimizer-states"));
   ASSERT_EQ(without.status, 0);
   EXPECT_NE(without.out.find("OUT OF MEMORY"), std::string::npos);
 }

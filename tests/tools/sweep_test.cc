@@ -147,8 +147,10 @@ offload_optimizer_states: [false, true]
   EXPECT_FALSE(o.candidates[0].offload_optimizer_states());
   EXPECT_TRUE(o.candidates[1].offload_optimizer_states());
   EXPECT_EQ(o.candidates[2].activation_offload(), "expert_fc1");
-  EXPECT_LT(o.candidates[1].peak_memory_gib(), o.candidates[0].peak_memory_gib());
-  EXPECT_LT(o.candidates[2].peak_memory_gib(), o.candidates[0].peak_memory_gib());
+  EXPECT_LT(o.candidates[1].peak_memory_gib(),
+            o.candidates[0].peak_memory_gib());
+  EXPECT_LT(o.candidates[2].peak_memory_gib(),
+            o.candidates[0].peak_memory_gib());
   EXPECT_DOUBLE_EQ(o.candidates[3].peak_memory_gib(),
                    o.candidates[1].peak_memory_gib());
   const std::string csv = FormatSweepCsv(o);
@@ -157,7 +159,8 @@ offload_optimizer_states: [false, true]
   auto bad = SweepSpace::Load(WriteFile("bad_offload.textproto", R"(
 base { model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 8 }
 activation_offload: ["expert_fc2"]
-)").string());
+)")
+                                  .string());
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("unknown module 'expert_fc2'"),
             std::string::npos)

@@ -134,9 +134,9 @@ TEST(Collectives, AllToAllVGatesOnTheBusiestTier) {
   const CollectiveEstimate a = EstimateAllToAllV(p, gpus, 0, near, *cluster);
   const CollectiveEstimate b = EstimateAllToAllV(p, gpus, 0, far, *cluster);
   const double ratio = (370.8 * 0.875) / (48.5 * 0.77);
-  EXPECT_NEAR((b.seconds - b.latency_us * 1e-6) /
-                  (a.seconds - a.latency_us * 1e-6),
-              ratio, 0.01 * ratio);
+  EXPECT_NEAR(
+      (b.seconds - b.latency_us * 1e-6) / (a.seconds - a.latency_us * 1e-6),
+      ratio, 0.01 * ratio);
 }
 
 TEST(Collectives, GroupOfOneTakesNoTime) {

@@ -38,8 +38,8 @@ TEST(FindOutOfRange, NamesTheFirstBrokenFieldWithItsPathAndValue) {
   EXPECT_EQ(bad->field, "number_value");
   EXPECT_EQ(bad->rule, "must be finite, >= 0 and <= 10, got -2");
 
-  for (const char* text : {"number_value: nan", "number_value: inf",
-                           "number_value: 10.5"}) {
+  for (const char* text :
+       {"number_value: nan", "number_value: inf", "number_value: 10.5"}) {
     google::protobuf::Value v;
     ASSERT_TRUE(ParseTextProto(text, "v.textproto", v));
     EXPECT_TRUE(FindOutOfRange(v, 10)) << text;
