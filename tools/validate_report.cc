@@ -159,7 +159,7 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
   CLI::Option* json = app.add_flag("--json", f.json, "Print JSON");
   app.add_flag("--markdown", f.markdown,
                "Print only the accuracy table by group, in Markdown (the "
-               "README's table)")
+               "table in docs/accuracy.md)")
       ->excludes(json);
   app.add_flag("--commands", f.commands,
                "Print each row's id and the `moesim run` command that replays "

@@ -72,8 +72,8 @@ double ReplayedDispatchPlusCombineUs(const Table7Point& p) {
 
 // Agreement: every point within 30% on GB200 (one NVLink domain) and 45%
 // on H100 (8-GPU nodes over InfiniBand from EP16), the replay's errors as
-// of this test (GB200 -15..+17%, H100 +1..+38%; README "Validation"). The
-// paper's findings: HybridEP beats all-to-all at every EP size on H100
+// of this test (GB200 -15..+17%, H100 +1..+38%; docs/accuracy.md "Validation").
+// The paper's findings: HybridEP beats all-to-all at every EP size on H100
 // ("consistently outperforms all-to-all"), by more across H100 nodes than
 // inside GB200's NVLink domain at the same EP size ("larger gains in
 // inter-node scenarios": 3.5x, 2.6x, 2.0x against 1.4x, 1.2x, 1.2x at
