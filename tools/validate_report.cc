@@ -411,7 +411,6 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
           ", \"predicted_peak_mem_gib\": " + JsonNumber(r.mem_gib) +
           ", \"measured_peak_mem_gib\": " + opt(r.row->mem_gib) +
           ", \"wall\": " + JsonString(r.wall) +
-          ", \"wall\": " + JsonString(r.wall) +
           ", \"host\": " + JsonString(r.host_cpu) +
           ", \"defaults_used\": " + JsonList(r.defaults_used) + "}";
     }

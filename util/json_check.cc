@@ -2,12 +2,50 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace moesim::util {
 namespace {
+
+// The keys of each open object (raw text between the quotes, escapes
+// undecoded), one level per object depth, reused from object to object.
+// A level compares a new key with the few it holds and moves to a hash set
+// past kFew keys, so a checker's cost stays linear in the text.
+class ObjectKeys {
+ public:
+  void Open() {
+    if (depth_ == levels_.size()) levels_.emplace_back();
+    Level& l = levels_[depth_++];
+    l.few.clear();
+    if (!l.many.empty()) l.many.clear();
+  }
+  void Close() { --depth_; }
+  // False if the innermost open object already has `key`.
+  bool Insert(std::string_view key) {
+    Level& l = levels_[depth_ - 1];
+    if (l.many.empty() && l.few.size() < kFew) {
+      if (std::find(l.few.begin(), l.few.end(), key) != l.few.end())
+        return false;
+      l.few.push_back(key);
+      return true;
+    }
+    if (l.many.empty()) l.many.insert(l.few.begin(), l.few.end());
+    return l.many.insert(key).second;
+  }
+
+ private:
+  static constexpr size_t kFew = 16;
+  struct Level {
+    std::vector<std::string_view> few;
+    std::unordered_set<std::string_view> many;
+  };
+  std::vector<Level> levels_;
+  size_t depth_ = 0;
+};
 
 class Checker {
  public:
@@ -18,6 +56,9 @@ class Checker {
     // What the parser expects next, and the open containers ('{' or '[').
     enum class Want { kValue, kKey, kColon, kCommaOrClose };
     std::vector<char> open;
+    // A key twice in one object is refused: readers disagree on which
+    // value wins.
+    ObjectKeys keys;
     Want want = Want::kValue;
     bool done = false;  // the top-level value is complete
     while (true) {
@@ -30,12 +71,22 @@ class Checker {
           if (c == '}' && last_was_open_) {
             ++i_;
             open.pop_back();
+            keys.Close();
             break;
           }
           if (c == '}') return Error("trailing comma before '}'");
           if (c == '\'') return Error("single-quoted key (JSON keys take \")");
           if (c != '"') return Error("expected a quoted key");
-          if (auto ok = String(); !ok) return ok;
+          {
+            const size_t at = i_;
+            if (auto ok = String(); !ok) return ok;
+            const std::string_view key = t_.substr(at + 1, i_ - at - 2);
+            if (!keys.Insert(key)) {
+              i_ = at;
+              return Error("key \"" + std::string(key) +
+                           "\" twice in one object");
+            }
+          }
           want = Want::kColon;
           last_was_open_ = false;
           continue;
@@ -54,6 +105,7 @@ class Checker {
           if ((c == '}' && open.back() == '{') ||
               (c == ']' && open.back() == '[')) {
             ++i_;
+            if (open.back() == '{') keys.Close();
             open.pop_back();
             break;
           }
@@ -72,6 +124,7 @@ class Checker {
                            " levels");
             }
             open.push_back(c);
+            if (c == '{') keys.Open();
             ++i_;
             want = c == '{' ? Want::kKey : Want::kValue;
             last_was_open_ = true;

@@ -13,9 +13,12 @@
 namespace moesim::util {
 
 // Checks that `text` is one RFC 8259 JSON value (surrounded by blanks
-// only), nested at most `max_depth` levels. Iterative: depth costs no stack.
+// only), nested at most `max_depth` levels, with no key twice in one object
+// (RFC 8259 leaves such objects' meaning to the reader; compared as
+// written, escapes undecoded). Iterative: depth costs no stack.
 // Errors: "<file>:<line>:<col>: malformed JSON: <what>", e.g. "trailing
-// comma before '}'", "single-quoted string (JSON strings take \")".
+// comma before '}'", "single-quoted string (JSON strings take \")",
+// "key \"wall\" twice in one object".
 [[nodiscard]] Result<void> CheckStrictJson(std::string_view text,
                                            std::string_view file,
                                            int max_depth);

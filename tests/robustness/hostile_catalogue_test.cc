@@ -2507,8 +2507,8 @@ const HostileInput kCatalogue[] = {
        .copy_of = "tests/data/hf/qwen3-30b-a3b/config.json",
        .old_text = "  \"hidden_size\": 2048,",
        .new_text = "  \"hidden_size\": 2048, \"hidden_size\": 0,"}},
-     "flags: --model: {d}/m/config.json: malformed JSON: (fields[8]) h"
-     "idden_size: Repeated map key: 'hidden_size' is already"},
+     "flags: --model: {d}/m/config.json:10:24: malformed JSON: key \"hidde"
+     "n_size\" twice in one object"},
     {"HfHeadDimZero",
      {"memory", "--model", "{d}/m/config.json", "--system", "dgx-h100",
       "--gpus", "8"},

@@ -69,6 +69,7 @@ TEST_F(JsonOutputTest, EveryCommandPrintsStrictJson) {
   StrictJson({"topo", "gb200-nvl72", "--gpus", "144", "--tp", "4", "--json"});
   StrictJson(With({"advise"}, With(kQwen, {"--json", "--max-steps", "2"})));
   StrictJson({"validate-kernels", "--gpu", "h100", "--json"});
+  StrictJson({"validate", "--json"});
   StrictJson(With({"sweep"}, With(kQwen, {"--tp", "1,2", "--json"})));
 
   // sweep merge of the two shards of a small space.
