@@ -95,17 +95,20 @@ Shapes MakeShapes(const Model& m, const Parallelism& par,
   return x;
 }
 
-LayerOp MakeOp(std::string name, OpKind kind, const std::string& module) {
+LayerOp MakeOp(std::string name, OpKind kind, OpRole role,
+               RecomputeModule module) {
   LayerOp op;
   op.name = std::move(name);
   op.kind = kind;
+  op.role = role;
   op.module = module;
   return op;
 }
 
-LayerOp MemoryOp(std::string name, const char* kernel, double bytes,
-                 const std::string& module, Pass pass = Pass::kForward) {
-  LayerOp op = MakeOp(std::move(name), OpKind::kMemoryBound, module);
+LayerOp MemoryOp(std::string name, OpRole role, const char* kernel,
+                 double bytes, RecomputeModule module,
+                 Pass pass = Pass::kForward) {
+  LayerOp op = MakeOp(std::move(name), OpKind::kMemoryBound, role, module);
   op.kernel = kernel;
   op.bytes = bytes;
   op.pass = pass;
@@ -113,9 +116,10 @@ LayerOp MemoryOp(std::string name, const char* kernel, double bytes,
 }
 
 LayerOp CollectiveOp(std::string name, CollectiveKind kind, Group group,
-                     double bytes, const std::string& module,
+                     double bytes, RecomputeModule module,
                      Pass pass = Pass::kForward) {
-  LayerOp op = MakeOp(std::move(name), OpKind::kCollective, module);
+  LayerOp op =
+      MakeOp(std::move(name), OpKind::kCollective, OpRole::kCollective, module);
   op.collective = kind;
   op.group = group;
   op.bytes = bytes;
@@ -126,12 +130,13 @@ LayerOp CollectiveOp(std::string name, CollectiveKind kind, Group group,
 // One GEMM (or `groups` of them): C[m x n] = A[m x k] B[k x n].
 struct MatmulSpec {
   std::string name;
+  OpRole role = OpRole::kOther;
   int64_t m = 0, n = 0, k = 0;
   OpKind kind = OpKind::kGemm;
   int64_t groups = 1;
   double rows = 0;  // real rows over all groups; 0: m x groups
   GemmPrecision precision = GemmPrecision::kTraining;
-  std::string module = {};
+  RecomputeModule module = RecomputeModule::kNone;
   bool quantize_input = true;  // false: input already quantized (shared)
 };
 
@@ -158,7 +163,7 @@ class Builder {
   // An all-gather or reduce-scatter of `bytes` over `group`; its backward is
   // the other one.
   void GatherOrScatter(const std::string& name, CollectiveKind kind,
-                       Group group, double bytes, const std::string& module) {
+                       Group group, double bytes, RecomputeModule module) {
     const CollectiveKind back = kind == CollectiveKind::kAllGather
                                     ? CollectiveKind::kReduceScatter
                                     : CollectiveKind::kAllGather;
@@ -172,12 +177,15 @@ class Builder {
   void Matmul(const MatmulSpec& s) {
     const double rows = s.rows > 0 ? s.rows : double(s.m) * s.groups;
     const bool quantize = x_.low && s.precision == GemmPrecision::kTraining;
+    const OpRole quantize_role =
+        IsRoutedExpert(s.role) ? OpRole::kExpertQuantize : OpRole::kQuantize;
     if (quantize && s.quantize_input) {
-      Add(MemoryOp(s.name + ".quantize", QuantizeKernel(x_.tr.precision),
+      Add(MemoryOp(s.name + ".quantize", quantize_role,
+                   QuantizeKernel(x_.tr.precision),
                    QuantizeBytes(x_.tr.precision) * rows * s.k, s.module),
           {});
     }
-    LayerOp op = MakeOp(s.name, s.kind, s.module);
+    LayerOp op = MakeOp(s.name, s.kind, s.role, s.module);
     op.m = s.m;
     op.n = s.n;
     op.k = s.k;
@@ -186,9 +194,10 @@ class Builder {
     op.flops = 2 * rows * s.n * s.k;
     std::vector<LayerOp> bwd;
     if (quantize) {
-      bwd.push_back(MemoryOp(
-          s.name + ".grad_quantize", QuantizeKernel(x_.tr.precision),
-          QuantizeBytes(x_.tr.precision) * rows * s.n, s.module, Pass::kDgrad));
+      bwd.push_back(MemoryOp(s.name + ".grad_quantize", quantize_role,
+                             QuantizeKernel(x_.tr.precision),
+                             QuantizeBytes(x_.tr.precision) * rows * s.n,
+                             s.module, Pass::kDgrad));
     }
     LayerOp dgrad = op;
     dgrad.name = s.name + ".dgrad";
@@ -207,33 +216,34 @@ class Builder {
   }
 
   // RMSNorm over tokens x width.
-  void Norm(const std::string& name, double tokens, double width,
-            const std::string& module) {
+  void Norm(const std::string& name, OpRole role, double tokens, double width,
+            RecomputeModule module) {
     const double bytes = tokens * width * kBf16;
-    Add(MemoryOp(name, "rmsnorm_fwd", 2 * bytes, module),
-        {MemoryOp(name + ".bwd", "rmsnorm_bwd", 3 * bytes, module,
+    Add(MemoryOp(name, role, "rmsnorm_fwd", 2 * bytes, module),
+        {MemoryOp(name + ".bwd", role, "rmsnorm_bwd", 3 * bytes, module,
                   Pass::kDgrad)});
   }
 
   // A `copy`-class kernel moving `bytes` in both passes; `flops` (forward)
   // only for work Bridge counts (the Gated DeltaNet convolution).
-  void Copy(const std::string& name, double bytes, const std::string& module,
-            double flops = 0) {
-    LayerOp fwd = MemoryOp(name, "copy", bytes, module);
+  void Copy(const std::string& name, OpRole role, double bytes,
+            RecomputeModule module, double flops = 0) {
+    LayerOp fwd = MemoryOp(name, role, "copy", bytes, module);
     fwd.flops = flops;
-    LayerOp bwd = MemoryOp(name + ".bwd", "copy", bytes, module, Pass::kDgrad);
+    LayerOp bwd =
+        MemoryOp(name + ".bwd", role, "copy", bytes, module, Pass::kDgrad);
     bwd.flops = 2 * flops;
     Add(std::move(fwd), {std::move(bwd)});
   }
 
   // MLP activation on `rows` rows of fc1 output (2f gated, else f) -> f.
-  void Activation(const std::string& name, double rows, double f,
-                  const std::string& module) {
+  void Activation(const std::string& name, OpRole role, double rows, double f,
+                  RecomputeModule module) {
     const bool gated = IsGated(x_.m);
     const double fc1 = gated ? 2 * f : f;
-    Add(MemoryOp(name, gated ? "swiglu_fwd" : "copy", (fc1 + f) * rows * kBf16,
-                 module),
-        {MemoryOp(name + ".bwd", gated ? "swiglu_bwd" : "copy",
+    Add(MemoryOp(name, role, gated ? "swiglu_fwd" : "copy",
+                 (fc1 + f) * rows * kBf16, module),
+        {MemoryOp(name + ".bwd", role, gated ? "swiglu_bwd" : "copy",
                   (f + 2 * fc1) * rows * kBf16, module, Pass::kDgrad)});
   }
 
@@ -241,7 +251,7 @@ class Builder {
   // sequence (backward reduce-scatters); without SP the input is replicated
   // and only the backward all-reduces its gradient.
   void ColumnInput(const std::string& name, double width,
-                   const std::string& module) {
+                   RecomputeModule module) {
     if (x_.tp == 1) return;
     const double bytes = double(x_.tokens) * width * kBf16;
     if (x_.sp) {
@@ -255,7 +265,7 @@ class Builder {
 
   // Output of a row-parallel linear (T x hidden partial sums): SP
   // reduce-scatters (backward all-gathers), else all-reduces.
-  void RowOutput(const std::string& name, const std::string& module) {
+  void RowOutput(const std::string& name, RecomputeModule module) {
     if (x_.tp == 1) return;
     const double bytes = double(x_.tokens) * x_.h * kBf16;
     if (x_.sp) {
@@ -271,8 +281,9 @@ class Builder {
   // Core attention with average attended context `context` (Bridge's FLOPs
   // rule); one backward op at twice the forward FLOPs.
   void Attention(const AttentionWork& w, double context,
-                 const std::string& module) {
-    LayerOp op = MakeOp("core_attn", OpKind::kAttention, module);
+                 RecomputeModule module) {
+    LayerOp op =
+        MakeOp("core_attn", OpKind::kAttention, OpRole::kCoreAttn, module);
     op.attention = w;
     op.flops = 2.0 * w.batch * w.seq_q * context * w.heads_q *
                (w.head_dim_qk + w.head_dim_v);
@@ -284,9 +295,9 @@ class Builder {
   }
 
   // MoE dispatch or combine; its backward is the other one.
-  void Dispatch(const DispatchWork& w, const std::string& module) {
-    LayerOp op =
-        MakeOp(w.combine ? "combine" : "dispatch", OpKind::kDispatch, module);
+  void Dispatch(const DispatchWork& w, RecomputeModule module) {
+    LayerOp op = MakeOp(w.combine ? "combine" : "dispatch", OpKind::kDispatch,
+                        OpRole::kDispatch, module);
     op.dispatch = w;
     LayerOp bwd = op;
     bwd.name = op.name + ".bwd";
@@ -308,15 +319,26 @@ class Builder {
   }
 
  private:
-  static bool Recomputed(const std::string& module, const Recompute& rc) {
-    if (module == "core_attn") return rc.core_attn;
-    if (module == "mla_up_proj") return rc.mla_up_proj;
-    if (module == "layernorm") return rc.layernorm;
-    if (module == "mlp") return rc.mlp;
-    if (module == "moe") return rc.moe;
-    // Inside the MoE layer: its own flag or the whole layer's.
-    if (module == "moe_act") return rc.moe_act || rc.moe;
-    if (module == "shared_experts") return rc.shared_experts || rc.moe;
+  static bool Recomputed(RecomputeModule module, const Recompute& rc) {
+    switch (module) {
+      case RecomputeModule::kNone:
+        return false;
+      case RecomputeModule::kCoreAttn:
+        return rc.core_attn;
+      case RecomputeModule::kMlaUpProj:
+        return rc.mla_up_proj;
+      case RecomputeModule::kLayernorm:
+        return rc.layernorm;
+      case RecomputeModule::kMlp:
+        return rc.mlp;
+      case RecomputeModule::kMoe:
+        return rc.moe;
+      // Inside the MoE layer: its own flag or the whole layer's.
+      case RecomputeModule::kMoeAct:
+        return rc.moe_act || rc.moe;
+      case RecomputeModule::kSharedExperts:
+        return rc.shared_experts || rc.moe;
+    }
     return false;
   }
 
@@ -358,9 +380,10 @@ AttentionWork BaseAttention(const Shapes& x) {
 // small. The host calls are sim/host_calls.cc's (calibration/notes/
 // megatron_host_ops.md section 8).
 void AddUnfusedRope(Builder& b, double qk_bytes) {
-  b.Add(
-      MemoryOp("rope_unfused", "copy", 12 * qk_bytes, ""),
-      {MemoryOp("rope_unfused.bwd", "copy", 17 * qk_bytes, "", Pass::kDgrad)});
+  b.Add(MemoryOp("rope_unfused", OpRole::kRopeUnfused, "copy", 12 * qk_bytes,
+                 RecomputeModule::kNone),
+        {MemoryOp("rope_unfused.bwd", OpRole::kRopeUnfused, "copy",
+                  17 * qk_bytes, RecomputeModule::kNone, Pass::kDgrad)});
 }
 
 // Softmax attention (MHA / GQA, sliding window, sinks, QK-norm, Qwen3-Next's
@@ -374,26 +397,38 @@ void AddAttention(Builder& b, const Shapes& x, const LayerKind& kind) {
   w.window = kind.sliding_window ? m.window_size() : 0;
   w.softmax_offset = m.learnable_softmax_offset();
   const int64_t gate = m.attention_output_gate() ? w.heads_q * d : 0;
-  b.Norm("input_norm", x.sp_tokens, x.h, "");
-  b.ColumnInput("qkv", x.h, "");
+  b.Norm("input_norm", OpRole::kInputNorm, x.sp_tokens, x.h,
+         RecomputeModule::kNone);
+  b.ColumnInput("qkv", x.h, RecomputeModule::kNone);
   b.Matmul({.name = "qkv",
+            .role = OpRole::kQkv,
             .m = T,
             .n = w.heads_q * d + 2 * w.heads_kv * d + gate,
             .k = x.h});
   const double qk_bytes = double(T) * (w.heads_q + w.heads_kv) * d * kBf16;
-  if (m.qk_layernorm()) b.Norm("qk_norm", T, (w.heads_q + w.heads_kv) * d, "");
+  if (m.qk_layernorm()) {
+    b.Norm("qk_norm", OpRole::kQkNorm, T, (w.heads_q + w.heads_kv) * d,
+           RecomputeModule::kNone);
+  }
   if (RotaryConcentrationFactor(m) == 1) {
-    b.Copy("rope", 2 * qk_bytes, "");  // read and write Q and K
+    b.Copy("rope", OpRole::kRope, 2 * qk_bytes,
+           RecomputeModule::kNone);  // read, write Q and K
   } else {
     AddUnfusedRope(b, qk_bytes);
   }
-  b.Attention(w, CausalContext(double(x.tr.seq_length), w.window), "core_attn");
+  b.Attention(w, CausalContext(double(x.tr.seq_length), w.window),
+              RecomputeModule::kCoreAttn);
   if (gate > 0) {
     // sigmoid(gate) * O: read O and the gate, write O.
-    b.Copy("attn_gate", 3.0 * T * gate * kBf16, "");
+    b.Copy("attn_gate", OpRole::kAttnGate, 3.0 * T * gate * kBf16,
+           RecomputeModule::kNone);
   }
-  b.Matmul({.name = "proj", .m = T, .n = x.h, .k = w.heads_q * d});
-  b.RowOutput("proj", "");
+  b.Matmul({.name = "proj",
+            .role = OpRole::kProj,
+            .m = T,
+            .n = x.h,
+            .k = w.heads_q * d});
+  b.RowOutput("proj", RecomputeModule::kNone);
 }
 
 // Multi-latent attention (MCore multi_latent_attention.py, TE spec). The
@@ -415,15 +450,24 @@ void AddMla(Builder& b, const Shapes& x) {
   w.heads_kv = w.heads_q;  // K and V materialised per head
   w.head_dim_qk = dn + r;
   w.head_dim_v = dv;
-  const std::string up = "mla_up_proj";
-  b.Norm("input_norm", Ts, h, "layernorm");
+  const RecomputeModule up = RecomputeModule::kMlaUpProj;
+  b.Norm("input_norm", OpRole::kInputNorm, Ts, h, RecomputeModule::kLayernorm);
   if (q_rank > 0) {
-    b.Matmul({.name = "q_down", .m = Ts, .n = q_rank, .k = h});
+    b.Matmul({.name = "q_down",
+              .role = OpRole::kQDown,
+              .m = Ts,
+              .n = q_rank,
+              .k = h});
   } else {
-    b.ColumnInput("q_proj", h, "");
-    b.Matmul({.name = "q_proj", .m = T, .n = w.heads_q * (dn + r), .k = h});
+    b.ColumnInput("q_proj", h, RecomputeModule::kNone);
+    b.Matmul({.name = "q_proj",
+              .role = OpRole::kQProj,
+              .m = T,
+              .n = w.heads_q * (dn + r),
+              .k = h});
   }
   b.Matmul({.name = "kv_down",
+            .role = OpRole::kKvDown,
             .m = Ts,
             .n = kv_rank + r,
             .k = h,
@@ -431,29 +475,35 @@ void AddMla(Builder& b, const Shapes& x) {
   if (x.sp) {
     const double bytes = double(T) * r * kBf16;
     b.GatherOrScatter("k_pos_emb.ag", CollectiveKind::kAllGather, Group::kTp,
-                      bytes, "");
+                      bytes, RecomputeModule::kNone);
   }
   if (q_rank > 0) {
-    b.Norm("q_norm", Ts, q_rank, up);
+    b.Norm("q_norm", OpRole::kQNorm, Ts, q_rank, up);
     b.ColumnInput("q_up", q_rank, up);
     b.Matmul({.name = "q_up",
+              .role = OpRole::kQUp,
               .m = T,
               .n = w.heads_q * (dn + r),
               .k = q_rank,
               .module = up});
   }
-  b.Norm("kv_norm", Ts, kv_rank, up);
+  b.Norm("kv_norm", OpRole::kKvNorm, Ts, kv_rank, up);
   b.ColumnInput("kv_up", kv_rank, up);
   b.Matmul({.name = "kv_up",
+            .role = OpRole::kKvUp,
             .m = T,
             .n = w.heads_q * (dn + dv),
             .k = kv_rank,
             .module = up});
   // RoPE and the no-RoPE/RoPE concatenation: read and write Q and K.
-  b.Copy("rope", 2.0 * T * w.heads_q * 2 * (dn + r) * kBf16, up);
-  b.Attention(w, x.tr.seq_length / 2.0, "core_attn");
-  b.Matmul({.name = "proj", .m = T, .n = h, .k = w.heads_q * dv});
-  b.RowOutput("proj", "");
+  b.Copy("rope", OpRole::kRope, 2.0 * T * w.heads_q * 2 * (dn + r) * kBf16, up);
+  b.Attention(w, x.tr.seq_length / 2.0, RecomputeModule::kCoreAttn);
+  b.Matmul({.name = "proj",
+            .role = OpRole::kProj,
+            .m = T,
+            .n = h,
+            .k = w.heads_q * dv});
+  b.RowOutput("proj", RecomputeModule::kNone);
 }
 
 // Gated DeltaNet (MCore gated_delta_net.py; HF modeling_qwen3_next.py), the
@@ -477,10 +527,16 @@ void AddGatedDeltaNet(Builder& b, const Shapes& x) {
   const int64_t nv = m.linear_num_value_heads() / tp;
   const int64_t qk = m.linear_num_key_heads() / tp * dk, v = nv * dv;
   const int64_t C = kGdnChunk;
-  b.Norm("input_norm", x.sp_tokens, h, "");
-  b.ColumnInput("in_proj", h, "");
-  b.Matmul({.name = "in_proj_qkvz", .m = T, .n = 2 * qk + 2 * v, .k = h});
+  b.Norm("input_norm", OpRole::kInputNorm, x.sp_tokens, h,
+         RecomputeModule::kNone);
+  b.ColumnInput("in_proj", h, RecomputeModule::kNone);
+  b.Matmul({.name = "in_proj_qkvz",
+            .role = OpRole::kInProjQkvz,
+            .m = T,
+            .n = 2 * qk + 2 * v,
+            .k = h});
   b.Matmul({.name = "in_proj_ba",
+            .role = OpRole::kInProjBa,
             .m = T,
             .n = 2 * nv,
             .k = h,
@@ -496,17 +552,20 @@ void AddGatedDeltaNet(Builder& b, const Shapes& x) {
   if (cp > 1) {
     const double projections = double(T) * (2 * qk + 2 * v + 2 * nv) * kBf16;
     b.Add(CollectiveOp("gdn.a2a_cp2hp", CollectiveKind::kAllToAll, Group::kCp,
-                       projections, ""),
+                       projections, RecomputeModule::kNone),
           {CollectiveOp("gdn.a2a_cp2hp.bwd", CollectiveKind::kAllToAll,
-                        Group::kCp, projections, "", Pass::kDgrad)});
+                        Group::kCp, projections, RecomputeModule::kNone,
+                        Pass::kDgrad)});
   }
   const int64_t heads = nv / cp, seq = T * cp;
   // Depthwise causal conv1d over q, k, v channels: read and write them.
   const double channels = 2.0 * qk + v;
-  b.Copy("conv1d", 2 * T * channels * kBf16, "",
+  b.Copy("conv1d", OpRole::kConv1d, 2 * T * channels * kBf16,
+         RecomputeModule::kNone,
          2.0 * T * channels * m.linear_conv_kernel_dim());
   auto scan = [&](const char* name, int64_t mm, int64_t n, int64_t k) {
     b.Matmul({.name = name,
+              .role = OpRole::kGdnScan,
               .m = mm,
               .n = n,
               .k = k,
@@ -520,34 +579,44 @@ void AddGatedDeltaNet(Builder& b, const Shapes& x) {
   scan("gdn.state_update", dk, dv, seq);
   scan("gdn.intra_out", seq, dv, C);
   // Gated RMSNorm: read the output and z, write the output.
-  LayerOp norm = MemoryOp("gdn.norm", "rmsnorm_fwd", 3.0 * T * v * kBf16, "");
+  LayerOp norm = MemoryOp("gdn.norm", OpRole::kGdnNorm, "rmsnorm_fwd",
+                          3.0 * T * v * kBf16, RecomputeModule::kNone);
   // Backward reads dy, the output and z, writes both gradients.
-  b.Add(norm, {MemoryOp("gdn.norm.bwd", "rmsnorm_bwd", 5.0 * T * v * kBf16, "",
-                        Pass::kDgrad)});
+  b.Add(norm,
+        {MemoryOp("gdn.norm.bwd", OpRole::kGdnNorm, "rmsnorm_bwd",
+                  5.0 * T * v * kBf16, RecomputeModule::kNone, Pass::kDgrad)});
   if (cp > 1) {
     const double out = double(T) * v * kBf16;
-    b.Add(CollectiveOp("gdn.a2a_hp2cp", CollectiveKind::kAllToAll, Group::kCp,
-                       out, ""),
-          {CollectiveOp("gdn.a2a_hp2cp.bwd", CollectiveKind::kAllToAll,
-                        Group::kCp, out, "", Pass::kDgrad)});
+    b.Add(
+        CollectiveOp("gdn.a2a_hp2cp", CollectiveKind::kAllToAll, Group::kCp,
+                     out, RecomputeModule::kNone),
+        {CollectiveOp("gdn.a2a_hp2cp.bwd", CollectiveKind::kAllToAll,
+                      Group::kCp, out, RecomputeModule::kNone, Pass::kDgrad)});
   }
-  b.Matmul({.name = "out_proj", .m = T, .n = h, .k = v});
-  b.RowOutput("out_proj", "");
+  b.Matmul(
+      {.name = "out_proj", .role = OpRole::kOutProj, .m = T, .n = h, .k = v});
+  b.RowOutput("out_proj", RecomputeModule::kNone);
 }
 
 // Dense MLP, TE spec: pre-MLP norm fused into fc1, all of it `mlp`.
 void AddMlp(Builder& b, const Shapes& x) {
   const int64_t T = x.tokens, f = x.m.ffn_hidden_size() / x.tp;
-  const std::string mod = "mlp";
-  b.Norm("pre_mlp_norm", x.sp_tokens, x.h, mod);
+  const RecomputeModule mod = RecomputeModule::kMlp;
+  b.Norm("pre_mlp_norm", OpRole::kPreMlpNorm, x.sp_tokens, x.h, mod);
   b.ColumnInput("fc1", x.h, mod);
   b.Matmul({.name = "fc1",
+            .role = OpRole::kFc1,
             .m = T,
             .n = (IsGated(x.m) ? 2 : 1) * f,
             .k = x.h,
             .module = mod});
-  b.Activation("act", T, f, mod);
-  b.Matmul({.name = "fc2", .m = T, .n = x.h, .k = f, .module = mod});
+  b.Activation("act", OpRole::kAct, T, f, mod);
+  b.Matmul({.name = "fc2",
+            .role = OpRole::kFc2,
+            .m = T,
+            .n = x.h,
+            .k = f,
+            .module = mod});
   b.RowOutput("fc2", mod);
 }
 
@@ -588,10 +657,12 @@ void AddMlp(Builder& b, const Shapes& x) {
 // never take this path; the replay drops the sync there.
 void AddClampedGluPasses(Builder& b, double rows, double f) {
   const double x = rows * 2 * f * kBf16;
-  LayerOp clamp = MemoryOp("experts_act_clamp", "copy", 4 * x, "moe_act");
+  LayerOp clamp = MemoryOp("experts_act_clamp", OpRole::kExpertActClamp, "copy",
+                           4 * x, RecomputeModule::kMoeAct);
   clamp.host_sync = true;
-  b.Add(std::move(clamp), {MemoryOp("experts_act_clamp.bwd", "copy", 5 * x,
-                                    "moe_act", Pass::kDgrad)});
+  b.Add(std::move(clamp),
+        {MemoryOp("experts_act_clamp.bwd", OpRole::kExpertActClamp, "copy",
+                  5 * x, RecomputeModule::kMoeAct, Pass::kDgrad)});
 }
 
 // Expert fc2 bias: TE GroupedLinear returns it unapplied (skip_bias_add) and
@@ -606,9 +677,10 @@ void AddClampedGluPasses(Builder& b, double rows, double f) {
 // gradients (2 + 2): 40 Y bytes. Outside the activation checkpoint: `moe`.
 void AddExpertOutputBias(Builder& b, double rows, int64_t h) {
   const double y = rows * static_cast<double>(h);
-  b.Add(
-      MemoryOp("experts_fc2_bias", "copy", 28 * y, "moe"),
-      {MemoryOp("experts_fc2_bias.bwd", "copy", 40 * y, "moe", Pass::kDgrad)});
+  b.Add(MemoryOp("experts_fc2_bias", OpRole::kExpertFc2Bias, "copy", 28 * y,
+                 RecomputeModule::kMoe),
+        {MemoryOp("experts_fc2_bias.bwd", OpRole::kExpertFc2Bias, "copy",
+                  40 * y, RecomputeModule::kMoe, Pass::kDgrad)});
 }
 
 // MoE layer (MCore moe_layer.py with the alltoall/flex dispatchers). The
@@ -628,16 +700,18 @@ void AddMoe(Builder& b, const Shapes& x) {
   const int64_t fc1 = (IsGated(m) ? 2 : 1) * f;
   const double rows = RoutedExpertRows(double(tokens), topk, e, etp, x.tr);
   const int64_t per_expert = static_cast<int64_t>(std::ceil(rows / groups));
-  const std::string mod = "moe";
+  const RecomputeModule mod = RecomputeModule::kMoe;
   b.SetScope(GraphScope::kMoeRouter);
-  b.Norm("pre_mlp_norm", tokens, h, "layernorm");
+  b.Norm("pre_mlp_norm", OpRole::kPreMlpNorm, tokens, h,
+         RecomputeModule::kLayernorm);
   b.Matmul({.name = "router",
+            .role = OpRole::kRouter,
             .m = tokens,
             .n = e,
             .k = h,
             .precision = GemmPrecision::k16Bit,
             .module = mod});
-  b.Copy("router_topk", 3.0 * tokens * e * kFp32, mod);
+  b.Copy("router_topk", OpRole::kRouterTopk, 3.0 * tokens * e * kFp32, mod);
   DispatchWork w;
   w.tokens = tokens;
   w.topk = topk;
@@ -657,6 +731,7 @@ void AddMoe(Builder& b, const Shapes& x) {
                       row_bytes, mod);
   }
   b.Matmul({.name = "experts_fc1",
+            .role = OpRole::kExpertFc1,
             .m = per_expert,
             .n = fc1,
             .k = h,
@@ -665,8 +740,10 @@ void AddMoe(Builder& b, const Shapes& x) {
             .rows = rows,
             .module = mod});
   if (IsClampedQuickGeglu(m)) AddClampedGluPasses(b, rows, f);
-  b.Activation("experts_act", rows, f, "moe_act");
+  b.Activation("experts_act", OpRole::kExpertAct, rows, f,
+               RecomputeModule::kMoeAct);
   b.Matmul({.name = "experts_fc2",
+            .role = OpRole::kExpertFc2,
             .m = per_expert,
             .n = h,
             .k = f,
@@ -686,15 +763,21 @@ void AddMoe(Builder& b, const Shapes& x) {
   if (m.moe_shared_expert_intermediate_size() > 0) {
     const int64_t T = x.tokens;
     const int64_t fs = m.moe_shared_expert_intermediate_size() / x.tp;
-    const std::string sh = "shared_experts";
+    const RecomputeModule sh = RecomputeModule::kSharedExperts;
     b.ColumnInput("shared_fc1", h, sh);
     b.Matmul({.name = "shared_fc1",
+              .role = OpRole::kSharedFc1,
               .m = T,
               .n = (IsGated(m) ? 2 : 1) * fs,
               .k = h,
               .module = sh});
-    b.Activation("shared_act", T, fs, sh);
-    b.Matmul({.name = "shared_fc2", .m = T, .n = h, .k = fs, .module = sh});
+    b.Activation("shared_act", OpRole::kSharedAct, T, fs, sh);
+    b.Matmul({.name = "shared_fc2",
+              .role = OpRole::kSharedFc2,
+              .m = T,
+              .n = h,
+              .k = fs,
+              .module = sh});
     b.RowOutput("shared_fc2", sh);
   }
 }
@@ -702,8 +785,9 @@ void AddMoe(Builder& b, const Shapes& x) {
 // Vocab-parallel embedding lookup: gather (read and write T x h rows;
 // backward scatter-adds the same bytes) and the TP sum of the partial rows.
 void AddEmbedding(Builder& b, const Shapes& x, const std::string& prefix) {
-  b.Copy(prefix + "embedding", 2.0 * x.tokens * x.h * kBf16, "");
-  b.RowOutput(prefix + "embedding", "");
+  b.Copy(prefix + "embedding", OpRole::kEmbedding, 2.0 * x.tokens * x.h * kBf16,
+         RecomputeModule::kNone);
+  b.RowOutput(prefix + "embedding", RecomputeModule::kNone);
 }
 
 // MTP head input (MCore multi_token_prediction.py): embedding of the shifted
@@ -713,21 +797,24 @@ void AddEmbedding(Builder& b, const Shapes& x, const std::string& prefix) {
 // all-gather under SP and a local split otherwise.
 void AddMtpInput(Builder& b, const Shapes& x) {
   AddEmbedding(b, x, "mtp.");
-  b.Norm("mtp.enorm", x.sp_tokens, x.h, "");
-  b.Norm("mtp.hnorm", x.sp_tokens, x.h, "");
-  b.ColumnInput("mtp.eh_proj", 2 * x.h, "");
-  b.Matmul(
-      {.name = "mtp.eh_proj", .m = x.tokens, .n = x.h / x.tp, .k = 2 * x.h});
+  b.Norm("mtp.enorm", OpRole::kNorm, x.sp_tokens, x.h, RecomputeModule::kNone);
+  b.Norm("mtp.hnorm", OpRole::kNorm, x.sp_tokens, x.h, RecomputeModule::kNone);
+  b.ColumnInput("mtp.eh_proj", 2 * x.h, RecomputeModule::kNone);
+  b.Matmul({.name = "mtp.eh_proj",
+            .role = OpRole::kMtpEhProj,
+            .m = x.tokens,
+            .n = x.h / x.tp,
+            .k = 2 * x.h});
   if (x.tp > 1) {
     const double bytes = double(x.tokens) * x.h * kBf16;
     std::vector<LayerOp> bwd;
     if (x.sp) {
       bwd.push_back(CollectiveOp("mtp.eh_proj.gather.bwd",
                                  CollectiveKind::kAllGather, Group::kTp, bytes,
-                                 "", Pass::kDgrad));
+                                 RecomputeModule::kNone, Pass::kDgrad));
     }
     b.Add(CollectiveOp("mtp.eh_proj.gather", CollectiveKind::kAllGather,
-                       Group::kTp, bytes, ""),
+                       Group::kTp, bytes, RecomputeModule::kNone),
           std::move(bwd));
   }
 }
@@ -798,18 +885,21 @@ LayerOps BuildOutputOps(const Model& model, const Parallelism& parallel,
   const double T = static_cast<double>(x.tokens);
   for (int64_t i = 0; i < heads; ++i) {
     const std::string prefix = i == 0 ? "" : "mtp" + std::to_string(i) + ".";
-    b.Norm(prefix + "final_norm", x.sp_tokens, x.h, "");
-    b.ColumnInput(prefix + "output", x.h, "");
+    b.Norm(prefix + "final_norm", OpRole::kNorm, x.sp_tokens, x.h,
+           RecomputeModule::kNone);
+    b.ColumnInput(prefix + "output", x.h, RecomputeModule::kNone);
     b.Matmul({.name = prefix + "output",
+              .role = OpRole::kOutputLayer,
               .m = x.tokens,
               .n = vocab,
               .k = x.h,
               .precision = GemmPrecision::k16Bit});
-    b.Copy(prefix + "cross_entropy", T * vocab * kFp32 * 2, "");
+    b.Copy(prefix + "cross_entropy", OpRole::kCrossEntropy,
+           T * vocab * kFp32 * 2, RecomputeModule::kNone);
     if (x.tp > 1) {
       b.Add(
           CollectiveOp(prefix + "cross_entropy.ar", CollectiveKind::kAllReduce,
-                       Group::kTp, T * kFp32 * 3, ""),
+                       Group::kTp, T * kFp32 * 3, RecomputeModule::kNone),
           {});
     }
   }

@@ -70,6 +70,90 @@ enum class GraphScope {
   kMoe,            // the rest of the MoE block (dispatch on, experts)
 };
 
+// What an op is in Megatron-Core's layer, whatever its display name: the
+// host model (sim/host_calls.cc), pricing (sim/op_pricing.cc) and the MoE
+// block's bounds (sim/moe_layer.cc) key on it, so renaming an op changes
+// no prediction. The builder (layer_ops.cc) sets every op's role; an op's
+// dgrad, wgrad and backward copies keep their forward's role.
+enum class OpRole : uint8_t {
+  kOther,  // never built here: hand-made ops in tests
+  // RMSNorms: the layer's input norm (fused into linear_qkv / in_proj when
+  // those are LayerNormLinear, TENorm before MLA), the pre-MLP norm (fused
+  // into a dense MLP's fc1, TENorm before MoE), MLA's q / kv latent norms
+  // (fused into the up-projections), QK-norm (two te.RMSNorm), a standalone
+  // TENorm (final norm, MTP enorm / hnorm) and Gated DeltaNet's gated norm.
+  kInputNorm,
+  kPreMlpNorm,
+  kQNorm,
+  kKvNorm,
+  kQkNorm,
+  kNorm,
+  kGdnNorm,
+  // Linear layers (TE modules unless said).
+  kQkv,
+  kProj,  // attention output projection (row parallel)
+  kQDown,
+  kKvDown,
+  kQProj,  // MLA without q_lora_rank
+  kQUp,
+  kKvUp,
+  kInProjQkvz,
+  kInProjBa,  // a second GEMM of in_proj's module call
+  kOutProj,   // Gated DeltaNet output projection
+  kFc1,
+  kFc2,
+  kSharedFc1,
+  kSharedFc2,
+  kMtpEhProj,
+  kRouter,       // Megatron's RouterGatingLinearFunction, not TE
+  kOutputLayer,  // Megatron's ColumnParallelLinear (main or MTP head)
+  kExpertFc1,    // TE GroupedLinear
+  kExpertFc2,
+  kGdnScan,  // FLA chunked gated-delta-rule kernels (Triton)
+  kCoreAttn,
+  // Memory-bound kernels.
+  kQuantize,        // a GEMM operand's quantize (forward or its gradient's)
+  kExpertQuantize,  // the same for a GroupedLinear: one per local expert
+  kRope,
+  kRopeUnfused,
+  kAttnGate,
+  kAct,
+  kSharedAct,
+  kExpertAct,
+  kExpertActClamp,
+  kExpertFc2Bias,
+  kRouterTopk,
+  kConv1d,
+  kEmbedding,  // the lookup (main or MTP)
+  kCrossEntropy,
+  // Communication.
+  kCollective,
+  kDispatch,  // MoE dispatch or combine (DispatchWork::combine)
+};
+
+// Ops of the routed experts, whose work scales with the busiest EP rank's
+// load (the grouped GEMMs, their quantizes and the eager passes on their
+// rows).
+constexpr bool IsRoutedExpert(OpRole r) {
+  return r == OpRole::kExpertFc1 || r == OpRole::kExpertFc2 ||
+         r == OpRole::kExpertQuantize || r == OpRole::kExpertAct ||
+         r == OpRole::kExpertActClamp || r == OpRole::kExpertFc2Bias;
+}
+
+// The selective-recompute module (Megatron-Core --recompute-modules) whose
+// recompute replays a forward op. kMoeAct and kSharedExperts ops sit inside
+// the MoE layer: kMoe replays them too (LayerOps::recompute applies this).
+enum class RecomputeModule : uint8_t {
+  kNone,
+  kCoreAttn,
+  kMlaUpProj,
+  kLayernorm,
+  kMoeAct,
+  kMlp,
+  kMoe,
+  kSharedExperts,
+};
+
 struct AttentionWork {
   int64_t batch = 1;
   int64_t seq_q = 0;   // local query tokens (seq / cp)
@@ -96,8 +180,9 @@ struct DispatchWork {
 };
 
 struct LayerOp {
-  std::string name;  // short and stable, e.g. "qkv", "fc1.dgrad"
+  std::string name;  // for traces and errors, e.g. "qkv", "fc1.dgrad"
   OpKind kind = OpKind::kGemm;
+  OpRole role = OpRole::kOther;
   Pass pass = Pass::kForward;
   // kGemm / kGroupedGemm.
   int64_t m = 0, n = 0, k = 0, groups = 1;
@@ -108,11 +193,7 @@ struct LayerOp {
   Group group = Group::kTp;  // kCollective
   CollectiveKind collective = CollectiveKind::kAllGather;
   DispatchWork dispatch;  // kDispatch
-  // Recompute module (core_attn, mla_up_proj, layernorm, moe_act, mlp, moe,
-  // shared_experts) whose recompute replays this forward op; empty: none.
-  // moe_act and shared_experts ops sit inside the MoE layer: `moe` replays
-  // them too (LayerOps::recompute already applies this).
-  std::string module;
+  RecomputeModule module = RecomputeModule::kNone;
   GraphScope scope = GraphScope::kNone;  // backward ops: their forward's
   // Megatron's code blocks the host once this op is issued, until the GPU
   // has run everything queued before it (a blocking host-to-device copy);

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <string_view>
 
 namespace moesim::sim {
 
@@ -65,53 +63,44 @@ constexpr int kTopkBackwardAdds = 2;  // of those nodes, adds (a kernel each)
 // §2 TEGroupedMLP: tokens_per_expert.tolist(), permuted_probs.unsqueeze.
 constexpr int kExpertsInputCalls = 2;
 
-bool StartsWith(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-bool EndsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
+using models::OpRole;
 
-// The op's name without "recompute " and its pass / quantize suffix.
-std::string_view BaseName(std::string_view name) {
-  if (StartsWith(name, "recompute ")) name.remove_prefix(10);
-  for (std::string_view suffix :
-       {".dgrad", ".wgrad", ".grad_quantize", ".quantize", ".bwd"}) {
-    if (EndsWith(name, suffix)) {
-      name.remove_suffix(suffix.size());
-      break;
-    }
-  }
-  return name;
-}
-
-bool IsExpert(std::string_view base) { return StartsWith(base, "experts_"); }
-bool IsOutputLayer(std::string_view base) {
-  return base == "output" || EndsWith(base, ".output");
-}
 // TE LayerNormLinear modules (the norm before them is fused in).
-bool IsLayerNormLinear(std::string_view base, const HostCallContext& c) {
-  return (base == "qkv" || base == "in_proj_qkvz") ? c.input_norm_fused
-         : base == "fc1"                           ? c.pre_mlp_norm_fused
-                         : (base == "q_up" || base == "kv_up");
+bool IsLayerNormLinear(OpRole r, const HostCallContext& c) {
+  switch (r) {
+    case OpRole::kQkv:
+    case OpRole::kInProjQkvz:
+      return c.input_norm_fused;
+    case OpRole::kFc1:
+      return c.pre_mlp_norm_fused;
+    case OpRole::kQUp:
+    case OpRole::kKvUp:
+      return true;
+    default:
+      return false;
+  }
 }
-bool IsNormFused(std::string_view base, const HostCallContext& c) {
-  if (base == "input_norm") return c.input_norm_fused;
-  if (base == "pre_mlp_norm") return c.pre_mlp_norm_fused;
-  return base == "q_norm" || base == "kv_norm";
+bool IsNormFused(OpRole r, const HostCallContext& c) {
+  if (r == OpRole::kInputNorm) return c.input_norm_fused;
+  if (r == OpRole::kPreMlpNorm) return c.pre_mlp_norm_fused;
+  return r == OpRole::kQNorm || r == OpRole::kKvNorm;
 }
 // Ops followed by the layer's bias-dropout-add (attention / MLP output).
-bool EndsSublayer(std::string_view base) {
-  return base == "proj" || base == "fc2" || base == "out_proj";
+bool EndsSublayer(OpRole r) {
+  return r == OpRole::kProj || r == OpRole::kFc2 || r == OpRole::kOutProj;
 }
-bool IsActivation(std::string_view base) {
-  return base == "act" || base == "experts_act" || base == "shared_act";
+bool IsActivation(OpRole r) {
+  return r == OpRole::kAct || r == OpRole::kExpertAct ||
+         r == OpRole::kSharedAct;
+}
+bool IsQuantize(OpRole r) {
+  return r == OpRole::kQuantize || r == OpRole::kExpertQuantize;
 }
 
 // Quantize kernels TE runs inside its module call: one per tensor, or per
 // local expert (three with FP8 current scaling: amax, scale, cast).
-int QuantizeKernels(std::string_view base, const HostCallContext& c) {
-  if (!IsExpert(base)) return 1;
+int QuantizeKernels(OpRole r, const HostCallContext& c) {
+  if (r != OpRole::kExpertQuantize) return 1;
   return static_cast<int>(c.local_experts) * (c.fp8_current_scaling ? 3 : 1);
 }
 
@@ -128,33 +117,33 @@ int ExpertBiasForwardCalls(const HostCallContext& c) {
   return 2 * static_cast<int>(c.local_experts) + 3;
 }
 
-HostCalls Forward(const LayerOp& op, std::string_view base,
-                  const HostCallContext& c) {
+HostCalls Forward(const LayerOp& op, const HostCallContext& c) {
   HostCalls h;
+  const OpRole r = op.role;
   switch (op.kind) {
     case OpKind::kGemm:
-      if (base == "router") {
+      if (r == OpRole::kRouter) {
         h.torch = kRouterCalls;
-      } else if (IsOutputLayer(base)) {
+      } else if (r == OpRole::kOutputLayer) {
         // Megatron's own ColumnParallelLinear (not TE): the autograd
         // Function and its matmul.
         h.torch = 2;
-      } else if (base == "in_proj_ba") {
+      } else if (r == OpRole::kInProjBa) {
         h.kernels = 1;  // a GEMM of in_proj's LayerNormLinear call
       } else {
         h.te = 1;
-        if (base == "qkv") h.torch = kQkvSplitCalls;
-        if (EndsSublayer(base)) h.torch = kBdaCalls;
-        if (base == "shared_fc2") h.torch = 1;  // added to the routed output
+        if (r == OpRole::kQkv) h.torch = kQkvSplitCalls;
+        if (EndsSublayer(r)) h.torch = kBdaCalls;
+        if (r == OpRole::kSharedFc2) h.torch = 1;  // added to the routed output
       }
       break;
     case OpKind::kGroupedGemm:
-      if (IsExpert(base)) {
+      if (IsRoutedExpert(r)) {
         // One TE GroupedLinear call; it launches one cuBLAS GEMM per local
         // expert from a C++ loop (§ per-local-expert host loops).
         h.te = 1;
         h.kernels = static_cast<int>(op.groups) - 1;
-        if (base == "experts_fc1") h.torch = kExpertsInputCalls;
+        if (r == OpRole::kExpertFc1) h.torch = kExpertsInputCalls;
       } else {
         h.torch = 1;  // Gated DeltaNet chunk kernels (FLA, Triton)
       }
@@ -163,27 +152,27 @@ HostCalls Forward(const LayerOp& op, std::string_view base,
       h.te = 1;  // TEDotProductAttention
       break;
     case OpKind::kMemoryBound:
-      if (EndsWith(op.name, ".quantize")) {
-        h.kernels = QuantizeKernels(base, c);
+      if (IsQuantize(r)) {
+        h.kernels = QuantizeKernels(r, c);
       } else if (op.kernel == "rmsnorm_fwd") {
-        if (StartsWith(base, "gdn.")) {
+        if (r == OpRole::kGdnNorm) {
           h.torch = 1;
-        } else if (base == "qk_norm") {
+        } else if (r == OpRole::kQkNorm) {
           h.te = 2;  // q_layernorm and k_layernorm (te.RMSNorm each, §1)
-        } else if (!IsNormFused(base, c)) {
+        } else if (!IsNormFused(r, c)) {
           h.te = 1;  // TENorm
         }
-      } else if (base == "rope") {
+      } else if (r == OpRole::kRope) {
         h.torch = c.mla ? kMlaRopeCalls : kRopeCalls;
-      } else if (base == "rope_unfused") {
+      } else if (r == OpRole::kRopeUnfused) {
         h.torch = kUnfusedRopeCalls;
-      } else if (IsActivation(base)) {
+      } else if (IsActivation(r)) {
         h.torch = kActivationCalls;
-      } else if (base == "router_topk") {
+      } else if (r == OpRole::kRouterTopk) {
         h.torch = kTopkCalls;
-      } else if (base == "attn_gate") {
+      } else if (r == OpRole::kAttnGate) {
         h.torch = 2;  // sigmoid, mul
-      } else if (base == "experts_fc2_bias") {
+      } else if (r == OpRole::kExpertFc2Bias) {
         h.torch = ExpertBiasForwardCalls(c);
       } else {
         h.torch = 1;
@@ -201,49 +190,49 @@ HostCalls Forward(const LayerOp& op, std::string_view base,
 // Backward of a TE linear: its backward Function and the AccumulateGrad +
 // DDP hook of its weight; a LayerNormLinear also of its norm weight, whose
 // gradient Megatron adds to main_grad itself (§1, §4).
-HostCalls TeLinearBackward(std::string_view base, const HostCallContext& c) {
+HostCalls TeLinearBackward(OpRole r, const HostCallContext& c) {
   HostCalls h;
   h.te = 1;
   h.param_nodes = h.param_hooks = 1;
-  if (IsLayerNormLinear(base, c)) {
+  if (IsLayerNormLinear(r, c)) {
     h.param_nodes = h.param_hooks = 2;
     h.torch = 1;  // main_grad.add_ of the norm weight
   }
   if (c.linear_bias) ++h.param_nodes, ++h.param_hooks;  // its bias
-  if (base == "qkv") {
+  if (r == OpRole::kQkv) {
     h.torch += kQkvSplitBackwardCalls;
     h.nodes = kQkvSplitBackwardNodes;
   }
-  if (EndsSublayer(base)) h.torch += 1;  // the compiled BDA's backward
+  if (EndsSublayer(r)) h.torch += 1;  // the compiled BDA's backward
   return h;
 }
 
-HostCalls Backward(const LayerOp& op, std::string_view base,
-                   const HostCallContext& c) {
+HostCalls Backward(const LayerOp& op, const HostCallContext& c) {
   HostCalls h;
+  const OpRole r = op.role;
   const bool wgrad = op.pass == Pass::kWgrad;
   switch (op.kind) {
     case OpKind::kGemm:
-      if (base == "router") {
+      if (r == OpRole::kRouter) {
         // Both GEMMs run in RouterGatingLinearFunction's backward.
         if (!wgrad) {
           h.torch = kRouterBackwardCalls;
           h.param_nodes = h.param_hooks = 1;
         }
-      } else if (IsOutputLayer(base)) {
+      } else if (r == OpRole::kOutputLayer) {
         h.torch = 1;
         if (!wgrad) {
           h.torch = 2;
           h.param_nodes = h.param_hooks = 1;
         }
-      } else if (wgrad || base == "in_proj_ba") {
+      } else if (wgrad || r == OpRole::kInProjBa) {
         h.kernels = 1;  // inside its module's backward call
       } else {
-        h = TeLinearBackward(base, c);
+        h = TeLinearBackward(r, c);
       }
       break;
     case OpKind::kGroupedGemm:
-      if (!IsExpert(base)) {
+      if (!IsRoutedExpert(r)) {
         h.torch = 1;
       } else if (wgrad) {
         h.kernels = static_cast<int>(op.groups);
@@ -255,45 +244,45 @@ HostCalls Backward(const LayerOp& op, std::string_view base,
         h.kernels = static_cast<int>(op.groups) - 1;
         h.param_nodes = h.param_hooks =
             static_cast<int>(op.groups) * (c.linear_bias ? 2 : 1);
-        if (base == "experts_fc1") h.nodes = 1;  // UnsqueezeBackward
+        if (r == OpRole::kExpertFc1) h.nodes = 1;  // UnsqueezeBackward
       }
       break;
     case OpKind::kAttention:
       h.te = 1;  // FusedAttnFunc backward
       break;
     case OpKind::kMemoryBound:
-      if (EndsWith(op.name, ".grad_quantize")) {
-        h.kernels = QuantizeKernels(base, c);
+      if (IsQuantize(r)) {
+        h.kernels = QuantizeKernels(r, c);
       } else if (op.kernel == "rmsnorm_bwd") {
-        if (StartsWith(base, "gdn.")) {
+        if (r == OpRole::kGdnNorm) {
           h.torch = 1;
-        } else if (!IsNormFused(base, c)) {
-          const int norms = base == "qk_norm" ? 2 : 1;
+        } else if (!IsNormFused(r, c)) {
+          const int norms = r == OpRole::kQkNorm ? 2 : 1;
           h.te = norms;
           h.param_nodes = h.param_hooks = norms;
           h.torch = norms;  // main_grad.add_ (norm weights are not fused)
         }
-        if (base == "input_norm" || base == "pre_mlp_norm") {
+        if (r == OpRole::kInputNorm || r == OpRole::kPreMlpNorm) {
           // The engine's add where the residual stream fans in.
           h.nodes += 1;
           h.kernels += 1;
         }
-      } else if (base == "rope") {
+      } else if (r == OpRole::kRope) {
         h.torch = kRopeBackwardCalls;
-      } else if (base == "rope_unfused") {
+      } else if (r == OpRole::kRopeUnfused) {
         h.nodes = kUnfusedRopeBackwardNodes;
         h.kernels = kUnfusedRopeBackwardKernels;
-      } else if (IsActivation(base)) {
+      } else if (IsActivation(r)) {
         h.torch = 1;
         h.nodes = kActivationBackwardNodes;
-      } else if (base == "router_topk") {
+      } else if (r == OpRole::kRouterTopk) {
         h.torch = kTopkBackwardCalls;
         h.nodes = kTopkBackwardNodes;
         h.kernels = kTopkBackwardAdds;
-      } else if (base == "experts_fc2_bias") {
+      } else if (r == OpRole::kExpertFc2Bias) {
         h.nodes = ExpertBiasForwardCalls(c);
         h.kernels = 4 * static_cast<int>(c.local_experts) + 2;
-      } else if (EndsWith(base, "embedding")) {
+      } else if (r == OpRole::kEmbedding) {
         // EmbeddingBackward (one kernel) and the weight's leaf work.
         h.nodes = h.kernels = 1;
         h.param_nodes = h.param_hooks = 1;
@@ -444,22 +433,20 @@ HostCallContext ContextOf(const std::vector<LayerOp>& ops,
   c.local_experts = local_experts;
   c.fp8_current_scaling = fp8_current_scaling;
   for (const LayerOp& op : ops) {
-    const std::string_view base = BaseName(op.name);
-    if (base == "qkv" || base == "in_proj_qkvz") c.input_norm_fused = true;
-    if (base == "fc1") c.pre_mlp_norm_fused = true;
-    if (base == "kv_up") c.mla = true;
-    if (base == "experts_fc2_bias") c.linear_bias = true;
+    if (op.role == OpRole::kQkv || op.role == OpRole::kInProjQkvz)
+      c.input_norm_fused = true;
+    if (op.role == OpRole::kFc1) c.pre_mlp_norm_fused = true;
+    if (op.role == OpRole::kKvUp) c.mla = true;
+    if (op.role == OpRole::kExpertFc2Bias) c.linear_bias = true;
   }
   return c;
 }
 
+// A recomputed op is a forward op (Pass::kForward) replayed in the
+// backward: it costs its forward's host calls.
 HostCalls LayerOpHostCalls(const LayerOp& op, const HostCallContext& context) {
-  const std::string_view base = BaseName(op.name);
-  const bool recompute = StartsWith(op.name, "recompute ");
-  if (op.pass == Pass::kForward || recompute) {
-    return Forward(op, base, context);
-  }
-  return Backward(op, base, context);
+  if (op.pass == Pass::kForward) return Forward(op, context);
+  return Backward(op, context);
 }
 
 DispatchCalls DispatchHostCalls(models::Dispatcher dispatcher, bool combine,

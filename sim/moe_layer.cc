@@ -11,7 +11,7 @@ bool InMoeBlock(const models::LayerOp& op) {
   return (op.scope == models::GraphScope::kMoeRouter ||
           op.scope == models::GraphScope::kMoePreprocess ||
           op.scope == models::GraphScope::kMoe) &&
-         op.name.rfind("pre_mlp_norm", 0) != 0;
+         op.role != models::OpRole::kPreMlpNorm;
 }
 
 }  // namespace

@@ -864,7 +864,8 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
   std::vector<const LayerOp*> shared;
   if (rank.shared_expert_overlap) {
     for (const LayerOp& op : ops) {
-      if (op.module == "shared_experts") shared.push_back(&op);
+      if (op.module == models::RecomputeModule::kSharedExperts)
+        shared.push_back(&op);
     }
   }
   bool shared_done = shared.empty();
@@ -896,8 +897,9 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
         AddAttention(op, rank, b);
         break;
       case OpKind::kMemoryBound: {
-        const bool expert = op.name.rfind("experts_", 0) == 0;
-        const double bytes = expert ? op.bytes * rank.expert_load : op.bytes;
+        const double bytes = models::IsRoutedExpert(op.role)
+                                 ? op.bytes * rank.expert_load
+                                 : op.bytes;
         // An op TE runs as one kernel per local expert (the experts' FP8
         // quantize, host_calls.cc QuantizeKernels) is that many kernels of
         // an equal share of the bytes, each paying a kernel's fixed time.
@@ -927,8 +929,8 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
     // output layer, which are Megatron's own).
     if (op.pass == models::Pass::kWgrad &&
         (op.kind == OpKind::kGemm || op.kind == OpKind::kGroupedGemm) &&
-        op.name.rfind("router", 0) != 0 &&
-        op.name.find("output") == std::string::npos) {
+        op.role != models::OpRole::kRouter &&
+        op.role != models::OpRole::kOutputLayer) {
       for (size_t i = before; i < b.size(); ++i) b.at(i).wgrad = true;
     }
     // The op's host calls go with its first priced op; a CP ring's further
@@ -971,7 +973,8 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
     });
   }
   for (const LayerOp& op : ops) {
-    if (!shared.empty() && op.module == "shared_experts") continue;
+    if (!shared.empty() && op.module == models::RecomputeModule::kSharedExperts)
+      continue;
     if (auto r = price(op); !r) return std::unexpected(r.error());
     if (!status) return std::unexpected(status.error());
   }

@@ -89,7 +89,7 @@ double OpFlops(const Model& m, const Parallelism& par,
   for (const LayerOps& ops : AllOps(m, par, tr)) {
     for (const auto* list : {&ops.forward, &ops.backward}) {
       for (const LayerOp& op : *list) {
-        if (!op.name.starts_with("router")) total += op.flops;
+        if (op.role != OpRole::kRouter) total += op.flops;
       }
     }
   }
@@ -244,7 +244,8 @@ TEST(LayerOps, DeepSeekV3MlaShapesAtTp2) {
   }
   for (const char* name :
        {"q_norm", "q_up.ag", "q_up", "kv_norm", "kv_up.ag", "kv_up", "rope"}) {
-    EXPECT_EQ(Find(ops.forward, name).module, "mla_up_proj") << name;
+    EXPECT_EQ(Find(ops.forward, name).module, RecomputeModule::kMlaUpProj)
+        << name;
   }
   // The gathered latents: T x rank x 2 bytes.
   EXPECT_DOUBLE_EQ(Find(ops.forward, "q_up.ag").bytes, 4096.0 * 1536 * 2);
@@ -853,6 +854,39 @@ TEST(LayerOps, LowPrecisionQuantizesEachGemmInput) {
     EXPECT_NE(op.kernel, "fp8_quantize");
     EXPECT_NE(op.kernel, "fp4_quantize");
   }
+}
+
+// The builder gives every op a role (the host model and pricing key on
+// roles, sim/host_calls.cc): no op of any zoo model leaves it kOther, under
+// TP2 with SP (collectives), EP, MTP, FP8 (quantizes) and every selective
+// recompute module. A routed-expert role is on exactly the ops named
+// experts_* (the names the builder gives them).
+TEST(LayerOps, EveryBuiltOpHasARole) {
+  TrainingOptions tr = Training();
+  tr.precision = Precision::kFp8Blockwise;
+  tr.recompute = {.core_attn = true,
+                  .mla_up_proj = true,
+                  .layernorm = true,
+                  .moe_act = true,
+                  .mlp = true,
+                  .moe = true,
+                  .shared_experts = true};
+  int ops_seen = 0;
+  for (const std::string& name : ZooNames()) {
+    const Model m = Load(name.c_str());
+    const int ep = m.num_moe_experts() > 0 ? 8 : 1;
+    for (const LayerOps& ops : AllOps(m, Layout(2, true, 1, ep), tr)) {
+      for (const auto* list : {&ops.forward, &ops.recompute, &ops.backward}) {
+        for (const LayerOp& op : *list) {
+          EXPECT_NE(op.role, OpRole::kOther) << name << " " << op.name;
+          EXPECT_EQ(IsRoutedExpert(op.role), op.name.starts_with("experts_"))
+              << name << " " << op.name;
+          ++ops_seen;
+        }
+      }
+    }
+  }
+  EXPECT_GT(ops_seen, 10000);
 }
 
 }  // namespace

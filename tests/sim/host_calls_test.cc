@@ -643,5 +643,71 @@ TEST(StepHostCalls, ReplayPlacesStepWorkAroundTheOptimizer) {
   EXPECT_GE(adam_ts, before_end - 1e-6);
 }
 
+// Ops are priced and their host calls counted by role (models::OpRole),
+// never by name: renaming every op of a layer changes nothing but the
+// names. Layers cover every role the builder sets: DeepSeek-V3 (MLA, MoE
+// with shared experts, dense first layers, MTP), GPT-OSS (unfused RoPE,
+// the experts' clamp and output bias), Qwen3-Next (Gated DeltaNet, gated
+// attention with QK-norm), embedding and output heads, under FP8
+// blockwise so every GEMM input has its quantize.
+TEST(HostCalls, RenamingOpsChangesNoPriceNorCall) {
+  const Fixture f = test_support::H100Platform(8);
+  RankContext rank = Ep8Context(f);
+  rank.training_dtype = calibration::Dtype::kFp8;
+  rank.expert_load = 1.25;  // so the routed-expert byte rule shows
+  models::Parallelism par;
+  par.ep = 8;
+  par.dp = 8;
+  models::TrainingOptions tr;
+  tr.seq_length = 4096;
+  tr.precision = models::Precision::kFp8Blockwise;
+  std::vector<std::vector<models::LayerOp>> lists;
+  auto add = [&](const models::LayerOps& ops) {
+    lists.push_back(ops.forward);
+    std::vector<models::LayerOp> backward = ops.recompute;
+    backward.insert(backward.end(), ops.backward.begin(), ops.backward.end());
+    lists.push_back(backward);
+  };
+  for (const char* name :
+       {"deepseek-v3", "gpt-oss-20b", "qwen3-next-80b-a3b"}) {
+    auto model = models::LoadModel(name);
+    ASSERT_TRUE(model) << model.error().message;
+    tr.recompute = {.core_attn = true, .mla_up_proj = true, .moe_act = true};
+    for (int64_t layer = 0; layer < 4; ++layer) {
+      add(models::BuildLayerOps(*model, layer, false, par, tr, false));
+    }
+    if (model->mtp_num_layers() > 0) {
+      add(models::BuildLayerOps(*model, 0, true, par, tr, false));
+    }
+    add(models::BuildEmbeddingOps(*model, par, tr));
+    add(models::BuildOutputOps(*model, par, tr, 1 + model->mtp_num_layers()));
+  }
+  int priced = 0;
+  for (const std::vector<models::LayerOp>& ops : lists) {
+    std::vector<models::LayerOp> renamed = ops;
+    for (size_t i = 0; i < renamed.size(); ++i) {
+      renamed[i].name = "op" + std::to_string(i);
+    }
+    auto a = PriceOps(ops, rank);
+    auto b = PriceOps(renamed, rank);
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->ops.size(), b->ops.size());
+    for (size_t i = 0; i < a->ops.size(); ++i) {
+      const TimedOp &x = a->ops[i], &y = b->ops[i];
+      SCOPED_TRACE(x.name);
+      EXPECT_EQ(x.duration, y.duration);
+      EXPECT_EQ(x.calls, y.calls);
+      EXPECT_EQ(x.host_s, y.host_s);
+      EXPECT_EQ(x.wgrad, y.wgrad);
+      EXPECT_EQ(x.host_sync, y.host_sync);
+      EXPECT_EQ(x.stream, y.stream);
+      EXPECT_EQ(x.deps, y.deps);
+      ++priced;
+    }
+  }
+  // About 900 priced ops: a guard that the comparison ran, not a figure.
+  EXPECT_GT(priced, 500);
+}
+
 }  // namespace
 }  // namespace moesim::sim

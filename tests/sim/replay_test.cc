@@ -161,6 +161,7 @@ models::LayerOp MlaAttention() {
   models::LayerOp op;
   op.name = "core_attn";
   op.kind = models::OpKind::kAttention;
+  op.role = models::OpRole::kCoreAttn;
   op.attention = {.batch = 1,
                   .seq_q = 4096,
                   .seq_kv = 8192,
@@ -441,11 +442,13 @@ TEST(OpPricing, PerExpertQuantizeIsOneKernelPerLocalExpert) {
   op.kernel = "fp8_quantize";
   op.bytes = bytes;
   op.name = "experts_fc1.quantize";
-  op.module = "experts";
+  op.role = models::OpRole::kExpertQuantize;  // what the price keys on
+  op.module = models::RecomputeModule::kMoe;
   auto experts = PriceOps({op}, rank);
   ASSERT_TRUE(experts) << experts.error().message;
   op.name = "fc1.quantize";
-  op.module = "mlp";
+  op.role = models::OpRole::kQuantize;
+  op.module = models::RecomputeModule::kMlp;
   auto dense = PriceOps({op}, rank);
   ASSERT_TRUE(dense) << dense.error().message;
   const calibration::CostModel& costs = *f.platform.costs;
@@ -466,6 +469,7 @@ models::LayerOp Qwen30bDispatch() {
   models::LayerOp op;
   op.name = "dispatch";
   op.kind = models::OpKind::kDispatch;
+  op.role = models::OpRole::kDispatch;
   op.dispatch = {.tokens = 4096, .topk = 8, .hidden = 2048, .experts = 128};
   return op;
 }
