@@ -8,6 +8,7 @@
 
 #include "calibration/profile.pb.h"
 #include "calibration/tables.h"
+#include "util/csv.h"
 #include "util/textproto.h"
 
 namespace moesim::calibration {
@@ -140,10 +141,9 @@ util::Result<Profile> ParseProfile(std::string_view text,
         LineOf(entry_tree, GpuFactors::descriptor()->FindFieldByName("gpu"));
     const int entry_line = line > 0 ? line : LineOf(&tree, gpu_field, i);
     if (std::find(gpus.begin(), gpus.end(), entry.gpu()) == gpus.end()) {
-      return std::unexpected(
-          FieldError(file, entry_line, path + ".gpu",
-                     "unknown GPU '" + entry.gpu() +
-                         "' (h100, h200, b200, b300, gb200, gb300)"));
+      return std::unexpected(FieldError(
+          file, entry_line, path + ".gpu",
+          "unknown GPU '" + entry.gpu() + "' (" + util::JoinList(gpus) + ")"));
     }
     for (const auto& [name, corrections] : profile.by_gpu) {
       if (name == entry.gpu()) {

@@ -409,8 +409,7 @@ util::Result<Tables> LoadTables(std::string_view gpu) {
   const std::vector<std::string> gpus = TableGpus();
   if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
     return util::Fail("calibration: unknown GPU '" + std::string(gpu) +
-                      "' (tables exist for h100, h200, b200, b300, gb200, "
-                      "gb300)");
+                      "' (tables exist for " + util::JoinList(gpus) + ")");
   }
   Tables tables;
   tables.gpu = gpu;

@@ -9,6 +9,7 @@
 #include "calibration/tables.h"
 #include "tools/text_format.h"
 #include "topology/system.h"
+#include "util/csv.h"
 #include "util/output.h"
 #include "util/textproto.h"
 
@@ -28,8 +29,8 @@ util::Result<calibration::GpuPeaks> PeaksFor(const std::string& gpu) {
                                  g.fp4_dense_tflops(),  g.tf32_dense_tflops(),
                                  g.hbm_tbps(),          g.sm_count()};
   }
-  return util::Fail("flags: --gpu: unknown GPU '" + gpu +
-                    "' (known: h100, h200, b200, b300, gb200, gb300)");
+  return util::Fail("flags: --gpu: unknown GPU '" + gpu + "' (known: " +
+                    util::JoinList(topology::ShippedGpus()) + ")");
 }
 
 struct Group {

@@ -18,6 +18,7 @@
 #include "tools/jobs.h"
 #include "tools/physical_limits.h"
 #include "tools/text_format.h"
+#include "topology/system.h"
 #include "util/csv.h"
 #include "util/message.h"
 #include "util/textproto.h"
@@ -26,11 +27,6 @@
 namespace moesim::tools {
 
 namespace {
-
-// runs.csv's GPU column -> the shipped system of that GPU.
-const std::map<std::string, std::string, std::less<>> kSystems = {
-    {"h100", "dgx-h100"}, {"h200", "hgx-h200"},     {"b200", "dgx-b200"},
-    {"b300", "dgx-b300"}, {"gb200", "gb200-nvl72"}, {"gb300", "gb300-nvl72"}};
 
 const char* const kRequired[] = {"id",
                                  "model",
@@ -280,17 +276,19 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
     return std::unexpected(
         RowError(file, r.line, "model", "unknown model '" + r.model + "'"));
   }
-  const auto system = kSystems.find(r.gpu);
+  // runs.csv's GPU column -> the shipped system of that GPU.
+  const util::Result<std::string> system = topology::SystemForGpu(r.gpu);
   if (r.gpu.empty()) {
     r.unexpressible = "the row publishes no GPU";
-  } else if (system == kSystems.end()) {
-    return std::unexpected(RowError(
-        file, r.line, "gpu",
-        "unknown GPU '" + r.gpu + "' (h100, h200, b200, b300, gb200, gb300)"));
+  } else if (!system) {
+    return std::unexpected(
+        RowError(file, r.line, "gpu",
+                 "unknown GPU '" + r.gpu + "' (" +
+                     util::JoinList(topology::ShippedGpus()) + ")"));
   }
   ScenarioFlags& f = r.flags;
   f.model = r.model;
-  if (system != kSystems.end()) f.system = system->second;
+  if (system) f.system = *system;
   struct IntColumn {
     const char* column;
     std::optional<int>* flag;

@@ -1,6 +1,8 @@
 #include "topology/system.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "util/csv.h"
 #include "util/embedded.h"
@@ -157,16 +159,49 @@ util::Result<System> LoadSystem(std::string_view name_or_path) {
   return Parse(*text, path);
 }
 
+namespace {
+
+struct ShippedGpu {
+  std::string gpu, system;
+  bool blackwell = false;
+};
+
+// One entry per shipped system, read once from the embedded files (shipped
+// systems are validated by the tests, so none fails to load).
+const std::vector<ShippedGpu>& ShippedGpuSystems() {
+  static const std::vector<ShippedGpu> gpus = [] {
+    std::vector<ShippedGpu> out;
+    for (const std::string& name : SystemNames()) {
+      const util::Result<System> s = LoadSystem(name);
+      if (!s) continue;
+      out.push_back({s->gpu().calibration(), name,
+                     s->gpu().architecture() == "blackwell"});
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.blackwell, a.gpu) < std::tie(b.blackwell, b.gpu);
+    });
+    return out;
+  }();
+  return gpus;
+}
+
+}  // namespace
+
+const std::vector<std::string>& ShippedGpus() {
+  static const std::vector<std::string> gpus = [] {
+    std::vector<std::string> out;
+    for (const ShippedGpu& g : ShippedGpuSystems()) out.push_back(g.gpu);
+    return out;
+  }();
+  return gpus;
+}
+
 util::Result<std::string> SystemForGpu(std::string_view gpu) {
-  static constexpr std::pair<std::string_view, std::string_view> kSystems[] = {
-      {"h100", "dgx-h100"}, {"h200", "hgx-h200"},     {"b200", "dgx-b200"},
-      {"b300", "dgx-b300"}, {"gb200", "gb200-nvl72"}, {"gb300", "gb300-nvl72"},
-  };
-  for (auto [name, system] : kSystems) {
-    if (name == gpu) return std::string(system);
+  for (const ShippedGpu& g : ShippedGpuSystems()) {
+    if (g.gpu == gpu) return g.system;
   }
   return util::Fail("gpu: unknown GPU '" + std::string(gpu) +
-                    "'; known: h100, h200, b200, b300, gb200, gb300");
+                    "'; known: " + util::JoinList(ShippedGpus()));
 }
 
 }  // namespace moesim::topology

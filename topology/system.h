@@ -20,8 +20,14 @@ std::vector<std::string> SystemNames();
 // missing fields (memory_gib, bf16_dense_tflops, gpus_per_node, ...).
 [[nodiscard]] util::Result<System> LoadSystem(std::string_view name_or_path);
 
-// Shipped system for a runs.csv `gpu` value (h100, h200, b200, b300, gb200,
-// gb300), e.g. "h100" -> "dgx-h100". Error for an unknown GPU.
+// The GPUs of the shipped systems (each one's gpu.calibration, the table
+// folder): Hopper before Blackwell, by name within each, i.e. h100, h200,
+// b200, b300, gb200, gb300. A new system file adds its GPU here.
+const std::vector<std::string>& ShippedGpus();
+
+// The shipped system of a runs.csv `gpu` value (a ShippedGpus() entry): the
+// one whose gpu.calibration it is, e.g. "h100" -> "dgx-h100". Error for an
+// unknown GPU.
 [[nodiscard]] util::Result<std::string> SystemForGpu(std::string_view gpu);
 
 }  // namespace moesim::topology

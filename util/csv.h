@@ -39,6 +39,10 @@ class CsvTable {
 std::vector<std::string> SplitList(std::string_view text,
                                    std::string_view separators = ",;");
 
+// The pieces with `separator` between them: {"a", "b"} -> "a, b".
+std::string JoinList(const std::vector<std::string>& pieces,
+                     std::string_view separator = ", ");
+
 }  // namespace moesim::util
 
 #endif  // MOESIM_UTIL_CSV_H_

@@ -70,10 +70,24 @@ TEST(SystemTest, Gb200IsOneNvl72Domain) {
             18);  // compute trays
 }
 
+// The GPU list is read from the shipped systems (gpu.calibration, ordered
+// Hopper then Blackwell by topology/systems/*.textproto gpu.architecture),
+// not written in code; these six are the files' values.
+TEST(SystemTest, ShippedGpusComeFromTheSystemFiles) {
+  EXPECT_EQ(ShippedGpus(),
+            (std::vector<std::string>{"h100", "h200", "b200", "b300", "gb200",
+                                      "gb300"}));
+  auto unknown = SystemForGpu("z100");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message,
+            "gpu: unknown GPU 'z100'; known: h100, h200, b200, b300, gb200, "
+            "gb300");
+}
+
 // Every runs.csv GPU maps to a shipped system whose calibration folder is
 // that GPU.
 TEST(SystemTest, SystemForGpuMatchesCalibration) {
-  for (const char* gpu : {"h100", "h200", "b200", "b300", "gb200", "gb300"}) {
+  for (const std::string& gpu : ShippedGpus()) {
     SCOPED_TRACE(gpu);
     auto name = SystemForGpu(gpu);
     ASSERT_TRUE(name.has_value()) << name.error().message;
