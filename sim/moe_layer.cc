@@ -1,6 +1,7 @@
 #include "sim/moe_layer.h"
 
 #include "models/layer_ops.h"
+#include "scenarios/vocabulary.h"
 #include "sim/op_pricing.h"
 
 namespace moesim::sim {
@@ -24,18 +25,11 @@ util::Result<MoeLayerTime> EstimateMoeLayer(
     return util::Fail("moe layer: experts " + std::to_string(s.experts) +
                       " must be a multiple of ep " + std::to_string(s.ep));
   }
-  models::Dispatcher dispatcher;
-  if (s.dispatcher == "alltoall") {
-    dispatcher = models::Dispatcher::kAllToAll;
-  } else if (s.dispatcher == "deepep") {
-    dispatcher = models::Dispatcher::kDeepEp;
-  } else if (s.dispatcher == "hybridep") {
-    dispatcher = models::Dispatcher::kHybridEp;
-  } else {
-    return util::Fail(
-        "moe layer: dispatcher must be alltoall, deepep or "
-        "hybridep, got '" +
-        s.dispatcher + "'");
+  // The scenario's dispatcher words (scenarios/vocabulary.h), one list.
+  const util::Result<models::Dispatcher> dispatcher =
+      scenarios::ParseDispatcher(s.dispatcher);
+  if (!dispatcher) {
+    return util::Fail("moe layer: dispatcher: " + dispatcher.error().message);
   }
   // A one-layer MoE model of the spec's sizes; its attention block is built
   // and left out.
@@ -59,7 +53,7 @@ util::Result<MoeLayerTime> EstimateMoeLayer(
   tr.precision = s.dtype == calibration::Dtype::kBf16
                      ? models::Precision::kBf16
                      : models::Precision::kFp8Blockwise;
-  tr.dispatcher = dispatcher;
+  tr.dispatcher = *dispatcher;
   models::LayerOps layer = models::BuildLayerOps(model, 0, false, par, tr,
                                                  /*full_recompute=*/false);
 
@@ -73,7 +67,7 @@ util::Result<MoeLayerTime> EstimateMoeLayer(
   rank.shapes[static_cast<int>(models::Group::kEp)] = ep_group;
   rank.training_dtype = TrainingDtype(tr.precision);
   rank.attention_dtype = AttentionDtype(tr);
-  rank.dispatcher = dispatcher;
+  rank.dispatcher = *dispatcher;
   rank.ep = static_cast<int>(s.ep);
   rank.local_experts = s.experts / s.ep;
 

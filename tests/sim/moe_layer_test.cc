@@ -102,5 +102,25 @@ TEST(MoeLayer, MegatronBenchmarkOnH100Within15Percent) {
   EXPECT_EQ(checked, 6);  // 3 dispatchers x forward/backward
 }
 
+// The dispatcher is read with the scenario's words (scenarios/vocabulary.h),
+// so an unknown one is refused with the list every other input gives.
+TEST(MoeLayer, UnknownDispatcherNamesTheScenarioWords) {
+  auto system = topology::LoadSystem("dgx-h100");
+  ASSERT_TRUE(system);
+  auto network = topology::NetworkParamsFor(*system);
+  ASSERT_TRUE(network) << network.error().message;
+  auto tables = calibration::LoadTables("h100");
+  ASSERT_TRUE(tables) << tables.error().message;
+  const calibration::CostModel costs(*tables, PeaksOf(*system));
+  MoeLayerSpec s;
+  s.dispatcher = "flex";
+  const topology::GroupShape ep{8, 1, 8, topology::Tier::kNvlink};
+  auto time = EstimateMoeLayer(s, costs, *network, ep);
+  ASSERT_FALSE(time);
+  EXPECT_EQ(time.error().message,
+            "moe layer: dispatcher: unknown 'flex' (alltoall, deepep, "
+            "hybridep)");
+}
+
 }  // namespace
 }  // namespace moesim::sim
