@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/architecture.h"
+#include "models/dispatchers.h"
 #include "models/params.h"
 #include "models/routing.h"
 
@@ -761,7 +762,7 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
     st.buffers.push_back({"cuda_context", GiB(kCudaContextGiB)});
     st.buffers.push_back({"nccl", GiB(kNcclGiB)});
     if (m.num_moe_experts() > 0 && par.ep > 1 &&
-        tr.dispatcher != Dispatcher::kAllToAll) {
+        TraitsOf(tr.dispatcher).fused) {
       st.buffers.push_back({"dispatcher", GiB(kFlexDispatcherGiB)});
     }
     if (tr.cuda_graph.full_iteration) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "models/architecture.h"
+#include "models/dispatchers.h"
 #include "models/flops.h"
 #include "models/pipeline.h"
 #include "models/zoo.h"
@@ -88,14 +89,14 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
-// GPU generation, from the system's calibration folder name.
+// GPU generation: the system file's gpu.architecture (LoadSystem accepts
+// only these two).
 enum class Arch { kUnknown, kHopper, kBlackwell };
 
 Arch ArchOf(const topology::System& system) {
-  const std::string& gpu = system.gpu().calibration();
-  if (gpu == "h100" || gpu == "h200") return Arch::kHopper;
-  if (gpu == "b200" || gpu == "b300" || gpu == "gb200" || gpu == "gb300")
-    return Arch::kBlackwell;
+  const std::string& arch = system.gpu().architecture();
+  if (arch == "hopper") return Arch::kHopper;
+  if (arch == "blackwell") return Arch::kBlackwell;
   return Arch::kUnknown;
 }
 
@@ -398,8 +399,8 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
   const models::TrainingOptions& t = r.training;
   const Arch arch = ArchOf(r.system);
   const std::string gpu = "system " + r.system.name() +
-                          " has gpu.calibration '" +
-                          r.system.gpu().calibration() + "'";
+                          " has gpu.architecture '" +
+                          r.system.gpu().architecture() + "'";
   // Transformer Engine support matrix
   // (https://nvidia.github.io/TransformerEngine/support_matrix.html): MXFP8
   // and NVFP4 need Blackwell (SM 10.x); per-tensor and blockwise FP8 run on
@@ -428,7 +429,7 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
       return fp8_attention;
   }
   const bool moe = IsMoe(r.model);
-  if (t.dispatcher != models::Dispatcher::kAllToAll) {
+  if (models::TraitsOf(t.dispatcher).fused) {
     if (!moe) {
       return std::unexpected(
           at.Error("dispatcher", r.spec.dispatcher() + " needs an MoE model; " +

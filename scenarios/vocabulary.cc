@@ -1,7 +1,9 @@
 #include "scenarios/vocabulary.h"
 
 #include <utility>
+#include <vector>
 
+#include "models/dispatchers.h"
 #include "util/check.h"
 #include "util/csv.h"
 #include "util/message.h"
@@ -17,12 +19,6 @@ constexpr models::Precision kPrecisions[] = {
     models::Precision::kBf16,       models::Precision::kFp8CurrentScaling,
     models::Precision::kFp8Delayed, models::Precision::kFp8Blockwise,
     models::Precision::kMxfp8,      models::Precision::kNvfp4};
-
-constexpr std::string_view kDispatcherWords[] = {"alltoall", "deepep",
-                                                 "hybridep"};
-constexpr models::Dispatcher kDispatchers[] = {models::Dispatcher::kAllToAll,
-                                               models::Dispatcher::kDeepEp,
-                                               models::Dispatcher::kHybridEp};
 
 constexpr std::string_view kRoutingWords[] = {"force_balanced",
                                               "dropless_natural", "tokendrop"};
@@ -80,12 +76,22 @@ Result<models::Precision> ParsePrecision(std::string_view word) {
   return kPrecisions[i];
 }
 
-std::span<const std::string_view> DispatcherWords() { return kDispatcherWords; }
+// The words are the dispatcher registry's (models/dispatchers.h).
+std::span<const std::string_view> DispatcherWords() {
+  static const std::vector<std::string_view> words = [] {
+    std::vector<std::string_view> out;
+    for (const models::DispatcherTraits& t : models::Dispatchers())
+      out.push_back(t.word);
+    return out;
+  }();
+  return words;
+}
 
 Result<models::Dispatcher> ParseDispatcher(std::string_view word) {
-  const int i = Find(kDispatcherWords, word);
-  if (i < 0) return util::Fail(Unknown(word, JoinWords(kDispatcherWords)));
-  return kDispatchers[i];
+  for (const models::DispatcherTraits& t : models::Dispatchers()) {
+    if (t.word == word) return t.id;
+  }
+  return util::Fail(Unknown(word, JoinWords(DispatcherWords())));
 }
 
 std::span<const std::string_view> RoutingWords() { return kRoutingWords; }

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "models/dispatchers.h"
+
 namespace moesim::sim {
 
 namespace {
@@ -466,8 +468,8 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   // padded to capacity has static split sizes: alltoall's preprocess
   // returns before it sets a sync point (MoEAlltoAllTokenDispatcher.
   // preprocess, drop_and_pad), and the host runs on.
-  const bool alltoall_path =
-      rank.dispatcher == models::Dispatcher::kAllToAll || !ep;
+  const models::DispatcherTraits& traits = models::TraitsOf(rank.dispatcher);
+  const bool alltoall_path = !traits.fused || !ep;
   const bool sync = !d.combine && op.pass == models::Pass::kForward &&
                     !(alltoall_path && rank.static_token_counts);
   const DispatchCalls calls =
@@ -478,7 +480,7 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
     t.host_sync = host_sync && sync;
     b.Serial(std::move(t));
   };
-  if (rank.dispatcher == models::Dispatcher::kAllToAll || !ep) {
+  if (alltoall_path) {
     if (!d.combine) {
       add(ComputeOp(op.name + " permute", "memory_bound", reorder),
           calls.permute, ep);
@@ -503,14 +505,13 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
     }
     return {};
   }
-  const bool deepep = rank.dispatcher == models::Dispatcher::kDeepEp;
-  const char* name = deepep ? "deepep" : "hybridep";
+  const std::string name(traits.table_rows);
   const topology::GroupShape& shape =
       rank.shapes[static_cast<int>(models::Group::kEp)];
   const std::string tier = shape.domains > 1 ? "net" : "nvlink";
   const char* phase = d.combine ? "combine" : "dispatch";
   auto rate = costs.Dispatch(name, phase, tier, rank.ep, d.tokens, Dtype::kBf16,
-                             DispatcherSms(rank.dispatcher));
+                             traits.sms_held);
   if (!rate) {
     return util::Fail("calibration/tables/" + costs.tables().gpu +
                       "/dispatch.csv: no " + name + " " + phase +
@@ -542,13 +543,14 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
   // reverse), in the dispatched dtype for HybridEP's own dispatch permute
   // (it copies the buffer's FP8 rows where Megatron dispatches FP8).
   const double permute_row_bytes =
-      deepep || d.combine ? token_row_bytes : row_bytes;
+      traits.permute_in_dispatched_dtype && !d.combine ? row_bytes
+                                                       : token_row_bytes;
   const Estimate permute =
       costs.MemoryBound(kernel, (received + rows) * permute_row_bytes);
   if (d.combine) {
     add(ComputeOp(op.name + " unpermute", "memory_bound", permute),
         calls.unpermute, false);
-  } else if (!deepep && shape.domains > 1) {
+  } else if (traits.stages_across_domains && shape.domains > 1) {
     add(ComputeOp(op.name + " stage", "memory_bound",
                   costs.MemoryBound("copy", 2.0 * d.tokens * row_bytes)),
         calls.stage, false);
@@ -651,18 +653,6 @@ double StretchedSeconds(double work, double stretch, double& window) {
   }
   window -= wall;
   return wall;
-}
-
-int DispatcherSms(models::Dispatcher dispatcher) {
-  switch (dispatcher) {
-    case models::Dispatcher::kDeepEp:
-      return 20;
-    case models::Dispatcher::kHybridEp:
-      return 16;
-    case models::Dispatcher::kAllToAll:
-      return 0;
-  }
-  return 0;
 }
 
 calibration::Dtype TrainingDtype(models::Precision precision) {
@@ -944,7 +934,7 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
     // forward dispatch); DeepEP / HybridEP's first op is the dispatch
     // kernel itself, which runs outside the graph.
     const bool alltoall =
-        rank.dispatcher == models::Dispatcher::kAllToAll || rank.ep <= 1;
+        !models::TraitsOf(rank.dispatcher).fused || rank.ep <= 1;
     scopes.resize(b.size());
     for (size_t i = before; i < b.size(); ++i) {
       if (scopes[i]) continue;  // a shared-expert op priced inside

@@ -255,11 +255,6 @@ TimedOp SendRecvOp(const RankContext& rank, const std::vector<int>& pair,
 double DistinctRanksPerToken(int64_t experts, int64_t topk, int64_t ep,
                              int64_t groups = 0, int64_t group_topk = 0);
 
-// SMs a dispatcher's kernels hold while they run: Megatron's
-// --moe-deepep-num-sms (20) and --moe-hybridep-num-sms (16) defaults; 0 for
-// NCCL all-to-all (not modelled).
-int DispatcherSms(models::Dispatcher dispatcher);
-
 // Wall time of `work` seconds of compute that starts inside a window of
 // `window` seconds during which it runs at 1 / `stretch` (>= 1) of its
 // speed (beside kernels holding SMs), at full speed after it; the window

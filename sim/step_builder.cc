@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/dispatchers.h"
 #include "models/memory.h"
 #include "util/check.h"
 
@@ -893,7 +894,7 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
 // runs on the rest (calibration::CostModel's SM-sharing rule).
 double StepBuilder::DispatcherStretch() const {
   const int sm_count = platform_.costs->peaks().sm_count;
-  const int held = DispatcherSms(s_.training.dispatcher);
+  const int held = models::TraitsOf(s_.training.dispatcher).sms_held;
   return held > 0 && sm_count > held
              ? static_cast<double>(sm_count) / (sm_count - held)
              : 1.0;

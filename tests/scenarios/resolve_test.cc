@@ -561,8 +561,10 @@ const RuleCase kRuleCases[] = {
      "model: \"qwen3-30b-a3b\" system: \"dgx-b200\" num_gpus: 8 "
      "precision: \"mxfp8\"",
      ""},
+    // The generation is the system file's gpu.architecture.
     {"Mxfp8HopperFail", Q("num_gpus: 8 precision: \"mxfp8\""),
-     "mxfp8 needs a Blackwell GPU"},
+     "mxfp8 needs a Blackwell GPU (b200, b300, gb200, gb300); system "
+     "dgx-h100 has gpu.architecture 'hopper'"},
     {"Nvfp4HopperFail", Q("num_gpus: 8 precision: \"nvfp4\""),
      "nvfp4 needs a Blackwell GPU"},
     {"Fp8ParamGatherFail", Q("num_gpus: 8 fp8_param_gather: true"),

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "calibration/profile.h"
+#include "models/dispatchers.h"
 #include "models/layer_ops.h"
 #include "models/memory.h"
 #include "models/pipeline.h"
@@ -586,7 +587,7 @@ void ExpectExchangeDividesBytes(const Fixture& f, const std::vector<int>& gpus,
       const auto rate = f.platform.costs->Dispatch(
           dispatcher == models::Dispatcher::kDeepEp ? "deepep" : "hybridep",
           combine ? "combine" : "dispatch", tier, ep, 4096,
-          calibration::Dtype::kBf16, DispatcherSms(dispatcher));
+          calibration::Dtype::kBf16, models::TraitsOf(dispatcher).sms_held);
       ASSERT_TRUE(rate);
       EXPECT_EQ(comm->duration,
                 Time::FromSecondsCeil(bytes / (rate->gb_s * 1e9)))
