@@ -402,7 +402,16 @@ util::Result<void> ParseTable(std::string_view name, std::string_view text,
 }
 
 std::vector<std::string> TableGpus() {
-  return {"h100", "h200", "b200", "b300", "gb200", "gb300"};
+  std::vector<std::string> gpus;
+  const std::string prefix = std::string(kDir) + "/";
+  for (const util::EmbeddedFile& f : EmbeddedFiles()) {
+    if (!f.path.starts_with(prefix)) continue;
+    const std::string_view rest = f.path.substr(prefix.size());
+    std::string gpu(rest.substr(0, rest.find('/')));
+    if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())
+      gpus.push_back(std::move(gpu));
+  }
+  return gpus;
 }
 
 util::Result<Tables> LoadTables(std::string_view gpu) {

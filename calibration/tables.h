@@ -151,7 +151,9 @@ struct Tables {
 [[nodiscard]] util::Result<std::string_view> ShippedRunsFile(
     std::string_view name);
 
-// GPU folders of the shipped tables: h100, h200, b200, b300, gb200, gb300.
+// GPU folders of the shipped tables, read from the files compiled in, in
+// the order calibration/CMakeLists.txt lists them (MOESIM_CALIBRATION_GPUS):
+// h100, h200, b200, b300, gb200, gb300.
 std::vector<std::string> TableGpus();
 
 // The shipped tables of `gpu` (a System's gpu.calibration). Error for an

@@ -507,6 +507,16 @@ TEST(CostModel, GemmCombinesComputeAndTrafficByTheFittedLaw) {
               w_in + w_out, 0.02 * (w_in + w_out));
 }
 
+// The table folders compiled in (calibration/CMakeLists.txt) and the GPUs
+// of the shipped systems (topology/systems/*.textproto gpu.calibration) are
+// the same list in the same order: each shipped system has its tables and
+// each table folder a system.
+TEST(CostModel, TableGpusAreTheShippedSystemsGpus) {
+  EXPECT_EQ(TableGpus(), topology::ShippedGpus());
+  EXPECT_EQ(TableGpus(), (std::vector<std::string>{"h100", "h200", "b200",
+                                                   "b300", "gb200", "gb300"}));
+}
+
 // The must-show figure: every published H100 attention and GEMM row
 // predicted with that row left out, MAPE <= 10% (GEMM 7.9% since compute and
 // traffic combine, cost_model.h). The other kinds and GPUs are printed
