@@ -60,12 +60,7 @@ std::string Unknown(std::string_view word, std::string_view choices) {
 }  // namespace
 
 std::string JoinWords(std::span<const std::string_view> words) {
-  std::string out;
-  for (std::string_view w : words) {
-    if (!out.empty()) out += ", ";
-    out += w;
-  }
-  return out;
+  return util::JoinList(words);
 }
 
 std::span<const std::string_view> PrecisionWords() { return kPrecisionWords; }

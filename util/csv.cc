@@ -126,14 +126,4 @@ std::vector<std::string> SplitList(std::string_view text,
   return out;
 }
 
-std::string JoinList(const std::vector<std::string>& pieces,
-                     std::string_view separator) {
-  std::string out;
-  for (const std::string& piece : pieces) {
-    if (!out.empty()) out += separator;
-    out += piece;
-  }
-  return out;
-}
-
 }  // namespace moesim::util

@@ -39,9 +39,17 @@ class CsvTable {
 std::vector<std::string> SplitList(std::string_view text,
                                    std::string_view separators = ",;");
 
-// The pieces with `separator` between them: {"a", "b"} -> "a, b".
-std::string JoinList(const std::vector<std::string>& pieces,
-                     std::string_view separator = ", ");
+// The pieces (strings or string_views) with `separator` between them:
+// {"a", "b"} -> "a, b".
+template <typename Pieces>
+std::string JoinList(const Pieces& pieces, std::string_view separator = ", ") {
+  std::string out;
+  for (std::string_view piece : pieces) {
+    if (!out.empty()) out += separator;
+    out += piece;
+  }
+  return out;
+}
 
 }  // namespace moesim::util
 

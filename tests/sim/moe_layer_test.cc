@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <utility>
 
 #include "sim/op_pricing.h"
 #include "sim/replay.h"
@@ -30,14 +32,24 @@ TEST(MoeLayer, DistinctRanksPerToken) {
   EXPECT_NEAR(DistinctRanksPerToken(8, 2, 8), 2.0, 1e-9);
 }
 
-TEST(MoeLayer, MegatronBenchmarkOnH100Within15Percent) {
-  auto system = topology::LoadSystem("dgx-h100");
-  ASSERT_TRUE(system);
-  auto network = topology::NetworkParamsFor(*system);
-  ASSERT_TRUE(network) << network.error().message;
-  auto tables = calibration::LoadTables("h100");
-  ASSERT_TRUE(tables) << tables.error().message;
-  const calibration::CostModel costs(*tables, PeaksOf(*system));
+// The dgx-h100 network model and the h100 cost tables.
+class MoeLayerOnH100 : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto system = topology::LoadSystem("dgx-h100");
+    ASSERT_TRUE(system);
+    auto network = topology::NetworkParamsFor(*system);
+    ASSERT_TRUE(network) << network.error().message;
+    auto tables = calibration::LoadTables("h100");
+    ASSERT_TRUE(tables) << tables.error().message;
+    network_ = std::move(*network);
+    costs_.emplace(std::move(*tables), PeaksOf(*system));
+  }
+  topology::NetworkParams network_;
+  std::optional<calibration::CostModel> costs_;
+};
+
+TEST_F(MoeLayerOnH100, MegatronBenchmarkOnH100Within15Percent) {
   auto runs = util::CsvTable::Load(std::string(MOESIM_SOURCE_DIR) +
                                    "/calibration/validation/moe_layer.csv");
   ASSERT_TRUE(runs) << runs.error().message;
@@ -68,7 +80,7 @@ TEST(MoeLayer, MegatronBenchmarkOnH100Within15Percent) {
     const topology::GroupShape ep{static_cast<int>(s.ep), 1,
                                   static_cast<int>(s.ep),
                                   topology::Tier::kNvlink};
-    auto time = EstimateMoeLayer(s, costs, *network, ep);
+    auto time = EstimateMoeLayer(s, *costs_, network_, ep);
     ASSERT_TRUE(time) << time.error().message;
     const bool bwd = runs->Get(r, "direction") == "bwd";
     if (r == 0 || std::getenv("MOESIM_VERBOSE")) {
@@ -104,18 +116,11 @@ TEST(MoeLayer, MegatronBenchmarkOnH100Within15Percent) {
 
 // The dispatcher is read with the scenario's words (scenarios/vocabulary.h),
 // so an unknown one is refused with the list every other input gives.
-TEST(MoeLayer, UnknownDispatcherNamesTheScenarioWords) {
-  auto system = topology::LoadSystem("dgx-h100");
-  ASSERT_TRUE(system);
-  auto network = topology::NetworkParamsFor(*system);
-  ASSERT_TRUE(network) << network.error().message;
-  auto tables = calibration::LoadTables("h100");
-  ASSERT_TRUE(tables) << tables.error().message;
-  const calibration::CostModel costs(*tables, PeaksOf(*system));
+TEST_F(MoeLayerOnH100, UnknownDispatcherNamesTheScenarioWords) {
   MoeLayerSpec s;
   s.dispatcher = "flex";
   const topology::GroupShape ep{8, 1, 8, topology::Tier::kNvlink};
-  auto time = EstimateMoeLayer(s, costs, *network, ep);
+  auto time = EstimateMoeLayer(s, *costs_, network_, ep);
   ASSERT_FALSE(time);
   EXPECT_EQ(time.error().message,
             "moe layer: dispatcher: unknown 'flex' (alltoall, deepep, "
