@@ -113,6 +113,7 @@ struct RingBalance {
   bool crosses_domains = false;  // the slowest hop leaves the NVLink domain
   int ring = 0;                  // ranks on the ring
   int members_per_domain = 0;    // of the whole CP group, per NVLink domain
+  bool operator==(const RingBalance&) const = default;
 };
 
 struct OpTemplate {

@@ -8,6 +8,7 @@
 #include "models/flops.h"
 #include "models/memory.h"
 #include "sim/engine.h"
+#include "sim/periodic.h"
 #include "sim/step_builder.h"
 #include "sim/step_stats.h"
 
@@ -194,12 +195,13 @@ util::Result<Platform> BuildPlatform(
   return platform;
 }
 
-util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
-                                const Platform& platform,
-                                const ReplayOptions& options) {
-  if (auto ok = CheckFullMode(s, options); !ok) {
-    return std::unexpected(ok.error());
-  }
+namespace {
+
+// The step as the engine plays it out, micro-batch by micro-batch: every
+// figure but those FinishStep adds.
+util::Result<StepResult> ReplayEveryMicrobatch(
+    const scenarios::ResolvedScenario& s, const Platform& platform,
+    const ReplayOptions& options) {
   const models::Parallelism& par = s.parallel;
   topology::MeshSizes sizes{par.tp, par.cp,  par.dp, par.pp,
                             par.ep, par.etp, par.edp};
@@ -311,19 +313,6 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
                   advice.c_str());
     out.warnings.push_back(text);
   }
-  // Python's automatic garbage collector (no --manual-gc) pauses ranks at
-  // different times and each collective waits for the paused one: a stall
-  // of host.csv's auto_gc_stall_fraction of the step, after the replay.
-  if (!s.training.manual_gc) {
-    const auto fraction = platform.costs->Host("auto_gc_stall_fraction");
-    if (!fraction) {
-      return util::Fail("calibration/tables/" + platform.costs->tables().gpu +
-                        "/host.csv: no auto_gc_stall_fraction row");
-    }
-    out.gc_stall_s = *fraction * out.step_time_s;
-    out.step_time_s += out.gc_stall_s;
-    out.critical_path_s["host"] += out.gc_stall_s;
-  }
   const models::MemoryEstimate memory =
       models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
                              s.system.gpu().memory_gib() * models::kGiB);
@@ -372,6 +361,32 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
     }
   }
   out.full = options.full;
+  if (options.trace) {
+    out.trace = options.full ? engine.ToChromeTrace(TracedProcesses(
+                                   engine, builder, options, out.slowest_rank))
+                             : engine.ToChromeTrace();
+  }
+  return out;
+}
+
+// What Replay adds to the engine's figures: the GC stall and the step's
+// FLOPs and rates.
+util::Result<void> FinishStep(const scenarios::ResolvedScenario& s,
+                              const Platform& platform, StepResult& out) {
+  const models::Parallelism& par = s.parallel;
+  // Python's automatic garbage collector (no --manual-gc) pauses ranks at
+  // different times and each collective waits for the paused one: a stall
+  // of host.csv's auto_gc_stall_fraction of the step, after the replay.
+  if (!s.training.manual_gc) {
+    const auto fraction = platform.costs->Host("auto_gc_stall_fraction");
+    if (!fraction) {
+      return util::Fail("calibration/tables/" + platform.costs->tables().gpu +
+                        "/host.csv: no auto_gc_stall_fraction row");
+    }
+    out.gc_stall_s = *fraction * out.step_time_s;
+    out.step_time_s += out.gc_stall_s;
+    out.critical_path_s["host"] += out.gc_stall_s;
+  }
   const double gpus = s.spec.num_gpus();
   out.model_flops_per_step =
       models::ModelFlopsPerSequence(s.model, s.training.seq_length, par.tp) *
@@ -383,12 +398,52 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
   const double peak =
       platform.costs->peaks().PeakTflops(TrainingDtype(s.training.precision));
   out.mfu = peak > 0 ? out.tflops_per_gpu / peak : 0;
-  if (options.trace) {
-    out.trace = options.full ? engine.ToChromeTrace(TracedProcesses(
-                                   engine, builder, options, out.slowest_rank))
-                             : engine.ToChromeTrace();
+  return {};
+}
+
+}  // namespace
+
+util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
+                                const Platform& platform,
+                                const ReplayOptions& options) {
+  if (auto ok = CheckFullMode(s, options); !ok) {
+    return std::unexpected(ok.error());
   }
-  return out;
+  // The periodic steady state (sim/periodic.h): fixed op durations only
+  // (the analytical network), and not for a trace, which shows every op.
+  const int64_t microbatches = s.training.num_microbatches();
+  const std::optional<std::array<int64_t, 3>> samples =
+      options.periodic && !options.trace &&
+              options.network == NetworkKind::kAnalytical
+          ? internal::PeriodicSamples(s.parallel.pp, s.pipeline.vpp,
+                                      microbatches)
+          : std::nullopt;
+  std::optional<StepResult> step;
+  if (samples) {
+    std::array<StepResult, 3> sampled;
+    ReplayOptions quiet = options;
+    quiet.notice = nullptr;
+    for (size_t i = 0; i < samples->size(); ++i) {
+      scenarios::ResolvedScenario part = s;
+      part.training.global_batch_size =
+          (*samples)[i] * s.training.micro_batch_size * s.training.dp_for_gbs;
+      auto r = ReplayEveryMicrobatch(part, platform, quiet);
+      if (!r) return std::unexpected(r.error());
+      sampled[i] = std::move(*r);
+    }
+    step = internal::ExtrapolateStep(sampled[0], sampled[1], sampled[2],
+                                     *samples, microbatches);
+    if (step) step->periodic_samples = *samples;
+  }
+  if (!step) {
+    auto r = ReplayEveryMicrobatch(s, platform, options);
+    if (!r) return std::unexpected(r.error());
+    step = std::move(*r);
+  }
+  if (auto ok = FinishStep(s, platform, *step); !ok) {
+    return std::unexpected(ok.error());
+  }
+  return std::move(*step);
 }
 
 }  // namespace moesim::sim

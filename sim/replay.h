@@ -55,6 +55,7 @@
 #define MOESIM_SIM_REPLAY_H_
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -112,6 +113,9 @@ struct ReplayOptions {
   // processes of a bounded set of ranks (TracedRanks).
   bool trace = false;
   bool full = false;  // replay every rank (the header's design)
+  // Replay three counts of micro-batches and extend them when the step is
+  // periodic (sim/periodic.h); false: replay every micro-batch.
+  bool periodic = true;
   // Full mode only; a rank named twice takes the larger factor.
   std::vector<Straggler> stragglers;
   // Called once, before the replay starts, when full mode is estimated to
@@ -229,6 +233,9 @@ struct StepResult {
   // The forward p2p ring's balance where the layout has one (the layer
   // whose hop outlasts its tile the most).
   std::optional<RingBalance> cp_ring;
+  // The micro-batch counts replayed when the step was extended from its
+  // periodic steady state (sim/periodic.h); nullopt: every micro-batch was.
+  std::optional<std::array<int64_t, 3>> periodic_samples;
 };
 
 [[nodiscard]] util::Result<StepResult> Replay(

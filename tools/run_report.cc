@@ -40,6 +40,10 @@ void AddRunFlags(CLI::App& app, RunFlags& f) {
                "Replay every GPU rank (not one per stage): imbalance, "
                "stragglers, a check of the symmetric mode; up to " +
                    std::to_string(sim::kMaxFullRanks) + " GPUs");
+  app.add_flag("--every-microbatch", f.every_microbatch,
+               "Replay every micro-batch; by default a step of many is "
+               "extended from three shorter replays when its steady state "
+               "is periodic (docs/replay.md)");
   app.add_option("--straggler", f.stragglers,
                  "RANK:FACTOR: that GPU's kernels take FACTOR (>= 1) times "
                  "longer; repeatable; needs --full")
@@ -314,6 +318,12 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
     field("ranks", ranks + "]");
   }
   field("ops", JsonNumber(static_cast<double>(st.ops)));
+  if (const auto& samples = st.periodic_samples; samples) {
+    field("periodic_microbatches",
+          Format("[%lld, %lld, %lld]", static_cast<long long>((*samples)[0]),
+                 static_cast<long long>((*samples)[1]),
+                 static_cast<long long>((*samples)[2])));
+  }
   field("defaults_used", JsonList(s.defaults_used));
   if (const std::optional<sim::RingBalance>& ring = st.cp_ring; ring) {
     field("cp_ring", "{\"ranks\": " + JsonNumber(ring->ring) +
@@ -358,6 +368,7 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
                                         : sim::NetworkKind::kAnalytical;
   options.trace = !f.trace_file.empty();
   options.full = f.full;
+  options.periodic = !f.every_microbatch;
   options.stragglers = std::move(*stragglers);
   options.notice = [](const std::string& text) {
     std::fprintf(stderr, "moesim: note: %s\n", text.c_str());

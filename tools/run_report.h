@@ -24,6 +24,8 @@ struct RunFlags {
   std::string trace_file;  // empty: no trace
   std::string network = "analytical";
   bool full = false;  // --full: replay every rank
+  // --every-microbatch: no periodic steady-state shortcut (sim/periodic.h)
+  bool every_microbatch = false;
   // --straggler RANK:FACTOR, repeatable; needs --full.
   std::vector<std::string> stragglers;
   std::string calibration_file;  // a profile to apply; empty: none

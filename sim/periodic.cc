@@ -1,0 +1,194 @@
+#include "sim/periodic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "sim/time.h"
+
+namespace moesim::sim::internal {
+namespace {
+
+// Sums of many seconds differ in their last bits with the order they were
+// added in; a second difference within this share of the figure is zero.
+constexpr double kRelativeSlack = 1e-9;
+
+// Extends figures given at three counts a period apart by `periods` more
+// periods past the third, and remembers whether any was not affine.
+class Affine {
+ public:
+  explicit Affine(int64_t periods) : periods_(periods) {}
+  bool ok() const { return ok_; }
+
+  // Seconds summed from many ops.
+  double Sum(double a, double b, double c) {
+    const double scale = std::max({std::abs(a), std::abs(b), std::abs(c)});
+    if (!(std::abs(a - 2 * b + c) <= kRelativeSlack * scale)) ok_ = false;
+    return c + static_cast<double>(periods_) * (c - b);
+  }
+  // A time on the engine's clock: whole picoseconds, affine exactly.
+  double Instant(double a, double b, double c) {
+    const int64_t pa = Picos(a), pb = Picos(b), pc = Picos(c);
+    if (pa - 2 * pb + pc != 0) ok_ = false;
+    return Time::Picos(pc + periods_ * (pc - pb)).seconds();
+  }
+  int64_t Count(int64_t a, int64_t b, int64_t c) {
+    if (a - 2 * b + c != 0) ok_ = false;
+    return c + periods_ * (c - b);
+  }
+  template <typename T>
+  const T& Same(const T& a, const T& b, const T& c) {
+    if (!(a == b && b == c)) ok_ = false;
+    return c;
+  }
+  // Maps with the same keys, figure by figure.
+  std::map<std::string, double> SumMap(const std::map<std::string, double>& a,
+                                       const std::map<std::string, double>& b,
+                                       const std::map<std::string, double>& c) {
+    std::map<std::string, double> out;
+    if (a.size() != c.size() || b.size() != c.size()) ok_ = false;
+    for (const auto& [key, value] : c) {
+      const auto ia = a.find(key), ib = b.find(key);
+      if (ia == a.end() || ib == b.end()) {
+        ok_ = false;
+        continue;
+      }
+      out[key] = Sum(ia->second, ib->second, value);
+    }
+    return out;
+  }
+  CommTime Comm(const CommTime& a, const CommTime& b, const CommTime& c) {
+    return {Sum(a.total_s, b.total_s, c.total_s),
+            Sum(a.exposed_s, b.exposed_s, c.exposed_s)};
+  }
+
+ private:
+  static int64_t Picos(double seconds) { return std::llround(seconds * 1e12); }
+  int64_t periods_;
+  bool ok_ = true;
+};
+
+StageTime ExtendStage(Affine& f, const StageTime& a, const StageTime& b,
+                      const StageTime& c) {
+  StageTime out;
+  out.pp_rank = f.Same(a.pp_rank, b.pp_rank, c.pp_rank);
+  out.compute_s = f.Sum(a.compute_s, b.compute_s, c.compute_s);
+  out.idle_s = f.Sum(a.idle_s, b.idle_s, c.idle_s);
+  out.host_busy_s = f.Sum(a.host_busy_s, b.host_busy_s, c.host_busy_s);
+  out.host_wait_s = f.Sum(a.host_wait_s, b.host_wait_s, c.host_wait_s);
+  out.memory_peak_bytes =
+      f.Sum(a.memory_peak_bytes, b.memory_peak_bytes, c.memory_peak_bytes);
+  for (size_t k = 0; k < out.comm.size(); ++k) {
+    out.comm[k] = f.Comm(a.comm[k], b.comm[k], c.comm[k]);
+  }
+  out.ranks = f.Same(a.ranks, b.ranks, c.ranks);
+  out.slowest_rank = f.Same(a.slowest_rank, b.slowest_rank, c.slowest_rank);
+  out.slowest_compute_s =
+      f.Sum(a.slowest_compute_s, b.slowest_compute_s, c.slowest_compute_s);
+  return out;
+}
+
+RankTime ExtendRank(Affine& f, const RankTime& a, const RankTime& b,
+                    const RankTime& c) {
+  return {f.Same(a.rank, b.rank, c.rank),
+          f.Same(a.pp_rank, b.pp_rank, c.pp_rank),
+          f.Sum(a.compute_s, b.compute_s, c.compute_s),
+          f.Sum(a.grouped_gemm_s, b.grouped_gemm_s, c.grouped_gemm_s),
+          f.Instant(a.finish_s, b.finish_s, c.finish_s)};
+}
+
+}  // namespace
+
+std::optional<std::array<int64_t, 3>> PeriodicSamples(int pp, int vpp,
+                                                      int64_t microbatches) {
+  const int64_t period = vpp > 1 ? pp : 1;
+  // Stage 0's warmup is the longest: its forwards before the first
+  // backward (models::OneFOneBSchedule::warmup), in micro-batches.
+  const int64_t warmup_steps =
+      vpp == 1 ? pp - 1 : int64_t{pp - 1} * 2 + int64_t{vpp - 1} * pp;
+  const int64_t warmup = (warmup_steps + vpp - 1) / vpp;
+  const int64_t least = warmup + kPeriodicWarmupPeriods * period;
+  // The smallest count >= least in microbatches' class mod the period, so
+  // the last group of an interleaved schedule has the step's own size.
+  const int64_t m0 =
+      least + ((microbatches - least) % period + period) % period;
+  // The three replays cost 3 m0 + 3 p micro-batches.
+  if (3 * (m0 + period) >= microbatches) return std::nullopt;
+  return std::array<int64_t, 3>{m0, m0 + period, m0 + 2 * period};
+}
+
+std::optional<StepResult> ExtrapolateStep(const StepResult& a,
+                                          const StepResult& b,
+                                          const StepResult& c,
+                                          const std::array<int64_t, 3>& samples,
+                                          int64_t microbatches) {
+  const int64_t period = samples[2] - samples[1];
+  Affine f((microbatches - samples[2]) / period);
+  if (a.comm_s.size() != c.comm_s.size() ||
+      b.comm_s.size() != c.comm_s.size() ||
+      a.stages.size() != c.stages.size() ||
+      b.stages.size() != c.stages.size() || a.ranks.size() != c.ranks.size() ||
+      b.ranks.size() != c.ranks.size()) {
+    return std::nullopt;
+  }
+  StepResult out;
+  out.step_time_s = f.Instant(a.step_time_s, b.step_time_s, c.step_time_s);
+  out.host_idle_s = f.Sum(a.host_idle_s, b.host_idle_s, c.host_idle_s);
+  out.host_busy_s = f.Sum(a.host_busy_s, b.host_busy_s, c.host_busy_s);
+  for (const auto& [kind, comm] : c.comm_s) {
+    const auto ia = a.comm_s.find(kind), ib = b.comm_s.find(kind);
+    if (ia == a.comm_s.end() || ib == b.comm_s.end()) return std::nullopt;
+    out.comm_s[kind] = f.Comm(ia->second, ib->second, comm);
+  }
+  out.critical_path_s =
+      f.SumMap(a.critical_path_s, b.critical_path_s, c.critical_path_s);
+  out.time_by_op_class_s = f.SumMap(a.time_by_op_class_s, b.time_by_op_class_s,
+                                    c.time_by_op_class_s);
+  for (size_t i = 0; i < c.stages.size(); ++i) {
+    out.stages.push_back(ExtendStage(f, a.stages[i], b.stages[i], c.stages[i]));
+  }
+  for (size_t i = 0; i < c.ranks.size(); ++i) {
+    out.ranks.push_back(ExtendRank(f, a.ranks[i], b.ranks[i], c.ranks[i]));
+  }
+  out.ops = static_cast<size_t>(f.Count(static_cast<int64_t>(a.ops),
+                                        static_cast<int64_t>(b.ops),
+                                        static_cast<int64_t>(c.ops)));
+  out.full = f.Same(a.full, b.full, c.full);
+  out.slowest_rank = f.Same(a.slowest_rank, b.slowest_rank, c.slowest_rank);
+  out.warnings = f.Same(a.warnings, b.warnings, c.warnings);
+  out.cp_ring = f.Same(a.cp_ring, b.cp_ring, c.cp_ring);
+  if (!f.ok()) return std::nullopt;
+  // Affine at three counts is not yet the steady state when a stream works
+  // more each period than the step grows: it ran ahead with a lead that
+  // later periods use up (a host that launches slower than the GPU runs
+  // but started first), and once the lead is gone it binds. In the steady
+  // state no stream's busy time grows faster than the step.
+  const double growth = c.step_time_s - b.step_time_s;
+  const double limit = growth * (1 + kRelativeSlack) + 1e-12;
+  auto outgrows = [&](double vb, double vc) { return vc - vb > limit; };
+  for (size_t i = 0; i < c.stages.size(); ++i) {
+    const StageTime &sb = b.stages[i], &sc = c.stages[i];
+    if (outgrows(sb.compute_s, sc.compute_s) ||
+        outgrows(sb.host_busy_s, sc.host_busy_s)) {
+      return std::nullopt;
+    }
+    for (size_t k = 0; k < sc.comm.size(); ++k) {
+      if (outgrows(sb.comm[k].total_s, sc.comm[k].total_s)) return std::nullopt;
+    }
+  }
+  for (size_t i = 0; i < c.ranks.size(); ++i) {
+    if (outgrows(b.ranks[i].compute_s, c.ranks[i].compute_s)) {
+      return std::nullopt;
+    }
+  }
+  // As SummarizeStep derives it: the mean over stages of idle / step.
+  const double stages = static_cast<double>(out.stages.size());
+  for (const StageTime& st : out.stages) {
+    out.bubble_fraction += st.idle_s / out.step_time_s / stages;
+  }
+  return out;
+}
+
+}  // namespace moesim::sim::internal
