@@ -6,10 +6,15 @@
 #include <string>
 #include <utility>
 
+#include "models/pipeline.h"
 #include "sim/time.h"
 
 namespace moesim::sim::internal {
 namespace {
+
+// Micro-batches in a period of the schedule (models::OneFOneBSchedule runs
+// the interleaved schedule's micro-batches in groups of pp).
+int64_t Period(int pp, int vpp) { return vpp > 1 ? pp : 1; }
 
 // Sums of many seconds differ in their last bits with the order they were
 // added in; a second difference within this share of the figure is zero.
@@ -99,31 +104,102 @@ RankTime ExtendRank(Affine& f, const RankTime& a, const RankTime& b,
           f.Instant(a.finish_s, b.finish_s, c.finish_s)};
 }
 
+// Schedule steps a period apart: a period's forwards and backwards.
+int64_t Stride(int pp, int vpp) { return 2 * Period(pp, vpp) * vpp; }
+
 }  // namespace
 
+std::vector<int64_t> SteadyWindow(int r, int pp, int vpp,
+                                  int64_t microbatches) {
+  const models::OneFOneBSchedule schedule(r, pp, vpp, microbatches);
+  const int64_t period = Period(pp, vpp), stride = Stride(pp, vpp);
+  // Steps [warmup, size - warmup) alternate forward and backward; the window
+  // ends where that phase's last step has no successor a period on.
+  const int64_t first = schedule.warmup();
+  const int64_t last = schedule.size() - schedule.warmup();  // exclusive
+  const int64_t want = std::max(stride, schedule.warmup() + 2);
+  std::vector<int64_t> window;
+  // A window's length of steady steps before it, for the pipeline to fill.
+  for (int64_t i = last - stride - 1;
+       i >= first + want && static_cast<int64_t>(window.size()) < want; --i) {
+    // The first and the last micro-batches have work of their own (the
+    // parameter gathers, the gradient reductions).
+    if (schedule[i].microbatch >= period &&
+        schedule[i + stride].microbatch < microbatches - period) {
+      window.push_back(i);
+    }
+  }
+  if (static_cast<int64_t>(window.size()) < want) window.clear();
+  return window;
+}
+
 std::optional<std::array<int64_t, 3>> PeriodicSamples(int pp, int vpp,
-                                                      int64_t microbatches) {
-  const int64_t period = vpp > 1 ? pp : 1;
+                                                      int64_t microbatches,
+                                                      int64_t at_least) {
+  const int64_t period = Period(pp, vpp);
   // Stage 0's warmup is the longest: its forwards before the first
   // backward (models::OneFOneBSchedule::warmup), in micro-batches.
   const int64_t warmup_steps =
       vpp == 1 ? pp - 1 : int64_t{pp - 1} * 2 + int64_t{vpp - 1} * pp;
   const int64_t warmup = (warmup_steps + vpp - 1) / vpp;
-  const int64_t least = warmup + kPeriodicWarmupPeriods * period;
-  // The smallest count >= least in microbatches' class mod the period, so
-  // the last group of an interleaved schedule has the step's own size.
-  const int64_t m0 =
-      least + ((microbatches - least) % period + period) % period;
-  // The three replays cost 3 m0 + 3 p micro-batches.
-  if (3 * (m0 + period) >= microbatches) return std::nullopt;
-  return std::array<int64_t, 3>{m0, m0 + period, m0 + 2 * period};
+  const int64_t least =
+      std::max(warmup + kPeriodicWarmupPeriods * period, at_least);
+  // The smallest count >= least in microbatches' class mod the period (so
+  // the last group of an interleaved schedule has the step's own size)
+  // whose longest sample has a steady window on every stage.
+  for (int64_t m0 = least + ((microbatches - least) % period + period) % period;
+       3 * (m0 + period) < microbatches;  // the three replays' cost
+       m0 += period) {
+    bool fits = true;
+    for (int r = 0; r < pp && fits; ++r) {
+      fits = !SteadyWindow(r, pp, vpp, m0 + 2 * period).empty();
+    }
+    if (fits) return std::array<int64_t, 3>{m0, m0 + period, m0 + 2 * period};
+  }
+  return std::nullopt;
+}
+
+std::optional<Time> SteadyShift(const Engine& engine,
+                                const std::vector<StepSpan>& spans, int pp,
+                                int vpp, int64_t microbatches) {
+  const int64_t stride = Stride(pp, vpp);
+  std::vector<std::vector<const StepSpan*>> by_stage(pp);
+  for (const StepSpan& span : spans) by_stage[span.stage].push_back(&span);
+  std::optional<Time> shift;
+  for (int r = 0; r < pp; ++r) {
+    const std::vector<const StepSpan*>& steps = by_stage[r];
+    const std::vector<int64_t> window = SteadyWindow(r, pp, vpp, microbatches);
+    if (window.empty() ||
+        static_cast<int64_t>(steps.size()) <= window.front() + stride) {
+      return std::nullopt;
+    }
+    for (const int64_t i : window) {
+      const StepSpan &x = *steps[i], &y = *steps[i + stride];
+      if (x.end - x.begin != y.end - y.begin || x.forward != y.forward ||
+          x.chunk != y.chunk) {
+        return std::nullopt;
+      }
+      for (OpId k = 0; k < x.end - x.begin; ++k) {
+        const OpId ox = x.begin + k, oy = y.begin + k;
+        const OpTiming &tx = engine.timing(ox), &ty = engine.timing(oy);
+        const Time d = ty.start - tx.start;
+        if (engine.op_stream(ox) != engine.op_stream(oy) ||
+            ty.finish - tx.finish != d) {
+          return std::nullopt;
+        }
+        if (!shift || d > *shift) shift = d;
+      }
+    }
+  }
+  return shift;
 }
 
 std::optional<StepResult> ExtrapolateStep(const StepResult& a,
                                           const StepResult& b,
                                           const StepResult& c,
                                           const std::array<int64_t, 3>& samples,
-                                          int64_t microbatches) {
+                                          int64_t microbatches,
+                                          std::optional<Time> shift) {
   const int64_t period = samples[2] - samples[1];
   Affine f((microbatches - samples[2]) / period);
   if (a.comm_s.size() != c.comm_s.size() ||
@@ -160,6 +236,13 @@ std::optional<StepResult> ExtrapolateStep(const StepResult& a,
   out.warnings = f.Same(a.warnings, b.warnings, c.warnings);
   out.cp_ring = f.Same(a.cp_ring, b.cp_ring, c.cp_ring);
   if (!f.ok()) return std::nullopt;
+  // The step may grow by more than its steady ops move: per-step work that
+  // scales with the micro-batches (the loss stage's host calls per
+  // micro-batch, StepHostCallsOf) is affine too.
+  if (!shift || shift->picos() > std::llround(c.step_time_s * 1e12) -
+                                     std::llround(b.step_time_s * 1e12)) {
+    return std::nullopt;
+  }
   // Affine at three counts is not yet the steady state when a stream works
   // more each period than the step grows: it ran ahead with a lead that
   // later periods use up (a host that launches slower than the GPU runs

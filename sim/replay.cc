@@ -198,10 +198,11 @@ util::Result<Platform> BuildPlatform(
 namespace {
 
 // The step as the engine plays it out, micro-batch by micro-batch: every
-// figure but those FinishStep adds.
+// figure but those FinishStep adds. With `steady_shift`, also its
+// internal::SteadyShift.
 util::Result<StepResult> ReplayEveryMicrobatch(
     const scenarios::ResolvedScenario& s, const Platform& platform,
-    const ReplayOptions& options) {
+    const ReplayOptions& options, std::optional<Time>* steady_shift) {
   const models::Parallelism& par = s.parallel;
   topology::MeshSizes sizes{par.tp, par.cp,  par.dp, par.pp,
                             par.ep, par.etp, par.edp};
@@ -272,6 +273,11 @@ util::Result<StepResult> ReplayEveryMicrobatch(
   }
   if (auto run = engine.Run(network.get()); !run) {
     return std::unexpected(run.error());
+  }
+  if (steady_shift) {
+    *steady_shift =
+        internal::SteadyShift(engine, builder.spans(), par.pp, par.vpp,
+                              s.training.num_microbatches());
   }
 
   const int lanes = static_cast<int>(builder.lanes().size());
@@ -411,32 +417,37 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
   }
   // The periodic steady state (sim/periodic.h): fixed op durations only
   // (the analytical network), and not for a trace, which shows every op.
+  // Samples that were not steady yet are tried again from 4 times their
+  // count while that costs less than the step.
   const int64_t microbatches = s.training.num_microbatches();
-  const std::optional<std::array<int64_t, 3>> samples =
-      options.periodic && !options.trace &&
-              options.network == NetworkKind::kAnalytical
-          ? internal::PeriodicSamples(s.parallel.pp, s.pipeline.vpp,
-                                      microbatches)
-          : std::nullopt;
+  const bool periodic = options.periodic && !options.trace &&
+                        options.network == NetworkKind::kAnalytical;
   std::optional<StepResult> step;
-  if (samples) {
+  ReplayOptions quiet = options;
+  quiet.notice = nullptr;
+  for (int64_t at_least = 0; periodic && !step;) {
+    const std::optional<std::array<int64_t, 3>> samples =
+        internal::PeriodicSamples(s.parallel.pp, s.pipeline.vpp, microbatches,
+                                  at_least);
+    if (!samples) break;
     std::array<StepResult, 3> sampled;
-    ReplayOptions quiet = options;
-    quiet.notice = nullptr;
+    std::optional<Time> shift;
     for (size_t i = 0; i < samples->size(); ++i) {
       scenarios::ResolvedScenario part = s;
       part.training.global_batch_size =
           (*samples)[i] * s.training.micro_batch_size * s.training.dp_for_gbs;
-      auto r = ReplayEveryMicrobatch(part, platform, quiet);
+      auto r = ReplayEveryMicrobatch(part, platform, quiet,
+                                     i == 2 ? &shift : nullptr);
       if (!r) return std::unexpected(r.error());
       sampled[i] = std::move(*r);
     }
     step = internal::ExtrapolateStep(sampled[0], sampled[1], sampled[2],
-                                     *samples, microbatches);
+                                     *samples, microbatches, shift);
     if (step) step->periodic_samples = *samples;
+    at_least = 4 * (*samples)[0];
   }
   if (!step) {
-    auto r = ReplayEveryMicrobatch(s, platform, options);
+    auto r = ReplayEveryMicrobatch(s, platform, options, nullptr);
     if (!r) return std::unexpected(r.error());
     step = std::move(*r);
   }

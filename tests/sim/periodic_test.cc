@@ -37,13 +37,22 @@ TEST(PeriodicSamples, InterleavedCountsArePeriodsOfPpPastTheWarmup) {
   EXPECT_EQ((*odd)[0], 26);
 }
 
-// Without interleaving the period is one micro-batch: PP 4 warms up with 3,
-// plus two periods.
+// Without interleaving the period is one micro-batch. PP 4 warms up with 3
+// (plus two periods: 5), and SteadyWindow wants warmup + 2 = 5 steady steps
+// compared, after as many steady steps, with micro-batches past the first
+// and before the last: 10 micro-batches are the fewest that hold them on
+// stage 0 (steps 9-12 and 14 of 20), so the samples are 8, 9, 10.
 TEST(PeriodicSamples, PlainOneFOneBPeriodIsOneMicrobatch) {
   const auto samples = PeriodicSamples(4, 1, 64);
   ASSERT_TRUE(samples);
-  EXPECT_EQ((*samples)[0], 5);
-  EXPECT_EQ((*samples)[2], 7);
+  EXPECT_EQ((*samples)[0], 8);
+  EXPECT_EQ((*samples)[2], 10);
+  EXPECT_EQ(internal::SteadyWindow(0, 4, 1, 10).size(), 5u);
+  EXPECT_TRUE(internal::SteadyWindow(0, 4, 1, 9).empty());
+  // A second try starts at its least count.
+  const auto again = PeriodicSamples(4, 1, 64, 16);
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)[0], 16);
 }
 
 // The three replays cost 3 (m0 + p) micro-batches: no shortcut unless that
@@ -54,6 +63,10 @@ TEST(PeriodicSamples, NoneWhenTheSamplesCostAsMuchAsTheStep) {
   EXPECT_FALSE(PeriodicSamples(1, 1, 9));    // 3 x (2 + 1) = 9
   EXPECT_TRUE(PeriodicSamples(1, 1, 10));
 }
+
+// The samples below grow by 2 s a period; SteadyShift of the longest
+// replay must say the same.
+constexpr Time kShift = Time::Seconds(2);
 
 StepResult Sample(double base, double per_period, int k) {
   StepResult r;
@@ -74,7 +87,8 @@ StepResult Sample(double base, double per_period, int k) {
 TEST(ExtrapolateStep, ExtendsAffineFiguresAndDerivesTheBubble) {
   const StepResult a = Sample(1, 2, 0), b = Sample(1, 2, 1),
                    c = Sample(1, 2, 2);
-  const auto out = ExtrapolateStep(a, b, c, {4, 5, 6}, 16);  // 10 periods on
+  const auto out =
+      ExtrapolateStep(a, b, c, {4, 5, 6}, 16, kShift);  // 10 periods on
   ASSERT_TRUE(out);
   EXPECT_DOUBLE_EQ(out->step_time_s, 1 + 2 * 12);
   EXPECT_DOUBLE_EQ(out->host_busy_s, 0.5 * 2 * 12);
@@ -88,10 +102,22 @@ TEST(ExtrapolateStep, RefusesFiguresThatAreNotAffine) {
   const StepResult a = Sample(1, 2, 0), b = Sample(1, 2, 1);
   StepResult c = Sample(1, 2, 2);
   c.step_time_s += 1e-12;  // one picosecond off the line
-  EXPECT_FALSE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16));
+  EXPECT_FALSE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16, kShift));
   c = Sample(1, 2, 2);
   c.warnings.push_back("only in the longest sample");
-  EXPECT_FALSE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16));
+  EXPECT_FALSE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16, kShift));
+}
+
+// Affine samples whose longest replay did not repeat its ops a period apart
+// (no shift), or moved one by more than the step grows, are a transient.
+// Ops that move by less leave the growth to per-step work.
+TEST(ExtrapolateStep, RefusesSamplesWithoutTheSteadyShift) {
+  const StepResult a = Sample(1, 2, 0), b = Sample(1, 2, 1),
+                   c = Sample(1, 2, 2);
+  EXPECT_FALSE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16, std::nullopt));
+  EXPECT_FALSE(
+      ExtrapolateStep(a, b, c, {4, 5, 6}, 16, kShift + Time::Picos(1)));
+  EXPECT_TRUE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16, kShift - Time::Picos(1)));
 }
 
 // A stream busier per period than the step grows had a lead that later
@@ -101,7 +127,7 @@ TEST(ExtrapolateStep, RefusesAStreamThatOutgrowsTheStep) {
   a.stages[0].host_busy_s = 0.5;
   b.stages[0].host_busy_s = 2.6;
   c.stages[0].host_busy_s = 4.7;  // 2.1 a period against the step's 2
-  EXPECT_FALSE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16));
+  EXPECT_FALSE(ExtrapolateStep(a, b, c, {4, 5, 6}, 16, kShift));
 }
 
 // The default scenario at four times its global batch (512 micro-batches):
@@ -168,7 +194,7 @@ TEST(PeriodicReplay, NotOnTheFlowNetworkNorForATrace) {
     model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 16 seq_length: 4096
     layout { tensor_model_parallel_size: 1 expert_model_parallel_size: 8
              pipeline_model_parallel_size: 2 micro_batch_size: 1
-             global_batch_size: 256 }
+             global_batch_size: 2048 }
     precision: "bf16")");
   EXPECT_TRUE(Simulate(s).periodic_samples);
   ReplayOptions flow;
