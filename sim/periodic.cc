@@ -175,12 +175,12 @@ std::optional<Time> SteadyShift(const Engine& engine,
     }
     for (const int64_t i : window) {
       const StepSpan &x = *steps[i], &y = *steps[i + stride];
-      if (x.end - x.begin != y.end - y.begin || x.forward != y.forward ||
-          x.chunk != y.chunk) {
+      if (x.emitted_end - x.emitted_begin != y.emitted_end - y.emitted_begin ||
+          x.forward != y.forward || x.chunk != y.chunk) {
         return std::nullopt;
       }
-      for (OpId k = 0; k < x.end - x.begin; ++k) {
-        const OpId ox = x.begin + k, oy = y.begin + k;
+      for (OpId k = 0; k < x.emitted_end - x.emitted_begin; ++k) {
+        const OpId ox = x.emitted_begin + k, oy = y.emitted_begin + k;
         const OpTiming &tx = engine.timing(ox), &ty = engine.timing(oy);
         const Time d = ty.start - tx.start;
         if (engine.op_stream(ox) != engine.op_stream(oy) ||
@@ -236,11 +236,8 @@ std::optional<StepResult> ExtrapolateStep(const StepResult& a,
   out.warnings = f.Same(a.warnings, b.warnings, c.warnings);
   out.cp_ring = f.Same(a.cp_ring, b.cp_ring, c.cp_ring);
   if (!f.ok()) return std::nullopt;
-  // The step may grow by more than its steady ops move: per-step work that
-  // scales with the micro-batches (the loss stage's host calls per
-  // micro-batch, StepHostCallsOf) is affine too.
-  if (!shift || shift->picos() > std::llround(c.step_time_s * 1e12) -
-                                     std::llround(b.step_time_s * 1e12)) {
+  if (!shift || shift->picos() != std::llround(c.step_time_s * 1e12) -
+                                      std::llround(b.step_time_s * 1e12)) {
     return std::nullopt;
   }
   // Affine at three counts is not yet the steady state when a stream works

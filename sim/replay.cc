@@ -198,11 +198,13 @@ util::Result<Platform> BuildPlatform(
 namespace {
 
 // The step as the engine plays it out, micro-batch by micro-batch: every
-// figure but those FinishStep adds. With `steady_shift`, also its
-// internal::SteadyShift.
+// figure but those FinishStep adds. `step_microbatches`: the micro-batches
+// of the step a sample stands for (its per-step host work), 0 for `s`'s
+// own. With `steady_shift`, also its internal::SteadyShift.
 util::Result<StepResult> ReplayEveryMicrobatch(
     const scenarios::ResolvedScenario& s, const Platform& platform,
-    const ReplayOptions& options, std::optional<Time>* steady_shift) {
+    const ReplayOptions& options, int64_t step_microbatches,
+    std::optional<Time>* steady_shift) {
   const models::Parallelism& par = s.parallel;
   topology::MeshSizes sizes{par.tp, par.cp,  par.dp, par.pp,
                             par.ep, par.etp, par.edp};
@@ -219,6 +221,7 @@ util::Result<StepResult> ReplayEveryMicrobatch(
   internal::StepBuilder builder(s, platform, *placement, options,
                                 LaneRanks(*placement, par.pp, options.full),
                                 std::move(slowdown));
+  if (step_microbatches > 0) builder.PriceStepHostFor(step_microbatches);
   if (auto p = builder.Price(); !p) return std::unexpected(p.error());
   if (options.full && builder.EstimatedOps() > kMaxFullOps) {
     return util::Fail(
@@ -436,7 +439,7 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
       scenarios::ResolvedScenario part = s;
       part.training.global_batch_size =
           (*samples)[i] * s.training.micro_batch_size * s.training.dp_for_gbs;
-      auto r = ReplayEveryMicrobatch(part, platform, quiet,
+      auto r = ReplayEveryMicrobatch(part, platform, quiet, microbatches,
                                      i == 2 ? &shift : nullptr);
       if (!r) return std::unexpected(r.error());
       sampled[i] = std::move(*r);
@@ -447,7 +450,7 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
     at_least = 4 * (*samples)[0];
   }
   if (!step) {
-    auto r = ReplayEveryMicrobatch(s, platform, options, nullptr);
+    auto r = ReplayEveryMicrobatch(s, platform, options, 0, nullptr);
     if (!r) return std::unexpected(r.error());
     step = std::move(*r);
   }

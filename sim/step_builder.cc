@@ -401,7 +401,8 @@ void StepBuilder::PlanStepHost(int r) {
                            s_.model.mtp_num_layers() > 0);
   x.last_stage = r == par.pp - 1;
   x.moe = s_.model.num_moe_experts() > 0;
-  x.microbatches = microbatches_;
+  x.microbatches =
+      step_host_microbatches_ > 0 ? step_host_microbatches_ : microbatches_;
   const StepHostCalls calls = StepHostCallsOf(x);
   const HostCallCosts costs{launch_s_, te_module_s_, autograd_node_s_,
                             kernel_launch_s_};
@@ -1210,16 +1211,29 @@ void StepBuilder::Emit() {
   PipelineCallbacks callbacks;
   callbacks.run = [this](int r, const models::ScheduleStep& step,
                          const std::vector<OpId>& entry) {
+    const OpId emitted = static_cast<OpId>(engine_.op_count());
     if (p2p_sync_) HostSyncAtP2p(r, step, entry);
     const OpId begin = static_cast<OpId>(engine_.op_count());
     const Bundle exit = step.forward ? EmitForward(r, step, entry)
                                      : EmitBackward(r, step, entry);
-    spans_.push_back({r, step.forward, step.chunk, begin,
-                      static_cast<OpId>(engine_.op_count()), At(exit, 0)});
+    const OpId end = static_cast<OpId>(engine_.op_count());
+    spans_.push_back(
+        {r, step.forward, step.chunk, begin, end, At(exit, 0), emitted, end});
     return exit;
   };
+  // A send follows its step's emission at once (EmitPipeline): it extends
+  // the last span (both halves of a merged pair).
   callbacks.send = [this](int r, int, const models::ScheduleStep& step,
-                          Bundle done) { return Send(r, step.forward, done); };
+                          Bundle done) {
+    const Bundle sent = Send(r, step.forward, done);
+    const OpId end = static_cast<OpId>(engine_.op_count());
+    for (auto it = spans_.rbegin(); it != spans_.rend() && it->stage == r &&
+                                    it->begin == spans_.back().begin;
+         ++it) {
+      it->emitted_end = end;
+    }
+    return sent;
+  };
   if (s_.training.ep_overlap) {
     callbacks.run_pair = [this](int r, const models::ScheduleStep& f,
                                 const models::ScheduleStep& b,
@@ -1227,8 +1241,10 @@ void StepBuilder::Emit() {
       const OpId begin = static_cast<OpId>(engine_.op_count());
       const PipelineCallbacks::PairEnd end = EmitPair(r, f, b, entry);
       const OpId stop = static_cast<OpId>(engine_.op_count());
-      spans_.push_back({r, true, f.chunk, begin, stop, At(end.forward, 0)});
-      spans_.push_back({r, false, b.chunk, begin, stop, At(end.backward, 0)});
+      spans_.push_back(
+          {r, true, f.chunk, begin, stop, At(end.forward, 0), begin, stop});
+      spans_.push_back(
+          {r, false, b.chunk, begin, stop, At(end.backward, 0), begin, stop});
       return end;
     };
   }

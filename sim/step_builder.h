@@ -86,6 +86,13 @@ class StepBuilder {
               std::vector<std::vector<int>> lane_ranks,
               std::vector<double> slowdown);
 
+  // The step's micro-batches for the per-step host work that scales with
+  // them (the loss stage's reduction, StepHostCallsOf), when the builder
+  // replays fewer (sim/periodic.h: every sample's ops then last as long as
+  // the step's own). REQUIRES: before Price().
+  void PriceStepHostFor(int64_t microbatches) {
+    step_host_microbatches_ = microbatches;
+  }
   // Prices every stage's variants. Then EstimatedOps() is known.
   [[nodiscard]] util::Result<void> Price();
   // About how many engine ops Emit() will add.
@@ -272,6 +279,7 @@ class StepBuilder {
   int lanes_per_stage_ = 1;
   Engine engine_;
   std::vector<StepSpan> spans_;
+  int64_t step_host_microbatches_ = 0;  // 0: the replayed micro-batches
   std::vector<std::string> class_names_;
   std::vector<std::vector<double>> class_s_;  // [lane][class]
   TemplateEmitter emitter_{engine_, options_.trace};

@@ -73,12 +73,14 @@ Wall DiagnoseWall(const StepResult& step, double peak_bytes,
 
 // One schedule step of a stage as emitted: engine ops [begin, end) (with
 // EP overlap, a merged pair's two halves share the range) and the op that
-// ends it.
+// ends it; [emitted_begin, emitted_end) adds what the step emits around
+// them (the host's p2p sync before, the sends of its output after).
 struct StepSpan {
   int32_t stage = 0;
   bool forward = true;
   int chunk = 0;
   OpId begin = 0, end = 0, exit = 0;
+  OpId emitted_begin = 0, emitted_end = 0;
 };
 
 // The stage's memory over the replayed step: static state and buffers
