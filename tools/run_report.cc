@@ -119,9 +119,20 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   out += LayoutLine(s) + "\n";
   out += TrainingLine(s) + "\n";
   out += st.full
-             ? Format("mode: full (%zu ranks replayed; slowest rank %d)\n\n",
+             ? Format("mode: full (%zu ranks replayed; slowest rank %d)\n",
                       st.ranks.size(), st.slowest_rank)
-             : std::string("mode: symmetric (one rank per pipeline stage)\n\n");
+             : std::string("mode: symmetric (one rank per pipeline stage)\n");
+  if (const auto& samples = st.periodic_samples; samples) {
+    out += Format(
+        "periodic steady state: %lld, %lld and %lld of %lld micro-batches "
+        "replayed, the step extended from them (--every-microbatch "
+        "replays all)\n",
+        static_cast<long long>((*samples)[0]),
+        static_cast<long long>((*samples)[1]),
+        static_cast<long long>((*samples)[2]),
+        static_cast<long long>(s.training.num_microbatches()));
+  }
+  out += "\n";
   out += Format("step time            %10.3f s\n", st.step_time_s);
   out += Format("model TFLOPS/GPU     %10.1f   (Megatron-Bridge FLOPs count)\n",
                 st.tflops_per_gpu);

@@ -65,7 +65,8 @@ std::string FormatRunText(const scenarios::ResolvedScenario& scenario,
 // ranks_simulated, slowest_rank and slowest_rank_compute_s, and per stage
 // ranks, slowest_rank and slowest_compute_s (the stage figures being means
 // over its ranks), and ranks[] {rank, pp_rank, compute_s, grouped_gemm_s,
-// finish_s} in rank order.
+// finish_s} in rank order. A step extended from its periodic steady state
+// adds periodic_microbatches [m0, m0 + p, m0 + 2p] (sim/periodic.h).
 std::string FormatRunJson(const scenarios::ResolvedScenario& scenario,
                           const RunReport& report);
 
