@@ -197,45 +197,23 @@ util::Result<Platform> BuildPlatform(
 
 namespace {
 
-// The step as the engine plays it out, micro-batch by micro-batch: every
-// figure but those FinishStep adds. `step_microbatches`: the micro-batches
-// of the step a sample stands for (its per-step host work), 0 for `s`'s
-// own. With `steady_shift`, also its internal::SteadyShift.
-util::Result<StepResult> ReplayEveryMicrobatch(
-    const scenarios::ResolvedScenario& s, const Platform& platform,
-    const ReplayOptions& options, int64_t step_microbatches,
-    std::optional<Time>* steady_shift) {
+// Full mode's op limit and notice, and the trace's size limit, from the
+// builder's estimate of the step's engine ops.
+util::Result<void> CheckSize(const scenarios::ResolvedScenario& s,
+                             const ReplayOptions& options,
+                             size_t estimated_ops) {
   const models::Parallelism& par = s.parallel;
-  topology::MeshSizes sizes{par.tp, par.cp,  par.dp, par.pp,
-                            par.ep, par.etp, par.edp};
-  auto placement =
-      topology::Placement::Build(sizes, kRankOrder, *platform.cluster);
-  if (!placement) return std::unexpected(placement.error());
-  std::vector<double> slowdown;
-  if (!options.stragglers.empty()) {
-    slowdown.assign(placement->num_ranks(), 1.0);
-    for (const Straggler& st : options.stragglers) {
-      slowdown[st.rank] = std::max(slowdown[st.rank], st.factor);
-    }
-  }
-  internal::StepBuilder builder(s, platform, *placement, options,
-                                LaneRanks(*placement, par.pp, options.full),
-                                std::move(slowdown));
-  if (step_microbatches > 0) builder.PriceStepHostFor(step_microbatches);
-  if (auto p = builder.Price(); !p) return std::unexpected(p.error());
-  if (options.full && builder.EstimatedOps() > kMaxFullOps) {
+  if (options.full && estimated_ops > kMaxFullOps) {
     return util::Fail(
-        "full mode: about " +
-        std::to_string(builder.EstimatedOps() / 1'000'000) + " M engine ops (" +
-        std::to_string(par.num_gpus()) + " ranks x " +
+        "full mode: about " + std::to_string(estimated_ops / 1'000'000) +
+        " M engine ops (" + std::to_string(par.num_gpus()) + " ranks x " +
         std::to_string(s.training.num_microbatches()) +
         " micro-batches) is beyond its limit of " +
         std::to_string(kMaxFullOps / 1'000'000) +
         " M ops (about 100 bytes each); fewer GPUs or micro-batches fit");
   }
-  if (options.full && options.notice &&
-      builder.EstimatedOps() > kNoticeFullOps) {
-    const double ops = static_cast<double>(builder.EstimatedOps());
+  if (options.full && options.notice && estimated_ops > kNoticeFullOps) {
+    const double ops = static_cast<double>(estimated_ops);
     char text[200];
     std::snprintf(text, sizeof(text),
                   "full mode: about %.0f M engine ops, some %.1f GB of memory "
@@ -254,7 +232,7 @@ util::Result<StepResult> ReplayEveryMicrobatch(
                        static_cast<double>(kMaxTracedRanks + par.pp +
                                            options.stragglers.size() + 1))
             : ranks;
-    const double bytes = static_cast<double>(builder.EstimatedOps()) *
+    const double bytes = static_cast<double>(estimated_ops) *
                          (options.full ? traced / ranks : 1.0) *
                          kTraceBytesPerOp;
     if (bytes > kMaxTraceBytes) {
@@ -267,72 +245,55 @@ util::Result<StepResult> ReplayEveryMicrobatch(
           "batch) or fewer GPUs");
     }
   }
-  builder.Emit();
-  Engine& engine = builder.engine();
-  std::unique_ptr<topology::NetworkModel> network;
-  if (options.network == NetworkKind::kFlow) {
-    network = std::make_unique<topology::FlowNetwork>(*platform.cluster,
-                                                      platform.network);
-  }
-  if (auto run = engine.Run(network.get()); !run) {
-    return std::unexpected(run.error());
-  }
-  if (steady_shift) {
-    *steady_shift =
-        internal::SteadyShift(engine, builder.spans(), par.pp, par.vpp,
-                              s.training.num_microbatches());
-  }
+  return {};
+}
 
+// The warning for a p2p CP ring that crosses NVLink domains with hops
+// longer than its attention steps, with the a2a+p2p split to propose.
+std::optional<std::string> CpRingWarning(
+    const scenarios::ResolvedScenario& s,
+    const std::optional<RingBalance>& ring) {
+  if (!ring || s.training.cp_comm_type != models::CpCommType::kP2p ||
+      !ring->crosses_domains || ring->hop_s <= ring->tile_s) {
+    return std::nullopt;
+  }
+  // The a2a+p2p split to propose: the inner a2a group as large as the CP
+  // ranks one NVLink domain holds, halved until Transformer Engine's head
+  // split accepts it (scenarios::CpExchangeRule).
+  const int cp = s.parallel.cp;
+  int inner = std::max(1, ring->members_per_domain);
+  while (inner > 1 &&
+         (cp % inner != 0 ||
+          scenarios::CpExchangeRule(s.model, s.parallel.tp, cp,
+                                    models::CpCommType::kA2aP2p, "a2a+p2p",
+                                    std::vector<int>{inner, cp / inner}))) {
+    inner /= 2;
+  }
+  const std::string advice =
+      inner > 1 ? "--cp-comm-type a2a+p2p --hierarchical-cp-sizes " +
+                      std::to_string(inner) + "," + std::to_string(cp / inner) +
+                      " keeps the a2a inside the domain and gives each "
+                      "ring step " +
+                      std::to_string(inner) +
+                      "x the attention for the same "
+                      "K/V bytes"
+                : "no a2a+p2p split fits the heads per TP rank";
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "cp_comm_type p2p: the %d-rank ring crosses NVLink domains "
+                "and its slowest hop (%.2f ms a K/V block) outlasts a "
+                "step's attention (%.2f ms), so the exchange cannot hide; "
+                "%s (Megatron-Bridge performance guide: a2a+p2p at large "
+                "CP)",
+                ring->ring, ring->hop_s * 1e3, ring->tile_s * 1e3,
+                advice.c_str());
+  return std::string(text);
+}
+
+// Each replayed rank's own figures, in rank order, and the slowest.
+void AddRanks(const Engine& engine, const internal::StepBuilder& builder,
+              StepResult& out) {
   const int lanes = static_cast<int>(builder.lanes().size());
-  StepResult out = SummarizeStep(engine, builder.TakeStreams(), lanes);
-  out.cp_ring = builder.cp_ring();
-  if (const std::optional<RingBalance>& ring = out.cp_ring;
-      ring && s.training.cp_comm_type == models::CpCommType::kP2p &&
-      ring->crosses_domains && ring->hop_s > ring->tile_s) {
-    // The a2a+p2p split to propose: the inner a2a group as large as the CP
-    // ranks one NVLink domain holds, halved until Transformer Engine's head
-    // split accepts it (scenarios::CpExchangeRule).
-    const int cp = s.parallel.cp;
-    int inner = std::max(1, ring->members_per_domain);
-    while (inner > 1 &&
-           (cp % inner != 0 ||
-            scenarios::CpExchangeRule(s.model, s.parallel.tp, cp,
-                                      models::CpCommType::kA2aP2p, "a2a+p2p",
-                                      std::vector<int>{inner, cp / inner}))) {
-      inner /= 2;
-    }
-    const std::string advice =
-        inner > 1
-            ? "--cp-comm-type a2a+p2p --hierarchical-cp-sizes " +
-                  std::to_string(inner) + "," + std::to_string(cp / inner) +
-                  " keeps the a2a inside the domain and gives each "
-                  "ring step " +
-                  std::to_string(inner) +
-                  "x the attention for the same "
-                  "K/V bytes"
-            : "no a2a+p2p split fits the heads per TP rank";
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "cp_comm_type p2p: the %d-rank ring crosses NVLink domains "
-                  "and its slowest hop (%.2f ms a K/V block) outlasts a "
-                  "step's attention (%.2f ms), so the exchange cannot hide; "
-                  "%s (Megatron-Bridge performance guide: a2a+p2p at large "
-                  "CP)",
-                  ring->ring, ring->hop_s * 1e3, ring->tile_s * 1e3,
-                  advice.c_str());
-    out.warnings.push_back(text);
-  }
-  const models::MemoryEstimate memory =
-      models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
-                             s.system.gpu().memory_gib() * models::kGiB);
-  for (int r = 0; r < builder.num_stages(); ++r) {
-    const int lane = builder.LaneIndex(r, 0);
-    const int compute =
-        builder.lanes()[lane].streams[static_cast<int>(StreamKind::kCompute)];
-    out.stages[lane].memory_peak_bytes = MemoryTimeline(
-        engine, builder.spans(), r, compute, memory.stages[r], options.trace);
-  }
-  // Each rank's own figures, in rank order.
   std::vector<Time> finish(lanes);
   std::vector<int> lane_of_stream(engine.stream_count(), 0);
   for (int i = 0; i < lanes; ++i) {
@@ -361,6 +322,70 @@ util::Result<StepResult> ReplayEveryMicrobatch(
       out.slowest_rank = rank.rank;
     }
   }
+}
+
+// The step as the engine plays it out, micro-batch by micro-batch: every
+// figure but those FinishStep adds. `step_microbatches`: the micro-batches
+// of the step a sample stands for (its per-step host work), 0 for `s`'s
+// own. With `steady_shift`, also its internal::SteadyShift.
+util::Result<StepResult> ReplayEveryMicrobatch(
+    const scenarios::ResolvedScenario& s, const Platform& platform,
+    const ReplayOptions& options, int64_t step_microbatches,
+    std::optional<Time>* steady_shift) {
+  const models::Parallelism& par = s.parallel;
+  topology::MeshSizes sizes{par.tp, par.cp,  par.dp, par.pp,
+                            par.ep, par.etp, par.edp};
+  auto placement =
+      topology::Placement::Build(sizes, kRankOrder, *platform.cluster);
+  if (!placement) return std::unexpected(placement.error());
+  std::vector<double> slowdown;
+  if (!options.stragglers.empty()) {
+    slowdown.assign(placement->num_ranks(), 1.0);
+    for (const Straggler& st : options.stragglers) {
+      slowdown[st.rank] = std::max(slowdown[st.rank], st.factor);
+    }
+  }
+  internal::StepBuilder builder(s, platform, *placement, options,
+                                LaneRanks(*placement, par.pp, options.full),
+                                std::move(slowdown));
+  if (step_microbatches > 0) builder.PriceStepHostFor(step_microbatches);
+  if (auto p = builder.Price(); !p) return std::unexpected(p.error());
+  if (auto ok = CheckSize(s, options, builder.EstimatedOps()); !ok) {
+    return std::unexpected(ok.error());
+  }
+  builder.Emit();
+  Engine& engine = builder.engine();
+  std::unique_ptr<topology::NetworkModel> network;
+  if (options.network == NetworkKind::kFlow) {
+    network = std::make_unique<topology::FlowNetwork>(*platform.cluster,
+                                                      platform.network);
+  }
+  if (auto run = engine.Run(network.get()); !run) {
+    return std::unexpected(run.error());
+  }
+  if (steady_shift) {
+    *steady_shift =
+        internal::SteadyShift(engine, builder.spans(), par.pp, par.vpp,
+                              s.training.num_microbatches());
+  }
+
+  const int lanes = static_cast<int>(builder.lanes().size());
+  StepResult out = SummarizeStep(engine, builder.TakeStreams(), lanes);
+  out.cp_ring = builder.cp_ring();
+  if (auto warning = CpRingWarning(s, out.cp_ring)) {
+    out.warnings.push_back(*std::move(warning));
+  }
+  const models::MemoryEstimate memory =
+      models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                             s.system.gpu().memory_gib() * models::kGiB);
+  for (int r = 0; r < builder.num_stages(); ++r) {
+    const int lane = builder.LaneIndex(r, 0);
+    const int compute =
+        builder.lanes()[lane].streams[static_cast<int>(StreamKind::kCompute)];
+    out.stages[lane].memory_peak_bytes = MemoryTimeline(
+        engine, builder.spans(), r, compute, memory.stages[r], options.trace);
+  }
+  AddRanks(engine, builder, out);
   if (options.full) {
     FoldStages(builder, out);
   } else {
