@@ -174,21 +174,36 @@ void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
                  "calibrate fit` writes) to every replay");
 }
 
-util::Result<std::string> RunValidate(const ValidateFlags& f) {
-  calibration::Profile profile;
-  if (!f.calibration_file.empty()) {
-    auto loaded = calibration::LoadProfile(f.calibration_file);
-    if (!loaded) return std::unexpected(loaded.error());
-    profile = std::move(*loaded);
-  }
-  auto runs = LoadMeasuredRuns(f.runs_file, "RUNS");
-  if (!runs) return std::unexpected(runs.error());
-  const std::string& runs_name = runs->name;
-  std::vector<std::string> by = util::SplitList(f.group_by, ",");
+namespace {
+
+// What `validate` finds: the replayed rows, error statistics over them,
+// by group and by long-context series, the rows ranked by |error|, and the
+// A/B pairs predicted.
+struct PairResult {
+  std::string pair_id, knob, metric, reason;
+  double predicted_a = 0, predicted_b = 0, measured_a = 0, measured_b = 0;
+  bool direction_right = false;
+  double ratio_error_pct = 0;
+};
+struct Validation {
+  std::string runs_name;
+  std::vector<std::string> by;  // --group-by keys
+  std::vector<RunPrediction> results;
+  Stats main, low, mem, short_context, long_context;
+  std::map<std::vector<std::string>, std::vector<double>, KeyLess> groups;
+  std::map<SeriesKey, Series> series;
+  std::vector<const RunPrediction*> ranked;  // into results, worst first
+  bool has_pairs = false;
+  std::vector<PairResult> pairs;
+};
+
+// The --group-by keys; an error names the flag and the keys known.
+util::Result<std::vector<std::string>> ParseGroupBy(const std::string& text) {
+  std::vector<std::string> by = util::SplitList(text, ",");
   if (by.empty()) {
     return std::unexpected(FlagError(
         "--group-by", "needs at least one key, e.g. model,gpu (got '" +
-                          util::Excerpt(f.group_by) + "')"));
+                          util::Excerpt(text) + "')"));
   }
   for (const std::string& b : by) {
     if (std::find(std::begin(kGroupKeys), std::end(kGroupKeys), b) ==
@@ -201,6 +216,351 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
           FlagError("--group-by", "unknown key '" + b + "' (" + keys + ")"));
     }
   }
+  return by;
+}
+
+// A pairs CSV (ab_pairs.csv schema; "shipped": the one in
+// calibration/runs/) with its name, read and checked before the replay's
+// seconds of work so that a bad --pairs fails at once.
+util::Result<util::CsvTable> LoadPairs(const std::string& file,
+                                       std::string& name) {
+  std::string pairs_text;
+  const bool shipped = file == "shipped";
+  name = shipped ? "calibration/runs/ab_pairs.csv" : file;
+  const std::string& pairs_name = name;
+  if (shipped) {
+    auto content = calibration::ShippedRunsFile("ab_pairs.csv");
+    if (!content) return std::unexpected(content.error());
+    pairs_text = std::string(*content);
+  } else {
+    auto read = util::ReadFile(file);  // bounded; never blocks
+    if (!read) {
+      return std::unexpected(FlagError("--pairs", read.error().message));
+    }
+    pairs_text = std::move(*read);
+  }
+  auto parsed = util::CsvTable::Parse(pairs_text, pairs_name);
+  if (!parsed) return std::unexpected(parsed.error());
+  auto* pt = &*parsed;
+  for (const char* column : {"pair_id", "knob", "a_id", "b_id", "metric",
+                             "a_measured", "b_measured"}) {
+    if (pt->Column(column) < 0) {
+      return std::unexpected(util::Error{pairs_name + ":1: missing column '" +
+                                         std::string(column) + "'"});
+    }
+  }
+  // Measured sides: empty (not measured) or a number > 0, since the pair
+  // compares their ratio.
+  for (size_t i = 0; i < pt->num_rows(); ++i) {
+    for (const char* column : {"a_measured", "b_measured"}) {
+      auto v =
+          ParseRunNumber(pt->Get(i, column), pairs_name, pt->Line(i), column);
+      if (!v) return std::unexpected(v.error());
+      if (*v && !(**v > 0)) {
+        return std::unexpected(util::Error{
+            pairs_name + ":" + std::to_string(pt->Line(i)) + ": " + column +
+            ": must be > 0, got " + util::Excerpt(pt->Get(i, column))});
+      }
+    }
+  }
+  return std::move(*parsed);
+}
+
+// Statistics: TFLOPS over high/medium rows, low rows apart; memory.
+void AddStatistics(Validation& v) {
+  std::vector<double> main_errors, low_errors, mem_errors, short_errors,
+      long_errors;
+  for (const RunPrediction& r : v.results) {
+    if (!r.simulated) continue;
+    if (r.row->tflops) {
+      (Low(*r.row) ? low_errors : main_errors).push_back(r.error_pct());
+      if (!Low(*r.row)) {
+        v.groups[GroupKey(r, v.by)].push_back(r.error_pct());
+        v.ranked.push_back(&r);
+        if (LongContext(*r.row)) {
+          long_errors.push_back(r.error_pct());
+          Series& one = v.series[{r.row->source, r.row->model, r.row->gpu}];
+          one.container = r.row->container;
+          one.errors.push_back(r.error_pct());
+        } else {
+          short_errors.push_back(r.error_pct());
+        }
+      }
+    }
+    if (r.row->mem_gib) {
+      mem_errors.push_back((r.mem_gib - *r.row->mem_gib) / *r.row->mem_gib *
+                           100);
+    }
+  }
+  std::stable_sort(v.ranked.begin(), v.ranked.end(),
+                   [](const RunPrediction* a, const RunPrediction* b) {
+                     return std::abs(a->error_pct()) > std::abs(b->error_pct());
+                   });
+  v.main = StatsOf(main_errors);
+  v.low = StatsOf(low_errors);
+  v.mem = StatsOf(mem_errors);
+  v.short_context = StatsOf(short_errors);
+  v.long_context = StatsOf(long_errors);
+}
+
+// Each A/B pair of `table` predicted from the replayed rows.
+void AddPairs(const util::CsvTable& table, const std::string& pairs_name,
+              Validation& v) {
+  const util::CsvTable* pt = &table;
+  std::map<std::string, const RunPrediction*> by_id;
+  for (const RunPrediction& r : v.results) by_id[r.row->id] = &r;
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < pt->num_rows(); ++i) {
+    PairResult p;
+    p.pair_id = pt->Get(i, "pair_id");
+    if (std::find(seen.begin(), seen.end(), p.pair_id) != seen.end()) {
+      continue;  // a pair listed twice (the file repeats some)
+    }
+    seen.push_back(p.pair_id);
+    p.knob = pt->Get(i, "knob");
+    p.metric = pt->Get(i, "metric");
+    // Checked when the file was read.
+    const auto am = ParseRunNumber(pt->Get(i, "a_measured"), pairs_name,
+                                   pt->Line(i), "a_measured");
+    const auto bm = ParseRunNumber(pt->Get(i, "b_measured"), pairs_name,
+                                   pt->Line(i), "b_measured");
+    const auto a = by_id.find(pt->Get(i, "a_id"));
+    const auto b = by_id.find(pt->Get(i, "b_id"));
+    if (a == by_id.end() || b == by_id.end()) {
+      p.reason = "a run of the pair is not in " + v.runs_name;
+    } else if (!a->second->simulated || !b->second->simulated) {
+      p.reason = !a->second->simulated ? a->second->reason : b->second->reason;
+    } else if (!*am || !*bm) {
+      p.reason = "a side is not measured";
+    } else if (p.metric != "step_time_s" && p.metric != "tflops_per_gpu") {
+      p.reason = "metric '" + p.metric + "' is not predicted";
+    } else {
+      const bool step = p.metric == "step_time_s";
+      p.predicted_a = step ? a->second->step_s : a->second->tflops;
+      p.predicted_b = step ? b->second->step_s : b->second->tflops;
+      p.measured_a = **am;
+      p.measured_b = **bm;
+      const double measured = p.measured_b / p.measured_a;
+      const double predicted = p.predicted_b / p.predicted_a;
+      p.direction_right =
+          (measured - 1) * (predicted - 1) > 0 ||
+          (std::abs(measured - 1) < 0.01 && std::abs(predicted - 1) < 0.01);
+      p.ratio_error_pct = (predicted / measured - 1) * 100;
+    }
+    v.pairs.push_back(std::move(p));
+  }
+}
+
+std::string FormatValidateMarkdown(const Validation& v) {
+  std::string out = "|";
+  for (const std::string& b : v.by) out += " " + b + " |";
+  out += " rows | MAPE | median signed error |\n|";
+  for (size_t i = 0; i < v.by.size() + 3; ++i) out += "---|";
+  out += "\n";
+  for (const auto& [key, errors] : v.groups) {
+    const Stats st = StatsOf(errors);
+    out += "|";
+    for (const std::string& part : key) out += " " + part + " |";
+    out += Format(" %d | %.1f%% | %+.1f%% |\n", st.rows, st.mape,
+                  st.median_signed);
+  }
+  out += Format("| all |", 0);
+  for (size_t i = 1; i < v.by.size(); ++i) out += " |";
+  out += Format(" %d | %.1f%% | %+.1f%% |\n", v.main.rows, v.main.mape,
+                v.main.median_signed);
+  return out;
+}
+
+std::string FormatValidateJson(const Validation& v) {
+  std::string out = "{\n  \"rows\": [";
+  bool first = true;
+  for (const RunPrediction& r : v.results) {
+    if (!r.simulated) continue;
+    out += first ? "\n" : ",\n";
+    first = false;
+    auto opt = [](const std::optional<double>& v) {
+      return v ? JsonNumber(*v) : std::string("null");
+    };
+    out +=
+        "    {\"id\": " + JsonString(r.row->id) +
+        ", \"confidence\": " + JsonString(r.row->confidence) +
+        ", \"predicted_tflops_per_gpu\": " + JsonNumber(r.tflops) +
+        ", \"measured_tflops_per_gpu\": " + opt(r.row->tflops) +
+        ", \"flops_count\": " + JsonString(r.flops_count) +
+        ", \"moesim_count_tflops_per_gpu\": " + JsonNumber(r.model_tflops) +
+        ", \"predicted_tokens_per_sec_per_gpu\": " +
+        JsonNumber(r.tokens_per_s) +
+        ", \"measured_tokens_per_sec_per_gpu\": " + opt(r.row->tokens_per_s) +
+        ", \"error_pct\": " +
+        (r.row->tflops ? JsonNumber(r.error_pct()) : "null") +
+        ", \"predicted_step_time_s\": " + JsonNumber(r.step_s) +
+        ", \"measured_step_time_s\": " + opt(r.row->step_s) +
+        ", \"predicted_peak_mem_gib\": " + JsonNumber(r.mem_gib) +
+        ", \"measured_peak_mem_gib\": " + opt(r.row->mem_gib) +
+        ", \"wall\": " + JsonString(r.wall) +
+        ", \"host\": " + JsonString(r.host_cpu) +
+        ", \"defaults_used\": " + JsonList(r.defaults_used) + "}";
+  }
+  out += "\n  ],\n  \"mape_pct\": " + JsonNumber(v.main.mape) +
+         ",\n  \"median_abs_error_pct\": " + JsonNumber(v.main.median_abs) +
+         ",\n  \"short_context\": " + StatsJson(v.short_context) +
+         ",\n  \"long_context\": " + StatsJson(v.long_context) +
+         ",\n  \"long_context_series\": [";
+  first = true;
+  for (const auto& [key, one] : v.series) {
+    const Stats st = StatsOf(one.errors);
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "    {\"model\": " + JsonString(key.model) +
+           ", \"gpu\": " + JsonString(key.gpu) +
+           ", \"container\": " + JsonString(one.container) +
+           ", \"source\": " + JsonString(key.source) +
+           ", \"rows\": " + JsonNumber(st.rows) +
+           ", \"mape_pct\": " + JsonNumber(st.mape) +
+           ", \"median_signed_error_pct\": " + JsonNumber(st.median_signed) +
+           "}";
+  }
+  out += "\n  ]" + std::string(",\n  \"low_confidence\": {\"rows\": ") +
+         JsonNumber(v.low.rows) + ", \"mape_pct\": " + JsonNumber(v.low.mape) +
+         "}" + ",\n  \"memory_mape_pct\": " + JsonNumber(v.mem.mape) +
+         ",\n  \"skipped\": [";
+  first = true;
+  for (const RunPrediction& r : v.results) {
+    if (r.simulated) continue;
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "    {\"id\": " + JsonString(r.row->id) +
+           ", \"reason\": " + JsonString(r.reason) + "}";
+  }
+  out += "\n  ]";
+  if (v.has_pairs) {
+    out += ",\n  \"pairs\": [";
+    first = true;
+    for (const PairResult& p : v.pairs) {
+      out += first ? "\n" : ",\n";
+      first = false;
+      out += "    {\"pair_id\": " + JsonString(p.pair_id) +
+             ", \"knob\": " + JsonString(p.knob) +
+             ", \"metric\": " + JsonString(p.metric);
+      if (!p.reason.empty()) {
+        out += ", \"skipped\": " + JsonString(p.reason) + "}";
+        continue;
+      }
+      out +=
+          ", \"predicted_a\": " + JsonNumber(p.predicted_a) +
+          ", \"predicted_b\": " + JsonNumber(p.predicted_b) +
+          ", \"measured_a\": " + JsonNumber(p.measured_a) +
+          ", \"measured_b\": " + JsonNumber(p.measured_b) +
+          ", \"direction_right\": " + (p.direction_right ? "true" : "false") +
+          ", \"ratio_error_pct\": " + JsonNumber(p.ratio_error_pct) + "}";
+    }
+    out += "\n  ]";
+  }
+  return out + "\n}\n";
+}
+
+std::string FormatValidateText(const Validation& v,
+                               const std::string& group_by) {
+  std::string out;
+  int simulated = 0;
+  for (const RunPrediction& r : v.results) simulated += r.simulated;
+  out +=
+      Format("%s: %zu runs, %d simulated, %zu skipped\n\n", v.runs_name.c_str(),
+             v.results.size(), simulated, v.results.size() - simulated);
+  out += Format(
+      "TFLOPS/GPU, high and medium confidence: %d rows, MAPE %.1f%%, median "
+      "|error| %.1f%%, median signed %+.1f%%\n",
+      v.main.rows, v.main.mape, v.main.median_abs, v.main.median_signed);
+  out +=
+      "(a row that publishes tokens/s is compared in its own FLOPs count: "
+      "predicted tokens/s x its logged FLOPs per token; else in its "
+      "flops_formula's count, moesim's by default)\n";
+  out += Format(
+      "  up to 8K tokens: %d rows, MAPE %.1f%%, median |error| %.1f%%; "
+      "16K and longer: %d rows, MAPE %.1f%%, median |error| %.1f%%\n",
+      v.short_context.rows, v.short_context.mape, v.short_context.median_abs,
+      v.long_context.rows, v.long_context.mape, v.long_context.median_abs);
+  out += Format("low confidence (apart): %d rows, MAPE %.1f%%\n", v.low.rows,
+                v.low.mape);
+  out +=
+      Format("peak memory: %d rows, MAPE %.1f%%\n\n", v.mem.rows, v.mem.mape);
+  int width = 36;  // the key column, wide enough for the longest key
+  for (const auto& [key, errors] : v.groups) {
+    width = std::max(width, static_cast<int>(Joined(key).size()) + 1);
+  }
+  out += Format("%-*s %5s %8s %8s\n", width, ("by " + group_by).c_str(), "rows",
+                "MAPE", "median");
+  for (const auto& [key, errors] : v.groups) {
+    const Stats s = StatsOf(errors);
+    out += Format("%-*s %5d %7.1f%% %+7.1f%%\n", width, Joined(key).c_str(),
+                  s.rows, s.mape, s.median_signed);
+  }
+  if (!v.series.empty()) {
+    out +=
+        "\nlong-context series (one source, model and GPU; 16K tokens "
+        "and longer)\n";
+    for (const auto& [key, one] : v.series) {
+      const Stats st = StatsOf(one.errors);
+      out += Format(
+          "  %-22s %-6s %-10s %5d %7.1f%% %+7.1f%%  %s\n", key.model.c_str(),
+          key.gpu.c_str(), one.container.empty() ? "-" : one.container.c_str(),
+          st.rows, st.mape, st.median_signed, key.source.substr(0, 60).c_str());
+    }
+  }
+  out +=
+      "\nten worst rows                                            measured "
+      " moesim   error\n";
+  for (size_t i = 0; i < v.ranked.size() && i < 10; ++i) {
+    const RunPrediction& r = *v.ranked[i];
+    out += Format("  %-54s %8.0f %8.0f %+7.1f%%\n", r.row->id.c_str(),
+                  *r.row->tflops, r.tflops, r.error_pct());
+  }
+  out += "\nskipped\n";
+  for (const RunPrediction& r : v.results) {
+    if (!r.simulated) {
+      out += "  " + r.row->id + ": " + r.reason + "\n";
+    }
+  }
+  if (v.has_pairs) {
+    int right = 0, compared = 0;
+    out +=
+        "\nA/B pairs                                  knob          "
+        "measured   moesim  direction  ratio error\n";
+    for (const PairResult& p : v.pairs) {
+      if (!p.reason.empty()) {
+        out += Format("  %-40s %-12s skipped: %s\n", p.pair_id.c_str(),
+                      p.knob.c_str(), p.reason.substr(0, 100).c_str());
+        continue;
+      }
+      ++compared;
+      right += p.direction_right;
+      out += Format("  %-40s %-12s x%-7.3f x%-7.3f %-9s %+7.1f%%\n",
+                    p.pair_id.c_str(), p.knob.c_str(),
+                    p.measured_b / p.measured_a, p.predicted_b / p.predicted_a,
+                    p.direction_right ? "right" : "WRONG", p.ratio_error_pct);
+    }
+    out += Format("  direction right in %d of %d pairs compared\n", right,
+                  compared);
+  }
+  return out;
+}
+
+}  // namespace
+
+util::Result<std::string> RunValidate(const ValidateFlags& f) {
+  calibration::Profile profile;
+  if (!f.calibration_file.empty()) {
+    auto loaded = calibration::LoadProfile(f.calibration_file);
+    if (!loaded) return std::unexpected(loaded.error());
+    profile = std::move(*loaded);
+  }
+  auto runs = LoadMeasuredRuns(f.runs_file, "RUNS");
+  if (!runs) return std::unexpected(runs.error());
+  Validation v;
+  v.runs_name = runs->name;
+  auto by = ParseGroupBy(f.group_by);
+  if (!by) return std::unexpected(by.error());
+  v.by = std::move(*by);
   if (f.max_seq_len > 0 && f.min_seq_len > f.max_seq_len) {
     return std::unexpected(FlagError(
         "--min-seq-len",
@@ -224,335 +584,21 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     }
     return out;
   }
-  // The pairs file is read and checked before the replay's seconds of
-  // work, so that a bad --pairs fails at once.
-  std::optional<util::CsvTable> pairs_table;
-  std::string pairs_table_name;
+  std::optional<util::CsvTable> pairs;
+  std::string pairs_name;
   if (!f.pairs_file.empty()) {
-    std::string pairs_text;
-    const bool shipped = f.pairs_file == "shipped";
-    pairs_table_name = shipped ? "calibration/runs/ab_pairs.csv" : f.pairs_file;
-    const std::string& pairs_name = pairs_table_name;
-    if (shipped) {
-      auto content = calibration::ShippedRunsFile("ab_pairs.csv");
-      if (!content) return std::unexpected(content.error());
-      pairs_text = std::string(*content);
-    } else {
-      auto read = util::ReadFile(f.pairs_file);  // bounded; never blocks
-      if (!read) {
-        return std::unexpected(FlagError("--pairs", read.error().message));
-      }
-      pairs_text = std::move(*read);
-    }
-    auto parsed = util::CsvTable::Parse(pairs_text, pairs_name);
-    if (!parsed) return std::unexpected(parsed.error());
-    auto* pt = &*parsed;
-    for (const char* column : {"pair_id", "knob", "a_id", "b_id", "metric",
-                               "a_measured", "b_measured"}) {
-      if (pt->Column(column) < 0) {
-        return std::unexpected(util::Error{pairs_name + ":1: missing column '" +
-                                           std::string(column) + "'"});
-      }
-    }
-    // Measured sides: empty (not measured) or a number > 0, since the pair
-    // compares their ratio.
-    for (size_t i = 0; i < pt->num_rows(); ++i) {
-      for (const char* column : {"a_measured", "b_measured"}) {
-        auto v =
-            ParseRunNumber(pt->Get(i, column), pairs_name, pt->Line(i), column);
-        if (!v) return std::unexpected(v.error());
-        if (*v && !(**v > 0)) {
-          return std::unexpected(util::Error{
-              pairs_name + ":" + std::to_string(pt->Line(i)) + ": " + column +
-              ": must be > 0, got " + util::Excerpt(pt->Get(i, column))});
-        }
-      }
-    }
-    pairs_table = std::move(*parsed);
+    auto loaded = LoadPairs(f.pairs_file, pairs_name);
+    if (!loaded) return std::unexpected(loaded.error());
+    pairs = std::move(*loaded);
   }
   const RunReplayer replayer(runs->rows);
-  const std::vector<RunPrediction> results = replayer.Simulate(profile, f.jobs);
-
-  // Statistics: TFLOPS over high/medium rows, low rows apart; memory.
-  std::vector<double> main_errors, low_errors, mem_errors, short_errors,
-      long_errors;
-  std::map<SeriesKey, Series> series;
-  std::map<std::vector<std::string>, std::vector<double>, KeyLess> groups;
-  std::vector<const RunPrediction*> ranked;
-  for (const RunPrediction& r : results) {
-    if (!r.simulated) continue;
-    if (r.row->tflops) {
-      (Low(*r.row) ? low_errors : main_errors).push_back(r.error_pct());
-      if (!Low(*r.row)) {
-        groups[GroupKey(r, by)].push_back(r.error_pct());
-        ranked.push_back(&r);
-        if (LongContext(*r.row)) {
-          long_errors.push_back(r.error_pct());
-          Series& one = series[{r.row->source, r.row->model, r.row->gpu}];
-          one.container = r.row->container;
-          one.errors.push_back(r.error_pct());
-        } else {
-          short_errors.push_back(r.error_pct());
-        }
-      }
-    }
-    if (r.row->mem_gib) {
-      mem_errors.push_back((r.mem_gib - *r.row->mem_gib) / *r.row->mem_gib *
-                           100);
-    }
-  }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const RunPrediction* a, const RunPrediction* b) {
-                     return std::abs(a->error_pct()) > std::abs(b->error_pct());
-                   });
-  const Stats main = StatsOf(main_errors), low = StatsOf(low_errors),
-              mem = StatsOf(mem_errors), short_context = StatsOf(short_errors),
-              long_context = StatsOf(long_errors);
-
-  // A/B pairs.
-  struct PairResult {
-    std::string pair_id, knob, metric, reason;
-    double predicted_a = 0, predicted_b = 0, measured_a = 0, measured_b = 0;
-    bool direction_right = false;
-    double ratio_error_pct = 0;
-  };
-  std::vector<PairResult> pairs;
-  if (!f.pairs_file.empty()) {
-    const util::CsvTable* pt = &*pairs_table;
-    const std::string& pairs_name = pairs_table_name;
-    std::map<std::string, const RunPrediction*> by_id;
-    for (const RunPrediction& r : results) by_id[r.row->id] = &r;
-    std::vector<std::string> seen;
-    for (size_t i = 0; i < pt->num_rows(); ++i) {
-      PairResult p;
-      p.pair_id = pt->Get(i, "pair_id");
-      if (std::find(seen.begin(), seen.end(), p.pair_id) != seen.end()) {
-        continue;  // a pair listed twice (the file repeats some)
-      }
-      seen.push_back(p.pair_id);
-      p.knob = pt->Get(i, "knob");
-      p.metric = pt->Get(i, "metric");
-      // Checked when the file was read.
-      const auto am = ParseRunNumber(pt->Get(i, "a_measured"), pairs_name,
-                                     pt->Line(i), "a_measured");
-      const auto bm = ParseRunNumber(pt->Get(i, "b_measured"), pairs_name,
-                                     pt->Line(i), "b_measured");
-      const auto a = by_id.find(pt->Get(i, "a_id"));
-      const auto b = by_id.find(pt->Get(i, "b_id"));
-      if (a == by_id.end() || b == by_id.end()) {
-        p.reason = "a run of the pair is not in " + runs_name;
-      } else if (!a->second->simulated || !b->second->simulated) {
-        p.reason =
-            !a->second->simulated ? a->second->reason : b->second->reason;
-      } else if (!*am || !*bm) {
-        p.reason = "a side is not measured";
-      } else if (p.metric != "step_time_s" && p.metric != "tflops_per_gpu") {
-        p.reason = "metric '" + p.metric + "' is not predicted";
-      } else {
-        const bool step = p.metric == "step_time_s";
-        p.predicted_a = step ? a->second->step_s : a->second->tflops;
-        p.predicted_b = step ? b->second->step_s : b->second->tflops;
-        p.measured_a = **am;
-        p.measured_b = **bm;
-        const double measured = p.measured_b / p.measured_a;
-        const double predicted = p.predicted_b / p.predicted_a;
-        p.direction_right =
-            (measured - 1) * (predicted - 1) > 0 ||
-            (std::abs(measured - 1) < 0.01 && std::abs(predicted - 1) < 0.01);
-        p.ratio_error_pct = (predicted / measured - 1) * 100;
-      }
-      pairs.push_back(std::move(p));
-    }
-  }
-
-  if (f.markdown) {
-    std::string out = "|";
-    for (const std::string& b : by) out += " " + b + " |";
-    out += " rows | MAPE | median signed error |\n|";
-    for (size_t i = 0; i < by.size() + 3; ++i) out += "---|";
-    out += "\n";
-    for (const auto& [key, errors] : groups) {
-      const Stats st = StatsOf(errors);
-      out += "|";
-      for (const std::string& part : key) out += " " + part + " |";
-      out += Format(" %d | %.1f%% | %+.1f%% |\n", st.rows, st.mape,
-                    st.median_signed);
-    }
-    out += Format("| all |", 0);
-    for (size_t i = 1; i < by.size(); ++i) out += " |";
-    out += Format(" %d | %.1f%% | %+.1f%% |\n", main.rows, main.mape,
-                  main.median_signed);
-    return out;
-  }
-  if (f.json) {
-    std::string out = "{\n  \"rows\": [";
-    bool first = true;
-    for (const RunPrediction& r : results) {
-      if (!r.simulated) continue;
-      out += first ? "\n" : ",\n";
-      first = false;
-      auto opt = [](const std::optional<double>& v) {
-        return v ? JsonNumber(*v) : std::string("null");
-      };
-      out +=
-          "    {\"id\": " + JsonString(r.row->id) +
-          ", \"confidence\": " + JsonString(r.row->confidence) +
-          ", \"predicted_tflops_per_gpu\": " + JsonNumber(r.tflops) +
-          ", \"measured_tflops_per_gpu\": " + opt(r.row->tflops) +
-          ", \"flops_count\": " + JsonString(r.flops_count) +
-          ", \"moesim_count_tflops_per_gpu\": " + JsonNumber(r.model_tflops) +
-          ", \"predicted_tokens_per_sec_per_gpu\": " +
-          JsonNumber(r.tokens_per_s) +
-          ", \"measured_tokens_per_sec_per_gpu\": " + opt(r.row->tokens_per_s) +
-          ", \"error_pct\": " +
-          (r.row->tflops ? JsonNumber(r.error_pct()) : "null") +
-          ", \"predicted_step_time_s\": " + JsonNumber(r.step_s) +
-          ", \"measured_step_time_s\": " + opt(r.row->step_s) +
-          ", \"predicted_peak_mem_gib\": " + JsonNumber(r.mem_gib) +
-          ", \"measured_peak_mem_gib\": " + opt(r.row->mem_gib) +
-          ", \"wall\": " + JsonString(r.wall) +
-          ", \"host\": " + JsonString(r.host_cpu) +
-          ", \"defaults_used\": " + JsonList(r.defaults_used) + "}";
-    }
-    out += "\n  ],\n  \"mape_pct\": " + JsonNumber(main.mape) +
-           ",\n  \"median_abs_error_pct\": " + JsonNumber(main.median_abs) +
-           ",\n  \"short_context\": " + StatsJson(short_context) +
-           ",\n  \"long_context\": " + StatsJson(long_context) +
-           ",\n  \"long_context_series\": [";
-    first = true;
-    for (const auto& [key, one] : series) {
-      const Stats st = StatsOf(one.errors);
-      out += first ? "\n" : ",\n";
-      first = false;
-      out += "    {\"model\": " + JsonString(key.model) +
-             ", \"gpu\": " + JsonString(key.gpu) +
-             ", \"container\": " + JsonString(one.container) +
-             ", \"source\": " + JsonString(key.source) +
-             ", \"rows\": " + JsonNumber(st.rows) +
-             ", \"mape_pct\": " + JsonNumber(st.mape) +
-             ", \"median_signed_error_pct\": " + JsonNumber(st.median_signed) +
-             "}";
-    }
-    out += "\n  ]" + std::string(",\n  \"low_confidence\": {\"rows\": ") +
-           JsonNumber(low.rows) + ", \"mape_pct\": " + JsonNumber(low.mape) +
-           "}" + ",\n  \"memory_mape_pct\": " + JsonNumber(mem.mape) +
-           ",\n  \"skipped\": [";
-    first = true;
-    for (const RunPrediction& r : results) {
-      if (r.simulated) continue;
-      out += first ? "\n" : ",\n";
-      first = false;
-      out += "    {\"id\": " + JsonString(r.row->id) +
-             ", \"reason\": " + JsonString(r.reason) + "}";
-    }
-    out += "\n  ]";
-    if (!f.pairs_file.empty()) {
-      out += ",\n  \"pairs\": [";
-      first = true;
-      for (const PairResult& p : pairs) {
-        out += first ? "\n" : ",\n";
-        first = false;
-        out += "    {\"pair_id\": " + JsonString(p.pair_id) +
-               ", \"knob\": " + JsonString(p.knob) +
-               ", \"metric\": " + JsonString(p.metric);
-        if (!p.reason.empty()) {
-          out += ", \"skipped\": " + JsonString(p.reason) + "}";
-          continue;
-        }
-        out +=
-            ", \"predicted_a\": " + JsonNumber(p.predicted_a) +
-            ", \"predicted_b\": " + JsonNumber(p.predicted_b) +
-            ", \"measured_a\": " + JsonNumber(p.measured_a) +
-            ", \"measured_b\": " + JsonNumber(p.measured_b) +
-            ", \"direction_right\": " + (p.direction_right ? "true" : "false") +
-            ", \"ratio_error_pct\": " + JsonNumber(p.ratio_error_pct) + "}";
-      }
-      out += "\n  ]";
-    }
-    return out + "\n}\n";
-  }
-
-  std::string out;
-  int simulated = 0;
-  for (const RunPrediction& r : results) simulated += r.simulated;
-  out +=
-      Format("%s: %zu runs, %d simulated, %zu skipped\n\n", runs_name.c_str(),
-             results.size(), simulated, results.size() - simulated);
-  out += Format(
-      "TFLOPS/GPU, high and medium confidence: %d rows, MAPE %.1f%%, median "
-      "|error| %.1f%%, median signed %+.1f%%\n",
-      main.rows, main.mape, main.median_abs, main.median_signed);
-  out +=
-      "(a row that publishes tokens/s is compared in its own FLOPs count: "
-      "predicted tokens/s x its logged FLOPs per token; else in its "
-      "flops_formula's count, moesim's by default)\n";
-  out += Format(
-      "  up to 8K tokens: %d rows, MAPE %.1f%%, median |error| %.1f%%; "
-      "16K and longer: %d rows, MAPE %.1f%%, median |error| %.1f%%\n",
-      short_context.rows, short_context.mape, short_context.median_abs,
-      long_context.rows, long_context.mape, long_context.median_abs);
-  out += Format("low confidence (apart): %d rows, MAPE %.1f%%\n", low.rows,
-                low.mape);
-  out += Format("peak memory: %d rows, MAPE %.1f%%\n\n", mem.rows, mem.mape);
-  int width = 36;  // the key column, wide enough for the longest key
-  for (const auto& [key, errors] : groups) {
-    width = std::max(width, static_cast<int>(Joined(key).size()) + 1);
-  }
-  out += Format("%-*s %5s %8s %8s\n", width, ("by " + f.group_by).c_str(),
-                "rows", "MAPE", "median");
-  for (const auto& [key, errors] : groups) {
-    const Stats s = StatsOf(errors);
-    out += Format("%-*s %5d %7.1f%% %+7.1f%%\n", width, Joined(key).c_str(),
-                  s.rows, s.mape, s.median_signed);
-  }
-  if (!series.empty()) {
-    out +=
-        "\nlong-context series (one source, model and GPU; 16K tokens "
-        "and longer)\n";
-    for (const auto& [key, one] : series) {
-      const Stats st = StatsOf(one.errors);
-      out += Format(
-          "  %-22s %-6s %-10s %5d %7.1f%% %+7.1f%%  %s\n", key.model.c_str(),
-          key.gpu.c_str(), one.container.empty() ? "-" : one.container.c_str(),
-          st.rows, st.mape, st.median_signed, key.source.substr(0, 60).c_str());
-    }
-  }
-  out +=
-      "\nten worst rows                                            measured "
-      " moesim   error\n";
-  for (size_t i = 0; i < ranked.size() && i < 10; ++i) {
-    const RunPrediction& r = *ranked[i];
-    out += Format("  %-54s %8.0f %8.0f %+7.1f%%\n", r.row->id.c_str(),
-                  *r.row->tflops, r.tflops, r.error_pct());
-  }
-  out += "\nskipped\n";
-  for (const RunPrediction& r : results) {
-    if (!r.simulated) {
-      out += "  " + r.row->id + ": " + r.reason + "\n";
-    }
-  }
-  if (!f.pairs_file.empty()) {
-    int right = 0, compared = 0;
-    out +=
-        "\nA/B pairs                                  knob          "
-        "measured   moesim  direction  ratio error\n";
-    for (const PairResult& p : pairs) {
-      if (!p.reason.empty()) {
-        out += Format("  %-40s %-12s skipped: %s\n", p.pair_id.c_str(),
-                      p.knob.c_str(), p.reason.substr(0, 100).c_str());
-        continue;
-      }
-      ++compared;
-      right += p.direction_right;
-      out += Format("  %-40s %-12s x%-7.3f x%-7.3f %-9s %+7.1f%%\n",
-                    p.pair_id.c_str(), p.knob.c_str(),
-                    p.measured_b / p.measured_a, p.predicted_b / p.predicted_a,
-                    p.direction_right ? "right" : "WRONG", p.ratio_error_pct);
-    }
-    out += Format("  direction right in %d of %d pairs compared\n", right,
-                  compared);
-  }
-  return out;
+  v.results = replayer.Simulate(profile, f.jobs);
+  AddStatistics(v);
+  v.has_pairs = pairs.has_value();
+  if (pairs) AddPairs(*pairs, pairs_name, v);
+  if (f.markdown) return FormatValidateMarkdown(v);
+  if (f.json) return FormatValidateJson(v);
+  return FormatValidateText(v, f.group_by);
 }
 
 }  // namespace moesim::tools
