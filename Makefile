@@ -17,7 +17,7 @@ WERROR ?= OFF
 MPI ?= $(shell [ "$$(dpkg-query -W -f='$${db:Status-Status}' libopenmpi-dev 2>/dev/null)" = installed ] && command -v mpirun >/dev/null && echo ON || echo OFF)
 
 .PHONY: deps configure build run test bench calibrate-bench clean format \
-	format-check \
+	format-check structure-check \
 	fuzz-build fuzz test-sanitize
 
 deps:
@@ -88,6 +88,11 @@ format:
 	@clang-format -i $$(git ls-files '*.cc' '*.h')
 
 # Fails when a C++ file is not as `make format` leaves it (clang-format 14).
+# The structure rules (tools/check-structure.sh, CONTRIBUTING.md).
+structure-check:
+	@tools/install-deps.sh --test
+	@tools/check-structure.sh
+
 format-check:
 	@tools/install-deps.sh --test
 	@tools/check-format.sh

@@ -378,12 +378,12 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
                               (l.virtual_pipeline_model_parallel_size() > 1
                                    ? l.pipeline_model_parallel_size()
                                    : 1);
-  if (l.global_batch_size() == 0 && default_gbs > internal::kMaxGlobalBatch) {
+  if (l.global_batch_size() == 0 && default_gbs > kMaxGlobalBatch) {
     return std::unexpected(at.Error(
         "layout.global_batch_size",
         "the default micro_batch_size*DP = " + std::to_string(default_gbs) +
-            " is above the limit of " +
-            std::to_string(internal::kMaxGlobalBatch) + " sequences"));
+            " is above the limit of " + std::to_string(kMaxGlobalBatch) +
+            " sequences"));
   }
   d.Int("global_batch_size", static_cast<int>(default_gbs),
         &Layout::set_global_batch_size, l.global_batch_size(), l);
@@ -794,7 +794,7 @@ Result<ResolvedScenario> Resolve(const Scenario& spec, std::string_view origin,
   // The net under the fields' own rules above: every number of a scenario
   // is finite and >= 0 (none has a meaning below 0), so no field that a
   // rule forgets reaches the replay negative, NaN or infinite.
-  if (auto bad = util::FindOutOfRange(s, internal::kMaxScenarioFieldValue))
+  if (auto bad = util::FindOutOfRange(s, kMaxScenarioFieldValue))
     return std::unexpected(at.Error(bad->path, bad->rule));
 
   // No layout and an uneven split: Megatron-Bridge counts the embedding and

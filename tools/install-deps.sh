@@ -4,8 +4,8 @@
 # With --test, also what only the tests need: Chromium, to render the sweep
 # HTML report headless and check its charts (tests/tools/sweep_test.cc), and
 # the locale sources, to build de_DE for the locale test
-# (tests/robustness/json_output_test.cc), and clang-format for
-# make format-check.
+# (tests/robustness/json_output_test.cc), clang-format for
+# make format-check and python3 for make structure-check.
 # With --mpi, OpenMPI for `mpirun -n N moesim sweep` (-DMOESIM_MPI=ON; `make`
 # turns it on when these are installed): 35 packages, 12.4 MB download,
 # 53 MB on disk, about a minute; not part of the default set.
@@ -24,6 +24,7 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(chromium)      # headless render of the sweep HTML report
   packages+=(locales)       # de_DE for the locale test (tests/robustness)
   packages+=(clang-format)  # make format-check (tools/check-format.sh)
+  packages+=(python3)       # make structure-check (tools/check_structure.py)
 fi
 if [ "${1:-}" = "--mpi" ]; then
   packages+=(libopenmpi-dev openmpi-bin)  # the MPI sweep

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "scenarios/rules.h"
+#include "scenarios/limits.h"
 #include "sim/step_stats.h"
 #include "tools/text_format.h"
 #include "util/message.h"
@@ -81,12 +81,12 @@ util::Result<std::vector<sim::Straggler>> ParseStragglers(const RunFlags& f,
           kFlag, "must be RANK:FACTOR (e.g. 12:1.5), got '" + value + "'"));
     }
     if (!std::isfinite(factor) || factor < 1 ||
-        factor > scenarios::internal::kMaxStragglerFactor) {
-      return std::unexpected(
-          FlagError(kFlag, "factor must be a number in [1, " +
-                               std::to_string(static_cast<int>(
-                                   scenarios::internal::kMaxStragglerFactor)) +
-                               "], got '" + util::Excerpt(factor_text) + "'"));
+        factor > scenarios::kMaxStragglerFactor) {
+      return std::unexpected(FlagError(
+          kFlag,
+          "factor must be a number in [1, " +
+              std::to_string(static_cast<int>(scenarios::kMaxStragglerFactor)) +
+              "], got '" + util::Excerpt(factor_text) + "'"));
     }
     if (rank < 0 || rank >= num_gpus) {
       return std::unexpected(

@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "models/memory.h"
-#include "scenarios/rules.h"
+#include "scenarios/limits.h"
 #include "scenarios/vocabulary.h"
 #include "sim/replay.h"
 #include "tools/cli_checks.h"
@@ -67,7 +67,7 @@ std::string RowsChecksum(const SweepShard& part) {
 // sizes within what a scenario may hold and, when ok, a mesh that divides
 // the GPUs; known words. Error: "<field>: <rule>".
 Result<void> CheckCandidateRow(const SweepCandidate& c) {
-  namespace limits = scenarios::internal;
+  namespace limits = scenarios;
   auto fail = [](std::string_view field, const std::string& rule) {
     return util::Fail(std::string(field) + ": " + rule);
   };
