@@ -113,35 +113,12 @@ Time UnionLength(std::vector<Interval> intervals) {
   return Length(Merge(std::move(intervals)));
 }
 
-StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
-                         int num_stages) {
-  CheckOrDie(streams.streams.size() >= engine.stream_count(),
-             "SummarizeStep: every stream described");
-  StepResult out;
-  const Time step = engine.makespan();
-  out.step_time_s = step.seconds();
-  out.ops = engine.op_count();
-  const std::array<double, kNumStreamKinds> critical =
-      CriticalPathSeconds(engine, streams);
-  for (int k = 0; k < kNumStreamKinds; ++k) {
-    out.critical_path_s[StreamKindName(static_cast<StreamKind>(k))] =
-        critical[k];
-  }
-  // Busy intervals per stream. A stream runs its ops one at a time in id
-  // order, so appending in id order keeps each list sorted; touching
-  // intervals merge as they come.
-  std::vector<std::vector<Interval>> busy(engine.stream_count());
-  for (size_t op = 0; op < engine.op_count(); ++op) {
-    const OpTiming& t = engine.timing(static_cast<OpId>(op));
-    if (t.finish <= t.start) continue;
-    std::vector<Interval>& list = busy[engine.op_stream(static_cast<OpId>(op))];
-    if (!list.empty() && t.start <= list.back().second) {
-      list.back().second = std::max(list.back().second, t.finish);
-    } else {
-      list.emplace_back(t.start, t.finish);
-    }
-  }
-  // Host waits: a compute op whose last input to finish was a host launch.
+namespace {
+
+// The compute stream's waits for the host per stage: a compute op whose
+// last input to finish was a host launch.
+std::vector<Time> HostWaits(const Engine& engine, const StepStreams& streams,
+                            int num_stages) {
   std::vector<Time> host_wait(num_stages);
   for (size_t op = 0; op < engine.op_count(); ++op) {
     const OpId id = static_cast<OpId>(op);
@@ -160,6 +137,27 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
       }
     }
     if (host_ready > gpu_ready) host_wait[info.stage] += host_ready - gpu_ready;
+  }
+  return host_wait;
+}
+
+// Busy intervals by stage and stream kind: each stream's, then the stage's
+// streams of one kind (one per rank in full mode) merged.
+std::vector<std::array<std::vector<Interval>, kNumStreamKinds>> BusyByStage(
+    const Engine& engine, const StepStreams& streams, int num_stages) {
+  // Busy intervals per stream. A stream runs its ops one at a time in id
+  // order, so appending in id order keeps each list sorted; touching
+  // intervals merge as they come.
+  std::vector<std::vector<Interval>> busy(engine.stream_count());
+  for (size_t op = 0; op < engine.op_count(); ++op) {
+    const OpTiming& t = engine.timing(static_cast<OpId>(op));
+    if (t.finish <= t.start) continue;
+    std::vector<Interval>& list = busy[engine.op_stream(static_cast<OpId>(op))];
+    if (!list.empty() && t.start <= list.back().second) {
+      list.back().second = std::max(list.back().second, t.finish);
+    } else {
+      list.emplace_back(t.start, t.finish);
+    }
   }
   // Each stage's streams of one kind (one per rank in full mode) merged
   // pairwise in rounds: O(n log k) for k streams.
@@ -186,6 +184,28 @@ StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
       if (!lists.empty()) by_stage[r][k] = std::move(lists.front());
     }
   }
+  return by_stage;
+}
+
+}  // namespace
+
+StepResult SummarizeStep(const Engine& engine, const StepStreams& streams,
+                         int num_stages) {
+  CheckOrDie(streams.streams.size() >= engine.stream_count(),
+             "SummarizeStep: every stream described");
+  StepResult out;
+  const Time step = engine.makespan();
+  out.step_time_s = step.seconds();
+  out.ops = engine.op_count();
+  const std::array<double, kNumStreamKinds> critical =
+      CriticalPathSeconds(engine, streams);
+  for (int k = 0; k < kNumStreamKinds; ++k) {
+    out.critical_path_s[StreamKindName(static_cast<StreamKind>(k))] =
+        critical[k];
+  }
+  const std::vector<Time> host_wait = HostWaits(engine, streams, num_stages);
+  const std::vector<std::array<std::vector<Interval>, kNumStreamKinds>>
+      by_stage = BusyByStage(engine, streams, num_stages);
   const double stages = num_stages;
   std::vector<StreamKind> kinds(std::begin(kCommKinds), std::end(kCommKinds));
   for (const StreamKind copy : {StreamKind::kCopy, StreamKind::kCopyH2d}) {

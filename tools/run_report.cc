@@ -217,6 +217,51 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
   return out;
 }
 
+namespace {
+
+// run --json's per-stage objects; the memory model's stage peaks beside
+// the replay's.
+std::string StagesJson(const sim::StepResult& st,
+                       const models::MemoryEstimate& m) {
+  std::string stages = "[";
+  for (size_t i = 0; i < st.stages.size(); ++i) {
+    stages += Format(
+        "%s{\"pp_rank\": %d, \"compute_s\": %s, \"idle_s\": %s, "
+        "\"peak_memory_gib\": %s, \"replay_peak_memory_gib\": %s",
+        i ? ", " : "", st.stages[i].pp_rank,
+        JsonNumber(st.stages[i].compute_s).c_str(),
+        JsonNumber(st.stages[i].idle_s).c_str(),
+        JsonNumber(m.stages[i].peak_bytes / kGiB).c_str(),
+        JsonNumber(st.stages[i].memory_peak_bytes / kGiB).c_str());
+    if (st.full) {
+      stages += Format(
+          ", \"ranks\": %d, \"slowest_rank\": %d, \"slowest_compute_s\": %s",
+          st.stages[i].ranks, st.stages[i].slowest_rank,
+          JsonNumber(st.stages[i].slowest_compute_s).c_str());
+    }
+    stages += "}";
+  }
+  return stages + "]";
+}
+
+// Full mode's per-rank objects, in rank order.
+std::string RanksJson(const sim::StepResult& st) {
+  std::string ranks = "[";
+  for (size_t i = 0; i < st.ranks.size(); ++i) {
+    const sim::RankTime& rank = st.ranks[i];
+    ranks += Format(
+        "%s{\"rank\": %d, \"pp_rank\": %d, \"compute_s\": %s, "
+        "\"grouped_gemm_s\": %s, \"finish_s\": %s}",
+        i ? ", " : "", rank.rank, rank.pp_rank,
+        JsonNumber(rank.compute_s).c_str(),
+        JsonNumber(rank.grouped_gemm_s).c_str(),
+        JsonNumber(rank.finish_s).c_str());
+  }
+  return ranks + "]";
+}
+
+}  // namespace
+
 std::string FormatRunJson(const scenarios::ResolvedScenario& s,
                           const RunReport& r) {
   const sim::StepResult& st = r.step;
@@ -295,39 +340,8 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
     first = false;
   }
   field("critical_path_s", critical + "}");
-  std::string stages = "[";
-  for (size_t i = 0; i < st.stages.size(); ++i) {
-    stages += Format(
-        "%s{\"pp_rank\": %d, \"compute_s\": %s, \"idle_s\": %s, "
-        "\"peak_memory_gib\": %s, \"replay_peak_memory_gib\": %s",
-        i ? ", " : "", st.stages[i].pp_rank,
-        JsonNumber(st.stages[i].compute_s).c_str(),
-        JsonNumber(st.stages[i].idle_s).c_str(),
-        JsonNumber(m.stages[i].peak_bytes / kGiB).c_str(),
-        JsonNumber(st.stages[i].memory_peak_bytes / kGiB).c_str());
-    if (st.full) {
-      stages += Format(
-          ", \"ranks\": %d, \"slowest_rank\": %d, \"slowest_compute_s\": %s",
-          st.stages[i].ranks, st.stages[i].slowest_rank,
-          JsonNumber(st.stages[i].slowest_compute_s).c_str());
-    }
-    stages += "}";
-  }
-  field("stages", stages + "]");
-  if (st.full) {
-    std::string ranks = "[";
-    for (size_t i = 0; i < st.ranks.size(); ++i) {
-      const sim::RankTime& rank = st.ranks[i];
-      ranks += Format(
-          "%s{\"rank\": %d, \"pp_rank\": %d, \"compute_s\": %s, "
-          "\"grouped_gemm_s\": %s, \"finish_s\": %s}",
-          i ? ", " : "", rank.rank, rank.pp_rank,
-          JsonNumber(rank.compute_s).c_str(),
-          JsonNumber(rank.grouped_gemm_s).c_str(),
-          JsonNumber(rank.finish_s).c_str());
-    }
-    field("ranks", ranks + "]");
-  }
+  field("stages", StagesJson(st, m));
+  if (st.full) field("ranks", RanksJson(st));
   field("ops", JsonNumber(static_cast<double>(st.ops)));
   if (const auto& samples = st.periodic_samples; samples) {
     field("periodic_microbatches",
