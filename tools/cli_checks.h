@@ -36,6 +36,29 @@ inline CLI::Validator IntInRange(
           : "[" + std::to_string(lo) + "," + std::to_string(hi) + "]");
 }
 
+// Integer flags take decimal digits only: CLI11 would read --gpus 0x10 as
+// 16 and --gpus 010 as octal 8, which no user means.
+inline void RequireDecimalIntegers(CLI::App& app) {
+  static const CLI::Validator kDecimal(
+      [](std::string& value) -> std::string {
+        const size_t start = !value.empty() && value[0] == '-' ? 1 : 0;
+        const bool digits =
+            value.size() > start &&
+            value.find_first_not_of("0123456789", start) == std::string::npos;
+        const bool leading_zero =
+            value.size() > start + 1 && value[start] == '0';
+        if (digits && !leading_zero) return "";
+        return "'" + util::Excerpt(value) + "' is not a decimal integer";
+      },
+      "DECIMAL");
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    if (type.starts_with("INT") || type.starts_with("UINT"))
+      option->check(kDecimal);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) RequireDecimalIntegers(*sub);
+}
+
 }  // namespace moesim::tools
 
 #endif  // MOESIM_TOOLS_CLI_CHECKS_H_
