@@ -19,12 +19,14 @@ packages=(
   libeigen3-dev             # calibration profile fitting (calibration/fit.cc)
   libgtest-dev libgmock-dev # tests
   libbenchmark-dev          # benchmarks (tests/bench)
+  pybind11-dev python3-dev  # the Python module (python/, import moesim)
 )
 if [ "${1:-}" = "--test" ]; then
   packages+=(chromium)      # headless render of the sweep HTML report
   packages+=(locales)       # de_DE for the locale test (tests/robustness)
   packages+=(clang-format)  # make format-check (tools/check-format.sh)
   packages+=(python3)       # make structure-check (tools/check_structure.py)
+  packages+=(python3-pytest)  # the Python API's tests (tests/python)
 fi
 if [ "${1:-}" = "--mpi" ]; then
   packages+=(libopenmpi-dev openmpi-bin)  # the MPI sweep
