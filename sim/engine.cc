@@ -125,6 +125,19 @@ void Engine::Reserve(size_t ops, size_t deps) {
   deps_.reserve(deps);
 }
 
+void Engine::ClearOps() {
+  ops_.clear();
+  deps_.clear();
+  prev_on_stream_.clear();
+  std::fill(last_on_stream_.begin(), last_on_stream_.end(), -1);
+  transfers_.clear();
+  join_members_.clear();
+  join_begin_.assign(1, 0);
+  counters_.clear();
+  timings_.clear();
+  ran_ = false;
+}
+
 OpId Engine::Add(std::string_view stream, Time duration, std::vector<OpId> deps,
                  std::string_view name) {
   return Add(Stream(stream), duration, deps, Name(name));

@@ -84,6 +84,11 @@ class Engine {
   // built without reallocating.
   void Reserve(size_t ops, size_t deps);
 
+  // Drops every op, join, counter and time, keeping the streams, processes,
+  // names and categories (and the memory reserved): the engine as before its
+  // first Add, ready for another graph on the same streams.
+  void ClearOps();
+
   // Appends an op to `stream` that waits for every op in `deps` (duplicates
   // allowed). Returns its id. Zero-duration ops are allowed as markers.
   // REQUIRES: Run() not called yet; duration >= 0.

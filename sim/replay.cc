@@ -200,14 +200,14 @@ namespace {
 // Full mode's op limit and notice, and the trace's size limit, from the
 // builder's estimate of the step's engine ops.
 util::Result<void> CheckSize(const scenarios::ResolvedScenario& s,
-                             const ReplayOptions& options,
-                             size_t estimated_ops) {
+                             const ReplayOptions& options, size_t estimated_ops,
+                             int64_t microbatches) {
   const models::Parallelism& par = s.parallel;
   if (options.full && estimated_ops > kMaxFullOps) {
     return util::Fail(
         "full mode: about " + std::to_string(estimated_ops / 1'000'000) +
         " M engine ops (" + std::to_string(par.num_gpus()) + " ranks x " +
-        std::to_string(s.training.num_microbatches()) +
+        std::to_string(microbatches) +
         " micro-batches) is beyond its limit of " +
         std::to_string(kMaxFullOps / 1'000'000) +
         " M ops (about 100 bytes each); fewer GPUs or micro-batches fit");
@@ -324,14 +324,15 @@ void AddRanks(const Engine& engine, const internal::StepBuilder& builder,
   }
 }
 
-// The step as the engine plays it out, micro-batch by micro-batch: every
-// figure but those FinishStep adds. `step_microbatches`: the micro-batches
-// of the step a sample stands for (its per-step host work), 0 for `s`'s
-// own. With `steady_shift`, also its internal::SteadyShift.
-util::Result<StepResult> ReplayEveryMicrobatch(
-    const scenarios::ResolvedScenario& s, const Platform& platform,
-    const ReplayOptions& options, int64_t step_microbatches,
-    std::optional<Time>* steady_shift) {
+// A step's builder, priced, and the placement it replays on.
+struct PricedStep {
+  std::unique_ptr<topology::Placement> placement;
+  std::unique_ptr<internal::StepBuilder> builder;
+};
+
+util::Result<PricedStep> PriceStep(const scenarios::ResolvedScenario& s,
+                                   const Platform& platform,
+                                   const ReplayOptions& options) {
   const models::Parallelism& par = s.parallel;
   topology::MeshSizes sizes{par.tp, par.cp,  par.dp, par.pp,
                             par.ep, par.etp, par.edp};
@@ -345,15 +346,34 @@ util::Result<StepResult> ReplayEveryMicrobatch(
       slowdown[st.rank] = std::max(slowdown[st.rank], st.factor);
     }
   }
-  internal::StepBuilder builder(s, platform, *placement, options,
-                                LaneRanks(*placement, par.pp, options.full),
-                                std::move(slowdown));
-  if (step_microbatches > 0) builder.PriceStepHostFor(step_microbatches);
-  if (auto p = builder.Price(); !p) return std::unexpected(p.error());
-  if (auto ok = CheckSize(s, options, builder.EstimatedOps()); !ok) {
+  PricedStep priced;
+  priced.placement =
+      std::make_unique<topology::Placement>(std::move(*placement));
+  priced.builder = std::make_unique<internal::StepBuilder>(
+      s, platform, *priced.placement, options,
+      LaneRanks(*priced.placement, par.pp, options.full), std::move(slowdown));
+  if (auto p = priced.builder->Price(); !p) return std::unexpected(p.error());
+  return priced;
+}
+
+// The priced step played out on the engine, micro-batch by micro-batch, at
+// `microbatches` (0: the step's own; else a sample of sim/periodic.h):
+// every figure but those FinishStep adds. With `steady_shift`, also its
+// internal::SteadyShift.
+util::Result<StepResult> PlayOut(const scenarios::ResolvedScenario& s,
+                                 const Platform& platform,
+                                 const ReplayOptions& options,
+                                 internal::StepBuilder& builder,
+                                 int64_t microbatches,
+                                 std::optional<Time>* steady_shift) {
+  const models::Parallelism& par = s.parallel;
+  const int64_t played =
+      microbatches > 0 ? microbatches : s.training.num_microbatches();
+  if (auto ok = CheckSize(s, options, builder.EstimatedOps(played), played);
+      !ok) {
     return std::unexpected(ok.error());
   }
-  builder.Emit();
+  builder.Emit(played);
   Engine& engine = builder.engine();
   std::unique_ptr<topology::NetworkModel> network;
   if (options.network == NetworkKind::kFlow) {
@@ -365,8 +385,7 @@ util::Result<StepResult> ReplayEveryMicrobatch(
   }
   if (steady_shift) {
     *steady_shift =
-        internal::SteadyShift(engine, builder.spans(), par.pp, par.vpp,
-                              s.training.num_microbatches());
+        internal::SteadyShift(engine, builder.spans(), par.pp, par.vpp, played);
   }
 
   const int lanes = static_cast<int>(builder.lanes().size());
@@ -450,6 +469,9 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
   const int64_t microbatches = s.training.num_microbatches();
   const bool periodic = options.periodic && !options.trace &&
                         options.network == NetworkKind::kAnalytical;
+  auto priced = PriceStep(s, platform, options);
+  if (!priced) return std::unexpected(priced.error());
+  internal::StepBuilder& builder = *priced->builder;
   std::optional<StepResult> step;
   ReplayOptions quiet = options;
   quiet.notice = nullptr;
@@ -461,11 +483,8 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
     std::array<StepResult, 3> sampled;
     std::optional<Time> shift;
     for (size_t i = 0; i < samples->size(); ++i) {
-      scenarios::ResolvedScenario part = s;
-      part.training.global_batch_size =
-          (*samples)[i] * s.training.micro_batch_size * s.training.dp_for_gbs;
-      auto r = ReplayEveryMicrobatch(part, platform, quiet, microbatches,
-                                     i == 2 ? &shift : nullptr);
+      auto r = PlayOut(s, platform, quiet, builder, (*samples)[i],
+                       i == 2 ? &shift : nullptr);
       if (!r) return std::unexpected(r.error());
       sampled[i] = std::move(*r);
     }
@@ -475,7 +494,7 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
     at_least = 4 * (*samples)[0];
   }
   if (!step) {
-    auto r = ReplayEveryMicrobatch(s, platform, options, 0, nullptr);
+    auto r = PlayOut(s, platform, options, builder, 0, nullptr);
     if (!r) return std::unexpected(r.error());
     step = std::move(*r);
   }

@@ -401,8 +401,7 @@ void StepBuilder::PlanStepHost(int r) {
                            s_.model.mtp_num_layers() > 0);
   x.last_stage = r == par.pp - 1;
   x.moe = s_.model.num_moe_experts() > 0;
-  x.microbatches =
-      step_host_microbatches_ > 0 ? step_host_microbatches_ : microbatches_;
+  x.microbatches = microbatches_;
   const StepHostCalls calls = StepHostCallsOf(x);
   const HostCallCosts costs{launch_s_, te_module_s_, autograd_node_s_,
                             kernel_launch_s_};
@@ -1196,17 +1195,45 @@ util::Result<void> StepBuilder::Price() {
     }
     ops += stage_ops * lanes_per_stage_;
   }
-  ops = ops * microbatches_ +
-        2 * microbatches_ * par.vpp * par.pp * lanes_per_stage_;
-  estimated_ops_ = ops;
+  ops_per_microbatch_ = ops + 2 * par.vpp * par.pp * lanes_per_stage_;
   return {};
 }
 
-void StepBuilder::Emit() {
+size_t StepBuilder::EstimatedOps(int64_t microbatches) const {
+  return ops_per_microbatch_ *
+         static_cast<size_t>(microbatches > 0 ? microbatches : microbatches_);
+}
+
+void StepBuilder::ResetEmission() {
+  engine_.ClearOps();
+  spans_.clear();
+  bundles_.clear();
+  for (std::vector<double>& lane : class_s_) {
+    std::fill(lane.begin(), lane.end(), 0.0);
+  }
+  for (Lane& ln : lanes_) {
+    ln.reduce_scatters.clear();
+    ln.step_host = -1;
+    ln.pending_send = -1;
+  }
+  for (Stage& st : stages_) {
+    st.offloaded.clear();
+    st.pre_reload.clear();
+    st.keep_last.clear();
+  }
+}
+
+void StepBuilder::Emit(int64_t microbatches) {
   const models::Parallelism& par = s_.parallel;
+  if (emitted_) ResetEmission();
+  emitted_ = true;
+  // The step's own count, or a sample's: priced as the step's (above).
+  const int64_t step_microbatches = s_.training.num_microbatches();
+  microbatches_ = microbatches > 0 ? microbatches : step_microbatches;
   // Slack for what the estimate leaves out (DP buckets, the optimizer), so
   // that a large graph never reallocates.
-  const size_t ops = estimated_ops_ + estimated_ops_ / 16 + lanes_.size() * 16;
+  const size_t estimated = EstimatedOps();
+  const size_t ops = estimated + estimated / 16 + lanes_.size() * 16;
   engine_.Reserve(ops, ops + ops / 2);
   PipelineCallbacks callbacks;
   callbacks.run = [this](int r, const models::ScheduleStep& step,

@@ -86,19 +86,16 @@ class StepBuilder {
               std::vector<std::vector<int>> lane_ranks,
               std::vector<double> slowdown);
 
-  // The step's micro-batches for the per-step host work that scales with
-  // them (the loss stage's reduction, StepHostCallsOf), when the builder
-  // replays fewer (sim/periodic.h: every sample's ops then last as long as
-  // the step's own). REQUIRES: before Price().
-  void PriceStepHostFor(int64_t microbatches) {
-    step_host_microbatches_ = microbatches;
-  }
   // Prices every stage's variants. Then EstimatedOps() is known.
   [[nodiscard]] util::Result<void> Price();
-  // About how many engine ops Emit() will add.
-  size_t EstimatedOps() const { return estimated_ops_; }
-  // Emits the step. REQUIRES: Price() succeeded.
-  void Emit();
+  // About how many engine ops Emit() adds for `microbatches` (the step's
+  // own when 0).
+  size_t EstimatedOps(int64_t microbatches = 0) const;
+  // Emits the step, or (sim/periodic.h) the same step with `microbatches`
+  // micro-batches, everything priced as for the step's own (its per-step
+  // host work included); emitting again replaces what the engine held.
+  // REQUIRES: Price() succeeded.
+  void Emit(int64_t microbatches = 0);
 
   Engine& engine() { return engine_; }
   // Streams by lane (StepStreams::Stream::stage is the lane index) and the
@@ -279,7 +276,7 @@ class StepBuilder {
   int lanes_per_stage_ = 1;
   Engine engine_;
   std::vector<StepSpan> spans_;
-  int64_t step_host_microbatches_ = 0;  // 0: the replayed micro-batches
+  bool emitted_ = false;
   std::vector<std::string> class_names_;
   std::vector<std::vector<double>> class_s_;  // [lane][class]
   TemplateEmitter emitter_{engine_, options_.trace};
@@ -295,7 +292,11 @@ class StepBuilder {
   double p2p_bytes_ = 0;
   double launch_s_ = 0, te_module_s_ = 0, kernel_launch_s_ = 0,
          autograd_node_s_ = 0, graph_launch_s_ = 0;
-  size_t estimated_ops_ = 0;
+  // EstimatedOps() = ops_per_microbatch_ x micro-batches.
+  size_t ops_per_microbatch_ = 0;
+  // Clears what an emission leaves (the engine's ops, spans, bundles, class
+  // seconds, lanes' and stages' emission state) for another one.
+  void ResetEmission();
 };
 
 }  // namespace moesim::sim::internal
