@@ -114,3 +114,20 @@ def test_the_interpreter_runs_while_moesim_works():
         turns += 1
     worker.join()
     assert turns > 10000
+
+
+def test_sweep_to_pandas_has_every_candidate():
+    pandas = pytest.importorskip("pandas")  # Debian: python3-pandas
+    spec = {"model": "qwen3-30b-a3b", "system": "dgx-h100", "gpus": 16,
+            "seq": 4096, "tp": "1,2", "ep": "4,8", "gbs": 128}
+    result = moesim.sweep(spec, threads=1)
+    frame = result.to_pandas()
+    assert isinstance(frame, pandas.DataFrame)
+    assert len(frame) == len(result) == 4
+    assert list(frame["verdict"]) == [r.verdict for r in result]
+
+
+def test_validate_matches_the_cli():
+    api = moesim.validate(jobs=2)
+    assert api.to_dict() == cli_json("validate", "--json", "-j", "2")
+    assert api.mape_pct > 0 and len(api.rows) > 100
