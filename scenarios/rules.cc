@@ -394,53 +394,10 @@ Result<void> CheckFp8Attention(const ResolvedScenario& r,
   return {};
 }
 
-Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
-                                      const FieldNamer& at) {
+// The routing fields: the capacity factor, tokendrop and padding, and the
+// skew or histogram of dropless_natural routing.
+Result<void> CheckRouting(const ResolvedScenario& r, const FieldNamer& at) {
   const models::TrainingOptions& t = r.training;
-  const Arch arch = ArchOf(r.system);
-  const std::string gpu = "system " + r.system.name() +
-                          " has gpu.architecture '" +
-                          r.system.gpu().architecture() + "'";
-  // Transformer Engine support matrix
-  // (https://nvidia.github.io/TransformerEngine/support_matrix.html): MXFP8
-  // and NVFP4 need Blackwell (SM 10.x); per-tensor and blockwise FP8 run on
-  // Hopper and Blackwell.
-  if ((t.precision == models::Precision::kMxfp8 ||
-       t.precision == models::Precision::kNvfp4) &&
-      arch != Arch::kBlackwell) {
-    return std::unexpected(
-        at.Error("precision", r.spec.precision() +
-                                  " needs a Blackwell GPU (b200, b300, gb200, "
-                                  "gb300); " +
-                                  gpu));
-  }
-  if (models::IsLowPrecision(t.precision) && arch == Arch::kUnknown) {
-    return std::unexpected(at.Error(
-        "precision",
-        r.spec.precision() + " needs a Hopper or Blackwell GPU; " + gpu));
-  }
-  if (t.fp8_param_gather && !models::IsLowPrecision(t.precision)) {
-    return std::unexpected(
-        at.Error("fp8_param_gather",
-                 "needs an FP8 or FP4 precision, not " + r.spec.precision()));
-  }
-  if (t.fp8_dot_product_attention) {
-    if (auto fp8_attention = CheckFp8Attention(r, at); !fp8_attention)
-      return fp8_attention;
-  }
-  const bool moe = IsMoe(r.model);
-  if (models::TraitsOf(t.dispatcher).fused) {
-    if (!moe) {
-      return std::unexpected(
-          at.Error("dispatcher", r.spec.dispatcher() + " needs an MoE model; " +
-                                     ModelName(r.model) + " is dense"));
-    }
-    if (r.parallel.ep <= 1) {
-      return std::unexpected(at.Error(
-          "dispatcher",
-          r.spec.dispatcher() + " needs expert_model_parallel_size > 1"));
-    }
-  }
   if (const double factor = r.spec.moe_expert_capacity_factor();
       !(factor >= 0 && factor <= 1e9)) {  // NaN and inf too
     return std::unexpected(
@@ -505,6 +462,57 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
           at.Error(kHistogram, "routes no tokens (every value is 0)"));
     }
   }
+  return {};
+}
+
+Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
+                                      const FieldNamer& at) {
+  const models::TrainingOptions& t = r.training;
+  const Arch arch = ArchOf(r.system);
+  const std::string gpu = "system " + r.system.name() +
+                          " has gpu.architecture '" +
+                          r.system.gpu().architecture() + "'";
+  // Transformer Engine support matrix
+  // (https://nvidia.github.io/TransformerEngine/support_matrix.html): MXFP8
+  // and NVFP4 need Blackwell (SM 10.x); per-tensor and blockwise FP8 run on
+  // Hopper and Blackwell.
+  if ((t.precision == models::Precision::kMxfp8 ||
+       t.precision == models::Precision::kNvfp4) &&
+      arch != Arch::kBlackwell) {
+    return std::unexpected(
+        at.Error("precision", r.spec.precision() +
+                                  " needs a Blackwell GPU (b200, b300, gb200, "
+                                  "gb300); " +
+                                  gpu));
+  }
+  if (models::IsLowPrecision(t.precision) && arch == Arch::kUnknown) {
+    return std::unexpected(at.Error(
+        "precision",
+        r.spec.precision() + " needs a Hopper or Blackwell GPU; " + gpu));
+  }
+  if (t.fp8_param_gather && !models::IsLowPrecision(t.precision)) {
+    return std::unexpected(
+        at.Error("fp8_param_gather",
+                 "needs an FP8 or FP4 precision, not " + r.spec.precision()));
+  }
+  if (t.fp8_dot_product_attention) {
+    if (auto fp8_attention = CheckFp8Attention(r, at); !fp8_attention)
+      return fp8_attention;
+  }
+  const bool moe = IsMoe(r.model);
+  if (models::TraitsOf(t.dispatcher).fused) {
+    if (!moe) {
+      return std::unexpected(
+          at.Error("dispatcher", r.spec.dispatcher() + " needs an MoE model; " +
+                                     ModelName(r.model) + " is dense"));
+    }
+    if (r.parallel.ep <= 1) {
+      return std::unexpected(at.Error(
+          "dispatcher",
+          r.spec.dispatcher() + " needs expert_model_parallel_size > 1"));
+    }
+  }
+  if (auto routing = CheckRouting(r, at); !routing) return routing;
   // A recipe needs the tensor cores it runs on: a system file whose FP8 or
   // FP4 peak is 0 (none) cannot price it.
   if (t.precision == models::Precision::kNvfp4 &&
@@ -643,6 +651,29 @@ Result<void> CheckCudaGraphAndOffload(const ResolvedScenario& r,
 // admit them (Megatron-LM@d98e8a64dd transformer_config.py: the
 // fine_grained_activation_offloading block and its CUDA-graph asserts;
 // docs/user-guide/features/fine_grained_activation_offloading.md).
+// offload_optimizer_states: the distributed optimizer on the GPU.
+Result<void> CheckOptimizerStateOffload(const ResolvedScenario& r,
+                                        const FieldNamer& at) {
+  const Scenario& s = r.spec;
+  if (s.offload_optimizer_states()) {
+    auto fail = [&](const std::string& rule) {
+      return std::unexpected(at.Error("offload_optimizer_states", rule));
+    };
+    if (!r.training.distributed_optimizer || s.use_megatron_fsdp()) {
+      return fail(
+          "needs the distributed optimizer (use_distributed_optimizer, not "
+          "Megatron-FSDP)");
+    }
+    if (s.optimizer_offload_fraction() > 0) {
+      return fail(
+          "cannot be combined with the CPU optimizer "
+          "(optimizer_offload_fraction): the state offloader needs TE "
+          "FusedAdam on the GPU");
+    }
+  }
+  return {};
+}
+
 Result<void> CheckActivationOffload(const ResolvedScenario& r,
                                     const FieldNamer& at) {
   const Scenario& s = r.spec;
@@ -754,23 +785,7 @@ Result<void> CheckActivationOffload(const ResolvedScenario& r,
           "must be >= 0, got " + std::to_string(o.min_tensor_elements)));
     }
   }
-  if (s.offload_optimizer_states()) {
-    auto fail = [&](const std::string& rule) {
-      return std::unexpected(at.Error("offload_optimizer_states", rule));
-    };
-    if (!r.training.distributed_optimizer || s.use_megatron_fsdp()) {
-      return fail(
-          "needs the distributed optimizer (use_distributed_optimizer, not "
-          "Megatron-FSDP)");
-    }
-    if (s.optimizer_offload_fraction() > 0) {
-      return fail(
-          "cannot be combined with the CPU optimizer "
-          "(optimizer_offload_fraction): the state offloader needs TE "
-          "FusedAdam on the GPU");
-    }
-  }
-  return {};
+  return CheckOptimizerStateOffload(r, at);
 }
 
 // --overlap-moe-expert-parallel-comm (seeds_notes.md §6, "EP overlap
