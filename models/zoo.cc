@@ -93,6 +93,52 @@ util::Result<Model> LoadModel(std::string_view name_or_path) {
   return ParseModelText(*text, path);
 }
 
+namespace {
+
+// The MoE fields (top-k, expert FFN, moe_layer_freq) or a dense model's FFN.
+util::Result<void> ValidateFeedForward(const Model& m,
+                                       std::string_view origin) {
+  auto fail = [&](std::string_view field, const std::string& rule) {
+    return util::Fail(std::string(origin) + ": " + std::string(field) + ": " +
+                      rule);
+  };
+  if (m.num_moe_experts() > 0) {
+    if (auto r = Positive(m.moe_router_topk(), origin, "moe_router_topk"); !r)
+      return r;
+    if (m.moe_router_topk() > m.num_moe_experts()) {
+      return fail("moe_router_topk", "must not exceed num_moe_experts (" +
+                                         std::to_string(m.num_moe_experts()) +
+                                         ")");
+    }
+    if (m.moe_ffn_hidden_size() <= 0 && m.ffn_hidden_size() <= 0) {
+      return fail("moe_ffn_hidden_size", "must be > 0");
+    }
+    if (m.moe_layer_freq_size() > 0 &&
+        m.moe_layer_freq_size() != m.num_layers()) {
+      return fail("moe_layer_freq",
+                  "has " + std::to_string(m.moe_layer_freq_size()) +
+                      " entries, expected num_layers = " +
+                      std::to_string(m.num_layers()));
+    }
+    for (int32_t flag : m.moe_layer_freq()) {
+      if (flag != 0 && flag != 1)
+        return fail("moe_layer_freq", "entries must be 0 or 1");
+    }
+    const bool has_dense =
+        std::find(m.moe_layer_freq().begin(), m.moe_layer_freq().end(), 0) !=
+        m.moe_layer_freq().end();
+    if (has_dense && m.ffn_hidden_size() <= 0) {
+      return fail("ffn_hidden_size",
+                  "must be > 0: moe_layer_freq has dense layers");
+    }
+  } else if (m.ffn_hidden_size() <= 0) {
+    return fail("ffn_hidden_size", "must be > 0 for a dense model");
+  }
+  return {};
+}
+
+}  // namespace
+
 util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
   for (auto [value, field] :
        {std::pair{m.num_layers(), "num_layers"},
@@ -156,38 +202,7 @@ util::Result<void> ValidateModel(const Model& m, std::string_view origin) {
         "kv_channels",
         "must be set when num_attention_heads does not divide hidden_size");
   }
-  if (m.num_moe_experts() > 0) {
-    if (auto r = Positive(m.moe_router_topk(), origin, "moe_router_topk"); !r)
-      return r;
-    if (m.moe_router_topk() > m.num_moe_experts()) {
-      return fail("moe_router_topk", "must not exceed num_moe_experts (" +
-                                         std::to_string(m.num_moe_experts()) +
-                                         ")");
-    }
-    if (m.moe_ffn_hidden_size() <= 0 && m.ffn_hidden_size() <= 0) {
-      return fail("moe_ffn_hidden_size", "must be > 0");
-    }
-    if (m.moe_layer_freq_size() > 0 &&
-        m.moe_layer_freq_size() != m.num_layers()) {
-      return fail("moe_layer_freq",
-                  "has " + std::to_string(m.moe_layer_freq_size()) +
-                      " entries, expected num_layers = " +
-                      std::to_string(m.num_layers()));
-    }
-    for (int32_t flag : m.moe_layer_freq()) {
-      if (flag != 0 && flag != 1)
-        return fail("moe_layer_freq", "entries must be 0 or 1");
-    }
-    const bool has_dense =
-        std::find(m.moe_layer_freq().begin(), m.moe_layer_freq().end(), 0) !=
-        m.moe_layer_freq().end();
-    if (has_dense && m.ffn_hidden_size() <= 0) {
-      return fail("ffn_hidden_size",
-                  "must be > 0: moe_layer_freq has dense layers");
-    }
-  } else if (m.ffn_hidden_size() <= 0) {
-    return fail("ffn_hidden_size", "must be > 0 for a dense model");
-  }
+  if (auto r = ValidateFeedForward(m, origin); !r) return r;
   if (m.linear_attention_freq() > 0) {
     for (auto [value, field] :
          {std::pair{m.linear_num_key_heads(), "linear_num_key_heads"},
