@@ -463,15 +463,47 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
   return m;
 }
 
+namespace {
+
+// "architecture.<field>: <given> contradicts <model>'s <field> <has>".
+Result<void> Contradiction(const FieldNamer& at, const models::Model& model,
+                           std::string_view field, const std::string& given,
+                           const std::string& has) {
+  return std::unexpected(at.Error("architecture." + std::string(field),
+                                  given + " contradicts " + model.name() +
+                                      "'s " + std::string(field) + " " + has));
+}
+
+// architecture.moe_layer_freq against the model's MoE and dense layers.
+Result<void> CheckMoeLayerFreq(const Architecture& a,
+                               const models::Model& model,
+                               const FieldNamer& at) {
+  if (!a.moe_layer_freq().empty()) {
+    auto pattern = ExpandLayerFreq(a.moe_layer_freq(), model.num_layers());
+    if (!pattern)
+      return std::unexpected(
+          at.Error("architecture.moe_layer_freq", pattern.error().message));
+    for (int64_t i = 0; i < model.num_layers(); ++i) {
+      const int32_t has =
+          model.moe_layer_freq_size() > 0 ? model.moe_layer_freq(i) : 1;
+      if ((*pattern)[i] != has) {
+        return Contradiction(
+            at, model, "moe_layer_freq", Quoted(a.moe_layer_freq(), 40),
+            "(layer " + Str(i) + " is " + (has ? "MoE" : "dense") + ")");
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<void> CheckArchitecture(const Scenario& s, const models::Model& model,
                                const FieldNamer& at) {
   const Architecture& a = s.architecture();
   auto contradicts = [&](std::string_view field, const std::string& given,
                          const std::string& has) -> Result<void> {
-    return std::unexpected(at.Error("architecture." + std::string(field),
-                                    given + " contradicts " + model.name() +
-                                        "'s " + std::string(field) + " " +
-                                        has));
+    return Contradiction(at, model, field, given, has);
   };
   auto check = [&](bool set, std::string_view field, int64_t given,
                    int64_t has) -> Result<void> {
@@ -574,22 +606,7 @@ Result<void> CheckArchitecture(const Scenario& s, const models::Model& model,
   }
   if (!a.activation().empty() && a.activation() != model.activation())
     return contradicts("activation", a.activation(), model.activation());
-  if (!a.moe_layer_freq().empty()) {
-    auto pattern = ExpandLayerFreq(a.moe_layer_freq(), model.num_layers());
-    if (!pattern)
-      return std::unexpected(
-          at.Error("architecture.moe_layer_freq", pattern.error().message));
-    for (int64_t i = 0; i < model.num_layers(); ++i) {
-      const int32_t has =
-          model.moe_layer_freq_size() > 0 ? model.moe_layer_freq(i) : 1;
-      if ((*pattern)[i] != has) {
-        return contradicts(
-            "moe_layer_freq", Quoted(a.moe_layer_freq(), 40),
-            "(layer " + Str(i) + " is " + (has ? "MoE" : "dense") + ")");
-      }
-    }
-  }
-  return {};
+  return CheckMoeLayerFreq(a, model, at);
 }
 
 }  // namespace moesim::scenarios::internal
