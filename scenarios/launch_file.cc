@@ -170,6 +170,16 @@ class Shell {
                         ": its variables expand to more than 1 MiB of "
                         "arguments");
     }
+    return Choose(commands, others, flag_vars);
+  }
+
+  // What Extract found, as one argument list: the training command (one;
+  // a second with other arguments is an error), else a Megatron-Bridge
+  // launch, else a model file's flag variables, else a bare argument list.
+  Result<std::string> Choose(
+      const std::vector<std::pair<int, std::string>>& commands,
+      const std::vector<Line>& others,
+      const std::vector<std::string>& flag_vars) {
     if (!commands.empty()) {
       for (const auto& [number, command] : commands) {
         if (command != commands.front().second) {
