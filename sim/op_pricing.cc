@@ -441,6 +441,39 @@ void AddAttention(const LayerOp& op, const RankContext& rank, Builder& b) {
 // spanning NVLink domains also stages the input tokens into the RDMA buffer
 // with a device-to-device copy before each dispatch (dispatch_preprocess,
 // num_of_nodes > 1).
+// A fused dispatcher's exchange: the bytes its table rate divides, and the
+// rows the busiest EP rank receives.
+struct FusedExchange {
+  double bytes = 0, received = 0;
+};
+FusedExchange FusedExchangeOf(const models::DispatchWork& d,
+                              const RankContext& rank,
+                              const topology::GroupShape& shape,
+                              double row_bytes) {
+  const double ranks_per_token = DistinctRanksPerToken(
+      d.experts, d.topk, rank.ep, d.router_groups, d.router_group_topk);
+  // The bytes the table's rate divides, counted as the benchmark behind the
+  // rate counts them, so that the rate converts back to its kernel's time.
+  // Inside one NVLink domain the benchmarks (DeepEP tests/test_hybrid_ep.py,
+  // test_intranode.py) count every row a rank receives, its own included:
+  // tokens x ranks per token. Across domains they count each (token, node)
+  // pair once, the local node included (count_rdma_send_from_routing_map):
+  // tokens x the distinct nodes a token's experts sit on, the domains
+  // playing the ranks' part in the same count. (The replay divided the rows
+  // sent to other ranks instead, 3.1x more bytes at EP16 over two nodes,
+  // while the host was priced at TE issue 2053's Grace/x86 ratio; at the
+  // Megatron CI ratio the benchmarks' own count fits the multi-node runs
+  // better: Qwen3-30B H100 EP16 -16% -> 0% by median.)
+  const double per_token =
+      shape.domains > 1
+          ? DistinctRanksPerToken(d.experts, d.topk, shape.domains,
+                                  d.router_groups, d.router_group_topk)
+          : ranks_per_token;
+  return {per_token * static_cast<double>(d.tokens) * row_bytes *
+              rank.moe_imbalance,
+          d.tokens * ranks_per_token};
+}
+
 util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
                                Builder& b) {
   const models::DispatchWork& d = op.dispatch;
@@ -517,28 +550,7 @@ util::Result<void> AddDispatch(const LayerOp& op, const RankContext& rank,
                       "/dispatch.csv: no " + name + " " + phase +
                       " row for tier " + tier);
   }
-  const double ranks_per_token = DistinctRanksPerToken(
-      d.experts, d.topk, rank.ep, d.router_groups, d.router_group_topk);
-  // The bytes the table's rate divides, counted as the benchmark behind the
-  // rate counts them, so that the rate converts back to its kernel's time.
-  // Inside one NVLink domain the benchmarks (DeepEP tests/test_hybrid_ep.py,
-  // test_intranode.py) count every row a rank receives, its own included:
-  // tokens x ranks per token. Across domains they count each (token, node)
-  // pair once, the local node included (count_rdma_send_from_routing_map):
-  // tokens x the distinct nodes a token's experts sit on, the domains
-  // playing the ranks' part in the same count. (The replay divided the rows
-  // sent to other ranks instead, 3.1x more bytes at EP16 over two nodes,
-  // while the host was priced at TE issue 2053's Grace/x86 ratio; at the
-  // Megatron CI ratio the benchmarks' own count fits the multi-node runs
-  // better: Qwen3-30B H100 EP16 -16% -> 0% by median.)
-  const double per_token =
-      shape.domains > 1
-          ? DistinctRanksPerToken(d.experts, d.topk, shape.domains,
-                                  d.router_groups, d.router_group_topk)
-          : ranks_per_token;
-  const double bytes = per_token * static_cast<double>(d.tokens) * row_bytes *
-                       rank.moe_imbalance;
-  const double received = d.tokens * ranks_per_token;
+  const auto [bytes, received] = FusedExchangeOf(d, rank, shape, row_bytes);
   // Received rows are read and the permuted rows written (combine: the
   // reverse), in the dispatched dtype for HybridEP's own dispatch permute
   // (it copies the buffer's FP8 rows where Megatron dispatches FP8).
