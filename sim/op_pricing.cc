@@ -850,10 +850,70 @@ OpTemplate DeferWeightGradients(const OpTemplate& t) {
   return out;
 }
 
+namespace {
+
+// The kernels and transfers of `op`, priced, appended to `b`.
+util::Result<void> AddKernels(const LayerOp& op, const RankContext& rank,
+                              const HostCallContext& host, Builder& b) {
+  const calibration::CostModel& costs = *rank.costs;
+  const Dtype dtype = op.precision == models::GemmPrecision::k16Bit
+                          ? Dtype::kBf16
+                          : rank.training_dtype;
+  switch (op.kind) {
+    case OpKind::kGemm:
+      b.Serial(ComputeOp(op.name, "gemm", costs.Gemm(op.m, op.n, op.k, dtype)));
+      break;
+    case OpKind::kGroupedGemm: {
+      // The busiest EP rank's experts get imbalance x the mean rows: the
+      // token dimension is m, or k for a weight gradient.
+      auto rows = [&](int64_t v) {
+        return static_cast<int64_t>(std::ceil(v * rank.expert_load));
+      };
+      const bool wgrad = op.pass == models::Pass::kWgrad;
+      b.Serial(
+          ComputeOp(op.name, "grouped_gemm",
+                    costs.GroupedGemm(op.groups, wgrad ? op.m : rows(op.m),
+                                      op.n, wgrad ? rows(op.k) : op.k, dtype)));
+      break;
+    }
+    case OpKind::kAttention:
+      AddAttention(op, rank, b);
+      break;
+    case OpKind::kMemoryBound: {
+      const double bytes = models::IsRoutedExpert(op.role)
+                               ? op.bytes * rank.expert_load
+                               : op.bytes;
+      // An op TE runs as one kernel per local expert (the experts' FP8
+      // quantize, host_calls.cc QuantizeKernels) is that many kernels of
+      // an equal share of the bytes, each paying a kernel's fixed time.
+      const int kernels = std::max(1, LayerOpHostCalls(op, host).kernels);
+      Estimate each = costs.MemoryBound(op.kernel, bytes / kernels);
+      each.seconds *= kernels;
+      b.Serial(ComputeOp(op.name, "memory_bound", each));
+      // A blocking copy in Megatron's code after this op (LayerOp
+      // host_sync, e.g. GPT-OSS's quick-GEGLU offset tensor); dropped
+      // in AssignHostCosts where the scope is graphed.
+      b.at(b.size() - 1).host_sync =
+          op.host_sync && op.pass == models::Pass::kForward;
+      break;
+    }
+    case OpKind::kCollective: {
+      if (rank.groups[static_cast<int>(op.group)].size() <= 1) break;
+      b.Serial(CollectiveOp(rank, op.group, ToCollective(op.collective),
+                            op.bytes, StreamOf(op.group), op.name));
+      break;
+    }
+    case OpKind::kDispatch:
+      return AddDispatch(op, rank, b);
+  }
+  return {};
+}
+
+}  // namespace
+
 util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
                                   const RankContext& rank) {
   Builder b;
-  const calibration::CostModel& costs = *rank.costs;
   std::vector<std::optional<models::GraphScope>> scopes;  // per template op
   const HostCallContext host =
       ContextOf(ops, rank.local_experts, rank.fp8_current_scaling);
@@ -874,59 +934,7 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
   util::Result<void> status;
   auto price = [&](const LayerOp& op) -> util::Result<void> {
     const size_t before = b.size();
-    const Dtype dtype = op.precision == models::GemmPrecision::k16Bit
-                            ? Dtype::kBf16
-                            : rank.training_dtype;
-    switch (op.kind) {
-      case OpKind::kGemm:
-        b.Serial(
-            ComputeOp(op.name, "gemm", costs.Gemm(op.m, op.n, op.k, dtype)));
-        break;
-      case OpKind::kGroupedGemm: {
-        // The busiest EP rank's experts get imbalance x the mean rows: the
-        // token dimension is m, or k for a weight gradient.
-        auto rows = [&](int64_t v) {
-          return static_cast<int64_t>(std::ceil(v * rank.expert_load));
-        };
-        const bool wgrad = op.pass == models::Pass::kWgrad;
-        b.Serial(ComputeOp(
-            op.name, "grouped_gemm",
-            costs.GroupedGemm(op.groups, wgrad ? op.m : rows(op.m), op.n,
-                              wgrad ? rows(op.k) : op.k, dtype)));
-        break;
-      }
-      case OpKind::kAttention:
-        AddAttention(op, rank, b);
-        break;
-      case OpKind::kMemoryBound: {
-        const double bytes = models::IsRoutedExpert(op.role)
-                                 ? op.bytes * rank.expert_load
-                                 : op.bytes;
-        // An op TE runs as one kernel per local expert (the experts' FP8
-        // quantize, host_calls.cc QuantizeKernels) is that many kernels of
-        // an equal share of the bytes, each paying a kernel's fixed time.
-        const int kernels = std::max(1, LayerOpHostCalls(op, host).kernels);
-        Estimate each = costs.MemoryBound(op.kernel, bytes / kernels);
-        each.seconds *= kernels;
-        b.Serial(ComputeOp(op.name, "memory_bound", each));
-        // A blocking copy in Megatron's code after this op (LayerOp
-        // host_sync, e.g. GPT-OSS's quick-GEGLU offset tensor); dropped
-        // in AssignHostCosts where the scope is graphed.
-        b.at(b.size() - 1).host_sync =
-            op.host_sync && op.pass == models::Pass::kForward;
-        break;
-      }
-      case OpKind::kCollective: {
-        if (rank.groups[static_cast<int>(op.group)].size() <= 1) break;
-        b.Serial(CollectiveOp(rank, op.group, ToCollective(op.collective),
-                              op.bytes, StreamOf(op.group), op.name));
-        break;
-      }
-      case OpKind::kDispatch:
-        if (auto r = AddDispatch(op, rank, b); !r)
-          return std::unexpected(r.error());
-        break;
-    }
+    if (auto r = AddKernels(op, rank, host, b); !r) return r;
     // TE linears' weight gradients (not the router's gating GEMM nor the
     // output layer, which are Megatron's own).
     if (op.pass == models::Pass::kWgrad &&
