@@ -8,8 +8,8 @@ Takes the `moesim run` command of every row of calibration/runs/runs.csv
 (default 4, so that most rows have enough micro-batches for the shortcut),
 and runs it twice: as is and with --every-microbatch. Prints each row's
 relative step-time difference and whether the shortcut was taken, then a
-summary; exits 1 when a row that took it differs. Two rows run at a time;
-about five minutes on two cores. Run from the repository root.
+summary; exits 1 when a row that took it differs. Two rows run at a time
+(12 s for the 214 rows on two cores). Run from the repository root.
 """
 import concurrent.futures
 import json
