@@ -594,6 +594,107 @@ std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp,
 
 double GiB(double gib) { return gib * kGiB; }
 
+// The stage's stored activations at the pipeline schedule's peak (its
+// micro-batches in flight per chunk, returned) and its transient.
+std::vector<int64_t> AddActivations(int rank, const PipelinePlan& plan,
+                                    const TrainingOptions& tr,
+                                    const std::vector<ChunkActivations>& chunks,
+                                    StageMemory& st) {
+  std::vector<double> chunk_bytes;
+  double transient = 0;
+  for (const ChunkActivations& c : chunks) {
+    chunk_bytes.push_back(Sum(c.bytes));
+    transient = std::max(transient, c.transient);
+  }
+  st.chunk_activation_bytes = chunk_bytes;
+  const std::vector<int64_t> in_flight =
+      PeakInFlight(rank, plan.pp, plan.vpp, tr.num_microbatches(), chunk_bytes);
+  ModuleBytes total{};
+  for (int chunk = 0; chunk < plan.vpp; ++chunk) {
+    st.peak_in_flight += in_flight[chunk];
+    for (int i = 0; i < kNumModules; ++i)
+      total[i] += in_flight[chunk] * chunks[chunk].bytes[i];
+  }
+  for (int i = 0; i < kNumModules; ++i) {
+    if (total[i] > 0) st.activations.push_back({kModuleNames[i], total[i]});
+  }
+  st.activations_bytes = Sum(total);
+  st.transient_bytes = transient;
+  return in_flight;
+}
+
+// Fine-grained offloading: the saving per module over the stored
+// micro-batches, the host bytes they hold, and what stays on the GPU
+// beyond the offloaded share (stated rules): one layer's groups in
+// flight (a copy to the host not yet done, or the next layer's reload
+// already back), and the last layer's groups of the chunk whose
+// backward comes first, which post_warmup_callback keeps on the GPU
+// (the offload margin) as should_bulk_offload does for a chunk whose
+// backward follows its forward at once.
+void AddActivationOffload(const TrainingOptions& tr, int vpp,
+                          const std::vector<ChunkActivations>& chunks,
+                          const std::vector<int64_t>& in_flight,
+                          StageMemory& st) {
+  std::array<double, kNumOffloadModules> saved{};
+  double in_flight_layer = 0, margin = 0;
+  for (int chunk = 0; chunk < vpp; ++chunk) {
+    const ChunkActivations& c = chunks[chunk];
+    for (int g = 0; g < kNumOffloadModules; ++g)
+      saved[g] += in_flight[chunk] * c.offload_saved[g];
+    for (size_t p = 0; p < c.layer_copy_bytes.size(); ++p) {
+      st.activation_host_bytes += in_flight[chunk] * c.layer_copy_bytes[p];
+      in_flight_layer = std::max(in_flight_layer, c.layer_freed_bytes[p]);
+    }
+    for (size_t p = c.layer_freed_bytes.size(); p-- > 0;) {
+      if (c.layer_freed_bytes[p] > 0) {
+        margin = std::max(margin, c.layer_freed_bytes[p]);
+        break;
+      }
+    }
+    st.offload_layer_copy_bytes.push_back(c.layer_copy_bytes);
+  }
+  for (int g = 0; g < kNumOffloadModules; ++g) {
+    if (tr.activation_offload.modules[g]) {
+      st.offload_saved.push_back({kOffloadModuleNames[g], saved[g]});
+    }
+  }
+  if (in_flight_layer + margin > 0) {
+    st.activations.push_back({"offload_in_flight", in_flight_layer + margin});
+    st.activations_bytes += in_flight_layer + margin;
+  }
+}
+
+// The stage's buffers (CUDA context, NCCL, the fused dispatcher's, the
+// CUDA-graph pool) and its peak.
+void AddBuffersAndPeak(const Model& m, const Parallelism& par,
+                       const TrainingOptions& tr, StageMemory& st) {
+  st.buffers.push_back({"cuda_context", GiB(kCudaContextGiB)});
+  st.buffers.push_back({"nccl", GiB(kNcclGiB)});
+  if (m.num_moe_experts() > 0 && par.ep > 1 && TraitsOf(tr.dispatcher).fused) {
+    st.buffers.push_back({"dispatcher", GiB(kFlexDispatcherGiB)});
+  }
+  if (tr.cuda_graph.full_iteration) {
+    st.buffers.push_back(
+        {"cuda_graph_pool", kFullGraphActivationShare * st.activations_bytes});
+  } else if (tr.cuda_graph.any()) {
+    st.buffers.push_back({"cuda_graph_pool", GiB(kTeGraphGiB)});
+  }
+  for (const NamedBytes& buffer : st.buffers) st.buffers_bytes += buffer.bytes;
+
+  st.allocated_peak_bytes = st.params_bytes + st.fp8_weight_bytes +
+                            st.grads_bytes + st.fsdp_unit_bytes +
+                            st.optimizer_bytes + st.activations_bytes +
+                            st.transient_bytes;
+  if (tr.offload_optimizer_states) {
+    // The step's own peak: the states back, the activations gone.
+    st.optimizer_step_bytes = st.params_bytes + st.fp8_weight_bytes +
+                              st.grads_bytes + st.optimizer_host_bytes;
+    st.allocated_peak_bytes =
+        std::max(st.allocated_peak_bytes, st.optimizer_step_bytes);
+  }
+  st.peak_bytes = st.allocated_peak_bytes + st.buffers_bytes;
+}
+
 }  // namespace
 
 MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
@@ -697,95 +798,16 @@ MemoryEstimate EstimateMemory(const Model& m, const PipelinePlan& plan,
     }
 
     // Activations at the pipeline schedule's peak.
-    std::vector<double> chunk_bytes;
-    double transient = 0;
-    for (const ChunkActivations& c : chunks) {
-      chunk_bytes.push_back(Sum(c.bytes));
-      transient = std::max(transient, c.transient);
-    }
-    st.chunk_activation_bytes = chunk_bytes;
-    const std::vector<int64_t> in_flight = PeakInFlight(
-        rank, plan.pp, plan.vpp, tr.num_microbatches(), chunk_bytes);
-    ModuleBytes total{};
-    for (int chunk = 0; chunk < plan.vpp; ++chunk) {
-      st.peak_in_flight += in_flight[chunk];
-      for (int i = 0; i < kNumModules; ++i)
-        total[i] += in_flight[chunk] * chunks[chunk].bytes[i];
-    }
-    for (int i = 0; i < kNumModules; ++i) {
-      if (total[i] > 0) st.activations.push_back({kModuleNames[i], total[i]});
-    }
-    st.activations_bytes = Sum(total);
-    st.transient_bytes = transient;
-    // Fine-grained offloading: the saving per module over the stored
-    // micro-batches, the host bytes they hold, and what stays on the GPU
-    // beyond the offloaded share (stated rules): one layer's groups in
-    // flight (a copy to the host not yet done, or the next layer's reload
-    // already back), and the last layer's groups of the chunk whose
-    // backward comes first, which post_warmup_callback keeps on the GPU
-    // (the offload margin) as should_bulk_offload does for a chunk whose
-    // backward follows its forward at once.
+    const std::vector<int64_t> in_flight =
+        AddActivations(rank, plan, tr, chunks, st);
     if (tr.activation_offload.any()) {
-      std::array<double, kNumOffloadModules> saved{};
-      double in_flight_layer = 0, margin = 0;
-      for (int chunk = 0; chunk < plan.vpp; ++chunk) {
-        const ChunkActivations& c = chunks[chunk];
-        for (int g = 0; g < kNumOffloadModules; ++g)
-          saved[g] += in_flight[chunk] * c.offload_saved[g];
-        for (size_t p = 0; p < c.layer_copy_bytes.size(); ++p) {
-          st.activation_host_bytes += in_flight[chunk] * c.layer_copy_bytes[p];
-          in_flight_layer = std::max(in_flight_layer, c.layer_freed_bytes[p]);
-        }
-        for (size_t p = c.layer_freed_bytes.size(); p-- > 0;) {
-          if (c.layer_freed_bytes[p] > 0) {
-            margin = std::max(margin, c.layer_freed_bytes[p]);
-            break;
-          }
-        }
-        st.offload_layer_copy_bytes.push_back(c.layer_copy_bytes);
-      }
-      for (int g = 0; g < kNumOffloadModules; ++g) {
-        if (tr.activation_offload.modules[g]) {
-          st.offload_saved.push_back({kOffloadModuleNames[g], saved[g]});
-        }
-      }
-      if (in_flight_layer + margin > 0) {
-        st.activations.push_back(
-            {"offload_in_flight", in_flight_layer + margin});
-        st.activations_bytes += in_flight_layer + margin;
-      }
+      AddActivationOffload(tr, plan.vpp, chunks, in_flight, st);
     }
     // cpu_offloading needs PP 1 (one chunk) and keeps one micro-batch alive.
     st.offloaded_layer_bytes = chunks[0].offloaded;
     for (double bytes : chunks[0].offloaded) st.activation_host_bytes += bytes;
 
-    st.buffers.push_back({"cuda_context", GiB(kCudaContextGiB)});
-    st.buffers.push_back({"nccl", GiB(kNcclGiB)});
-    if (m.num_moe_experts() > 0 && par.ep > 1 &&
-        TraitsOf(tr.dispatcher).fused) {
-      st.buffers.push_back({"dispatcher", GiB(kFlexDispatcherGiB)});
-    }
-    if (tr.cuda_graph.full_iteration) {
-      st.buffers.push_back({"cuda_graph_pool",
-                            kFullGraphActivationShare * st.activations_bytes});
-    } else if (tr.cuda_graph.any()) {
-      st.buffers.push_back({"cuda_graph_pool", GiB(kTeGraphGiB)});
-    }
-    for (const NamedBytes& buffer : st.buffers)
-      st.buffers_bytes += buffer.bytes;
-
-    st.allocated_peak_bytes = st.params_bytes + st.fp8_weight_bytes +
-                              st.grads_bytes + st.fsdp_unit_bytes +
-                              st.optimizer_bytes + st.activations_bytes +
-                              st.transient_bytes;
-    if (tr.offload_optimizer_states) {
-      // The step's own peak: the states back, the activations gone.
-      st.optimizer_step_bytes = st.params_bytes + st.fp8_weight_bytes +
-                                st.grads_bytes + st.optimizer_host_bytes;
-      st.allocated_peak_bytes =
-          std::max(st.allocated_peak_bytes, st.optimizer_step_bytes);
-    }
-    st.peak_bytes = st.allocated_peak_bytes + st.buffers_bytes;
+    AddBuffersAndPeak(m, par, tr, st);
     if (st.peak_bytes > est.peak_bytes) {
       est.peak_bytes = st.peak_bytes;
       est.allocated_peak_bytes = st.allocated_peak_bytes;
