@@ -1387,10 +1387,120 @@ std::string FormatArchitectureArgs(const models::Model& m) {
   return joined;
 }
 
+namespace {
+
+// One argument of FormatMegatronArgs: the flag, or the flag and its value.
+void AddArg(std::vector<std::string>& out, std::string flag,
+            std::string value = {}) {
+  if (!value.empty()) {
+    flag += ' ';
+    flag += value;
+  }
+  out.push_back(std::move(flag));
+}
+
+// The dispatcher, EP overlap, routing and optimizer arguments.
+void AddMoeAndOptimizerArgs(const Scenario& spec,
+                            std::vector<std::string>& out) {
+  if (spec.dispatcher() == "deepep" || spec.dispatcher() == "hybridep") {
+    AddArg(out, "--moe-token-dispatcher-type", "flex");
+    AddArg(out, "--moe-flex-dispatcher-backend", spec.dispatcher());
+  } else {
+    AddArg(out, "--moe-token-dispatcher-type", "alltoall");
+  }
+  if (spec.overlap_moe_expert_parallel_comm())
+    AddArg(out, "--overlap-moe-expert-parallel-comm");
+  if (spec.delay_wgrad_compute()) AddArg(out, "--delay-wgrad-compute");
+  if (spec.routing() == "force_balanced") {
+    AddArg(out, "--moe-router-force-load-balancing");
+  } else if (spec.routing() == "tokendrop") {
+    AddArg(out, "--moe-expert-capacity-factor",
+           Number(spec.moe_expert_capacity_factor()));
+    if (spec.moe_pad_expert_input_to_capacity())
+      AddArg(out, "--moe-pad-expert-input-to-capacity");
+  }
+
+  if (spec.moe_shared_expert_overlap())
+    AddArg(out, "--moe-shared-expert-overlap");
+  if (spec.fp8_param_gather()) AddArg(out, "--fp8-param-gather");
+  // The optimizer, whole: a launch line that defines the run takes
+  // Megatron-LM's defaults, which differ from the Bridge recipes'.
+  if (spec.use_distributed_optimizer())
+    AddArg(out, "--use-distributed-optimizer");
+  if (spec.use_precision_aware_optimizer())
+    AddArg(out, "--use-precision-aware-optimizer");
+  if (!spec.main_grads_dtype().empty() && spec.main_grads_dtype() != "fp32")
+    AddArg(out, "--main-grads-dtype", spec.main_grads_dtype());
+  if (!spec.exp_avg_dtype().empty() && spec.exp_avg_dtype() != "fp32")
+    AddArg(out, "--exp-avg-dtype", spec.exp_avg_dtype());
+  if (spec.optimizer_offload_fraction() > 0) {
+    AddArg(out, "--optimizer-cpu-offload");
+    AddArg(out, "--optimizer-offload-fraction",
+           Number(spec.optimizer_offload_fraction()));
+    if (spec.overlap_cpu_optimizer_d2h_h2d())
+      AddArg(out, "--overlap-cpu-optimizer-d2h-h2d");
+  }
+}
+
+// The CUDA graphs, the CP exchange, GC, Megatron-FSDP and offloading.
+void AddGraphCpAndOffloadArgs(const Scenario& spec,
+                              std::vector<std::string>& out) {
+  const std::string& graph = spec.cuda_graph();
+  if (graph.starts_with("te:")) {
+    std::string scopes = graph.substr(3);
+    std::replace(scopes.begin(), scopes.end(), ';', ' ');
+    AddArg(out, "--cuda-graph-impl", "transformer_engine");
+    AddArg(out, "--cuda-graph-scope", scopes);
+  } else if (graph == "full_iteration") {
+    AddArg(out, "--cuda-graph-impl", "local");
+    AddArg(out, "--cuda-graph-scope", "full_iteration");
+  } else if (graph == "local:transformer_layer") {
+    AddArg(out, "--cuda-graph-impl", "local");
+  }
+
+  if (!spec.cp_comm_type().empty() && spec.cp_comm_type() != "p2p")
+    AddArg(out, "--cp-comm-type", spec.cp_comm_type());
+  if (spec.hierarchical_context_parallel_sizes_size() > 0) {
+    std::string sizes;
+    for (int size : spec.hierarchical_context_parallel_sizes()) {
+      if (!sizes.empty()) sizes += ' ';
+      sizes += std::to_string(size);
+    }
+    AddArg(out, "--hierarchical-context-parallel-sizes", sizes);
+  }
+  if (spec.has_manual_gc() && spec.manual_gc()) AddArg(out, "--manual-gc");
+  if (spec.use_megatron_fsdp()) {
+    AddArg(out, "--use-megatron-fsdp");
+    if (!spec.data_parallel_sharding_strategy().empty())
+      AddArg(out, "--data-parallel-sharding-strategy",
+             spec.data_parallel_sharding_strategy());
+  }
+  if (spec.cpu_offloading()) {
+    AddArg(out, "--cpu-offloading");
+    AddArg(out, "--cpu-offloading-num-layers",
+           std::to_string(spec.cpu_offloading_num_layers()));
+  }
+  if (spec.fine_grained_activation_offloading()) {
+    AddArg(out, "--fine-grained-activation-offloading");
+    const std::string modules = util::JoinList(spec.offload_modules(), " ");
+    if (!modules.empty()) AddArg(out, "--offload-modules", modules);
+    if (spec.has_activation_offload_fraction())
+      AddArg(out, "--activation-offload-fraction",
+             Number(spec.activation_offload_fraction()));
+    if (spec.has_min_offloaded_tensor_size())
+      AddArg(out, "--min-offloaded-tensor-size",
+             std::to_string(spec.min_offloaded_tensor_size()));
+  }
+  if (spec.offload_optimizer_states())
+    AddArg(out, "--offload-optimizer-states");
+}
+
+}  // namespace
+
 std::string FormatMegatronArgs(const Scenario& spec) {
   std::vector<std::string> out;
   auto add = [&](std::string flag, std::string value = {}) {
-    out.push_back(value.empty() ? std::move(flag) : flag + " " + value);
+    AddArg(out, std::move(flag), std::move(value));
   };
   const Layout& l = spec.layout();
   add("--tensor-model-parallel-size",
@@ -1450,90 +1560,8 @@ std::string FormatMegatronArgs(const Scenario& spec) {
   }
   if (spec.fp8_dot_product_attention()) add("--fp8-dot-product-attention");
 
-  if (spec.dispatcher() == "deepep" || spec.dispatcher() == "hybridep") {
-    add("--moe-token-dispatcher-type", "flex");
-    add("--moe-flex-dispatcher-backend", spec.dispatcher());
-  } else {
-    add("--moe-token-dispatcher-type", "alltoall");
-  }
-  if (spec.overlap_moe_expert_parallel_comm())
-    add("--overlap-moe-expert-parallel-comm");
-  if (spec.delay_wgrad_compute()) add("--delay-wgrad-compute");
-  if (spec.routing() == "force_balanced") {
-    add("--moe-router-force-load-balancing");
-  } else if (spec.routing() == "tokendrop") {
-    add("--moe-expert-capacity-factor",
-        Number(spec.moe_expert_capacity_factor()));
-    if (spec.moe_pad_expert_input_to_capacity())
-      add("--moe-pad-expert-input-to-capacity");
-  }
-
-  if (spec.moe_shared_expert_overlap()) add("--moe-shared-expert-overlap");
-  if (spec.fp8_param_gather()) add("--fp8-param-gather");
-  // The optimizer, whole: a launch line that defines the run takes
-  // Megatron-LM's defaults, which differ from the Bridge recipes'.
-  if (spec.use_distributed_optimizer()) add("--use-distributed-optimizer");
-  if (spec.use_precision_aware_optimizer())
-    add("--use-precision-aware-optimizer");
-  if (!spec.main_grads_dtype().empty() && spec.main_grads_dtype() != "fp32")
-    add("--main-grads-dtype", spec.main_grads_dtype());
-  if (!spec.exp_avg_dtype().empty() && spec.exp_avg_dtype() != "fp32")
-    add("--exp-avg-dtype", spec.exp_avg_dtype());
-  if (spec.optimizer_offload_fraction() > 0) {
-    add("--optimizer-cpu-offload");
-    add("--optimizer-offload-fraction",
-        Number(spec.optimizer_offload_fraction()));
-    if (spec.overlap_cpu_optimizer_d2h_h2d())
-      add("--overlap-cpu-optimizer-d2h-h2d");
-  }
-
-  const std::string& graph = spec.cuda_graph();
-  if (graph.starts_with("te:")) {
-    std::string scopes = graph.substr(3);
-    std::replace(scopes.begin(), scopes.end(), ';', ' ');
-    add("--cuda-graph-impl", "transformer_engine");
-    add("--cuda-graph-scope", scopes);
-  } else if (graph == "full_iteration") {
-    add("--cuda-graph-impl", "local");
-    add("--cuda-graph-scope", "full_iteration");
-  } else if (graph == "local:transformer_layer") {
-    add("--cuda-graph-impl", "local");
-  }
-
-  if (!spec.cp_comm_type().empty() && spec.cp_comm_type() != "p2p")
-    add("--cp-comm-type", spec.cp_comm_type());
-  if (spec.hierarchical_context_parallel_sizes_size() > 0) {
-    std::string sizes;
-    for (int size : spec.hierarchical_context_parallel_sizes())
-      sizes += (sizes.empty() ? "" : " ") + std::to_string(size);
-    add("--hierarchical-context-parallel-sizes", sizes);
-  }
-  if (spec.has_manual_gc() && spec.manual_gc()) add("--manual-gc");
-  if (spec.use_megatron_fsdp()) {
-    add("--use-megatron-fsdp");
-    if (!spec.data_parallel_sharding_strategy().empty())
-      add("--data-parallel-sharding-strategy",
-          spec.data_parallel_sharding_strategy());
-  }
-  if (spec.cpu_offloading()) {
-    add("--cpu-offloading");
-    add("--cpu-offloading-num-layers",
-        std::to_string(spec.cpu_offloading_num_layers()));
-  }
-  if (spec.fine_grained_activation_offloading()) {
-    add("--fine-grained-activation-offloading");
-    std::string modules;
-    for (const std::string& m : spec.offload_modules())
-      modules += (modules.empty() ? "" : " ") + m;
-    if (!modules.empty()) add("--offload-modules", modules);
-    if (spec.has_activation_offload_fraction())
-      add("--activation-offload-fraction",
-          Number(spec.activation_offload_fraction()));
-    if (spec.has_min_offloaded_tensor_size())
-      add("--min-offloaded-tensor-size",
-          std::to_string(spec.min_offloaded_tensor_size()));
-  }
-  if (spec.offload_optimizer_states()) add("--offload-optimizer-states");
+  AddMoeAndOptimizerArgs(spec, out);
+  AddGraphCpAndOffloadArgs(spec, out);
 
   std::string joined;
   for (const std::string& item : out)
