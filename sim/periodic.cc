@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <map>
 #include <string>
-#include <utility>
+#include <vector>
 
 #include "models/pipeline.h"
 #include "sim/time.h"
@@ -19,6 +19,9 @@ int64_t Period(int pp, int vpp) { return vpp > 1 ? pp : 1; }
 // Sums of many seconds differ in their last bits with the order they were
 // added in; a second difference within this share of the figure is zero.
 constexpr double kRelativeSlack = 1e-9;
+
+// A time on the engine's clock back in whole picoseconds.
+int64_t Picos(double seconds) { return std::llround(seconds * 1e12); }
 
 // Extends figures given at three counts a period apart by `periods` more
 // periods past the third, and remembers whether any was not affine.
@@ -48,11 +51,13 @@ class Affine {
     if (!(a == b && b == c)) ok_ = false;
     return c;
   }
-  // Maps with the same keys, figure by figure.
-  std::map<std::string, double> SumMap(const std::map<std::string, double>& a,
-                                       const std::map<std::string, double>& b,
-                                       const std::map<std::string, double>& c) {
-    std::map<std::string, double> out;
+  // Maps with the same keys, figure by figure (`extend` for one figure).
+  template <typename V, typename Extend>
+  std::map<std::string, V> Map(const std::map<std::string, V>& a,
+                               const std::map<std::string, V>& b,
+                               const std::map<std::string, V>& c,
+                               Extend extend) {
+    std::map<std::string, V> out;
     if (a.size() != c.size() || b.size() != c.size()) ok_ = false;
     for (const auto& [key, value] : c) {
       const auto ia = a.find(key), ib = b.find(key);
@@ -60,9 +65,15 @@ class Affine {
         ok_ = false;
         continue;
       }
-      out[key] = Sum(ia->second, ib->second, value);
+      out[key] = extend(ia->second, ib->second, value);
     }
     return out;
+  }
+  std::map<std::string, double> SumMap(const std::map<std::string, double>& a,
+                                       const std::map<std::string, double>& b,
+                                       const std::map<std::string, double>& c) {
+    return Map(a, b, c,
+               [this](double x, double y, double z) { return Sum(x, y, z); });
   }
   CommTime Comm(const CommTime& a, const CommTime& b, const CommTime& c) {
     return {Sum(a.total_s, b.total_s, c.total_s),
@@ -70,7 +81,6 @@ class Affine {
   }
 
  private:
-  static int64_t Picos(double seconds) { return std::llround(seconds * 1e12); }
   int64_t periods_;
   bool ok_ = true;
 };
@@ -138,9 +148,9 @@ std::optional<std::array<int64_t, 3>> PeriodicSamples(int pp, int vpp,
                                                       int64_t at_least) {
   const int64_t period = Period(pp, vpp);
   // Stage 0's warmup is the longest: its forwards before the first
-  // backward (models::OneFOneBSchedule::warmup), in micro-batches.
+  // backward, in micro-batches.
   const int64_t warmup_steps =
-      vpp == 1 ? pp - 1 : int64_t{pp - 1} * 2 + int64_t{vpp - 1} * pp;
+      models::OneFOneBSchedule(0, pp, vpp, microbatches).warmup();
   const int64_t warmup = (warmup_steps + vpp - 1) / vpp;
   const int64_t least =
       std::max(warmup + kPeriodicWarmupPeriods * period, at_least);
@@ -202,9 +212,7 @@ std::optional<StepResult> ExtrapolateStep(const StepResult& a,
                                           std::optional<Time> shift) {
   const int64_t period = samples[2] - samples[1];
   Affine f((microbatches - samples[2]) / period);
-  if (a.comm_s.size() != c.comm_s.size() ||
-      b.comm_s.size() != c.comm_s.size() ||
-      a.stages.size() != c.stages.size() ||
+  if (a.stages.size() != c.stages.size() ||
       b.stages.size() != c.stages.size() || a.ranks.size() != c.ranks.size() ||
       b.ranks.size() != c.ranks.size()) {
     return std::nullopt;
@@ -213,11 +221,9 @@ std::optional<StepResult> ExtrapolateStep(const StepResult& a,
   out.step_time_s = f.Instant(a.step_time_s, b.step_time_s, c.step_time_s);
   out.host_idle_s = f.Sum(a.host_idle_s, b.host_idle_s, c.host_idle_s);
   out.host_busy_s = f.Sum(a.host_busy_s, b.host_busy_s, c.host_busy_s);
-  for (const auto& [kind, comm] : c.comm_s) {
-    const auto ia = a.comm_s.find(kind), ib = b.comm_s.find(kind);
-    if (ia == a.comm_s.end() || ib == b.comm_s.end()) return std::nullopt;
-    out.comm_s[kind] = f.Comm(ia->second, ib->second, comm);
-  }
+  out.comm_s = f.Map(a.comm_s, b.comm_s, c.comm_s,
+                     [&f](const CommTime& x, const CommTime& y,
+                          const CommTime& z) { return f.Comm(x, y, z); });
   out.critical_path_s =
       f.SumMap(a.critical_path_s, b.critical_path_s, c.critical_path_s);
   out.time_by_op_class_s = f.SumMap(a.time_by_op_class_s, b.time_by_op_class_s,
@@ -236,8 +242,7 @@ std::optional<StepResult> ExtrapolateStep(const StepResult& a,
   out.warnings = f.Same(a.warnings, b.warnings, c.warnings);
   out.cp_ring = f.Same(a.cp_ring, b.cp_ring, c.cp_ring);
   if (!f.ok()) return std::nullopt;
-  if (!shift || shift->picos() != std::llround(c.step_time_s * 1e12) -
-                                      std::llround(b.step_time_s * 1e12)) {
+  if (!shift || shift->picos() != Picos(c.step_time_s) - Picos(b.step_time_s)) {
     return std::nullopt;
   }
   // Affine at three counts is not yet the steady state when a stream works

@@ -394,9 +394,8 @@ util::Result<StepResult> PlayOut(const scenarios::ResolvedScenario& s,
   if (auto warning = CpRingWarning(s, out.cp_ring)) {
     out.warnings.push_back(*std::move(warning));
   }
-  const models::MemoryEstimate memory =
-      models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
-                             s.system.gpu().memory_gib() * models::kGiB);
+  // The memory model's stages, estimated once per step (StepBuilder).
+  const models::MemoryEstimate& memory = builder.Memory();
   for (int r = 0; r < builder.num_stages(); ++r) {
     const int lane = builder.LaneIndex(r, 0);
     const int compute =

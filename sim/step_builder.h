@@ -110,6 +110,10 @@ class StepBuilder {
   int LaneIndex(int r, int l) const { return r * lanes_per_stage_ + l; }
   // Seconds of compute-stream work of op class `name` on lane `lane`.
   double ClassSeconds(int lane, const std::string& name) const;
+  // The memory model's estimate of this scenario (offload bytes, and the
+  // stages' static bytes for MemoryTimeline), made once; its capacity and
+  // verdict are not set.
+  const models::MemoryEstimate& Memory();
   // The forward p2p CP ring whose hop outlasts its attention tile the most
   // (the largest hop / tile over the priced layers); nullopt without one.
   const std::optional<RingBalance>& cp_ring() const { return cp_ring_; }
@@ -201,8 +205,6 @@ class StepBuilder {
       int r, const RankContext& rank);
   void PlanBuckets(const std::vector<Item>& items, Chunk& chunk) const;
   void PlanOffload(int r, Chunk& chunk);
-  // The memory model's estimate of this scenario (offload bytes), made once.
-  const models::MemoryEstimate& Memory();
   void PlanFineGrainedOffload(int r, int c, Chunk& chunk);
   void PlanStepHost(int r);
   TimedOp ParamGather(const Stage& st, const Bucket& bucket) const;

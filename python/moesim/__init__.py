@@ -12,6 +12,7 @@ validations use their own threads as the command does. Bad input raises
 `moesim.Error` with the command's one line (the file or flag, the field
 and the rule).
 """
+import copy
 import json
 import os
 import shlex
@@ -139,7 +140,7 @@ class Result:
 
     def to_dict(self):
         """Every field, as the command's --json prints it."""
-        return json.loads(json.dumps(self._data))
+        return copy.deepcopy(self._data)
 
     def __repr__(self):
         keys = ", ".join(list(self._data)[:6])
