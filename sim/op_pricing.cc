@@ -162,171 +162,285 @@ double CpElementBytes(Dtype attention_dtype) {
 //    uint8 on steps 0..cp-2, each step's dK/dV stays in a per-step buffer,
 //    and one all-to-all over the CP group returns them at the last step;
 //    the dQ / dK/dV partial sums are reduced after the loop.
-void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
-             const std::vector<int>& hop_pair, bool backward,
-             const RankContext& rank, Builder& b) {
-  const calibration::CostModel& costs = *rank.costs;
-  const int64_t local = a.seq_q;  // the rank's two chunks
-  const int64_t chunk = local / 2;
-  const Estimate diagonal = costs.Attention(
-      Shape(a, local, local, a.causal, rank.attention_dtype), backward);
-  const Estimate lower = costs.Attention(
-      Shape(a, local, chunk, false, rank.attention_dtype), backward);
-  const Estimate upper = costs.Attention(
-      Shape(a, chunk, local, false, rank.attention_dtype), backward);
-  const Estimate& tile = lower.seconds >= upper.seconds ? lower : upper;
-  const double tokens = static_cast<double>(a.batch) * local;
-  const double element = CpElementBytes(rank.attention_dtype);
-  const bool fp8 = rank.attention_dtype == Dtype::kFp8;
-  const double kv_elements =
-      tokens * a.heads_kv * (a.head_dim_qk + a.head_dim_v);
-  const double kv_bytes = kv_elements * element;
-  const double q_bytes = tokens * a.heads_q * a.head_dim_qk * kBf16Bytes;
-  const double dkv_bytes = kv_elements * kBf16Bytes;
+// What a ring's steps cost: the kernels, the bytes a hop moves, and each
+// piece's host calls.
+struct RingCosts {
+  Estimate diagonal, tile;  // tile: the slower of the two off-diagonal tiles
+  Estimate lse, out_fix;    // forward corrections
+  // Backward accumulations: the diagonal step's, and the slower rank's per
+  // tile (a lower tile adds a full dQ and half a dK/dV, an upper one half a
+  // dQ and a full dK/dV; an add reads both operands and writes one, 3 x the
+  // bytes).
+  Estimate dq_full, dkv_full, dq_tile, dkv_tile;
+  double tokens = 0;  // the rank's two chunks, over the batch
+  double kv_elements = 0, kv_bytes = 0, q_bytes = 0, dkv_bytes = 0;
+  bool fp8 = false;
   // Host calls per step (context_parallel.py): the ring exchange is
   // torch.empty_like for the receive buffer, the isend/irecv pair and the
   // req.wait(); a step is the q/k/v slicing views and the fused-attention
   // call; a correction or accumulation is one fused (jit) call.
   HostCalls hop_calls, step_calls, fix_calls;
-  hop_calls.torch = 4;
-  step_calls.torch = 1;
-  step_calls.views = 3;
-  fix_calls.torch = 1;
-  auto hop = [&](int step, double bytes, const char* what) {
-    TimedOp t = SendRecvOp(rank, hop_pair, bytes, StreamKind::kCp,
-                           name + " cp " + what + " " + std::to_string(step));
-    t.calls = hop_calls;
+};
+
+RingCosts RingCostsOf(const models::AttentionWork& a, bool backward,
+                      const RankContext& rank) {
+  const calibration::CostModel& costs = *rank.costs;
+  const int64_t local = a.seq_q;  // the rank's two chunks
+  const int64_t chunk = local / 2;
+  RingCosts c;
+  c.diagonal = costs.Attention(
+      Shape(a, local, local, a.causal, rank.attention_dtype), backward);
+  const Estimate lower = costs.Attention(
+      Shape(a, local, chunk, false, rank.attention_dtype), backward);
+  const Estimate upper = costs.Attention(
+      Shape(a, chunk, local, false, rank.attention_dtype), backward);
+  c.tile = lower.seconds >= upper.seconds ? lower : upper;
+  c.tokens = static_cast<double>(a.batch) * local;
+  c.fp8 = rank.attention_dtype == Dtype::kFp8;
+  c.kv_elements = c.tokens * a.heads_kv * (a.head_dim_qk + a.head_dim_v);
+  c.kv_bytes = c.kv_elements * CpElementBytes(rank.attention_dtype);
+  c.q_bytes = c.tokens * a.heads_q * a.head_dim_qk * kBf16Bytes;
+  c.dkv_bytes = c.kv_elements * kBf16Bytes;
+  if (!backward) {
+    c.lse = costs.MemoryBound(
+        "copy", 3.0 * static_cast<double>(a.batch) * a.heads_q * local * 4);
+    // Read the step's partial output and the running `out`, write `out`.
+    c.out_fix = costs.MemoryBound(
+        "copy", 3.0 * c.tokens * a.heads_q * a.head_dim_v * kBf16Bytes);
+  } else {
+    c.dq_full = costs.MemoryBound("copy", 3.0 * c.q_bytes);
+    c.dkv_full = costs.MemoryBound("copy", 3.0 * c.dkv_bytes);
+    const Estimate dq_half = costs.MemoryBound("copy", 1.5 * c.q_bytes);
+    const Estimate dkv_half = costs.MemoryBound("copy", 1.5 * c.dkv_bytes);
+    const bool lower_slower = c.dq_full.seconds + dkv_half.seconds >=
+                              dq_half.seconds + c.dkv_full.seconds;
+    c.dq_tile = lower_slower ? c.dq_full : dq_half;
+    c.dkv_tile = lower_slower ? dkv_half : c.dkv_full;
+  }
+  c.hop_calls.torch = 4;
+  c.step_calls.torch = 1;
+  c.step_calls.views = 3;
+  c.fix_calls.torch = 1;
+  return c;
+}
+
+// "3", or "1 .. 254" for a run of merged steps.
+std::string StepLabel(int first, int count) {
+  std::string label = std::to_string(first);
+  if (count > 1) label += " .. " + std::to_string(first + count - 1);
+  return label;
+}
+
+// A ring's ops as they are added: each op stands for `count` identical
+// steps (1 unless MergedSteps), its length and host calls summed; the
+// deps it names (the ring's entry, the compute chain's last op, the
+// exchange in flight) become the template's, kEntry ones dropped.
+class RingOps {
+ public:
+  RingOps(const std::string& name, const std::vector<int>& hop_pair,
+          const RingCosts& c, const RankContext& rank, Builder& b)
+      : name_(name),
+        pair_(hop_pair),
+        c_(c),
+        rank_(rank),
+        b_(b),
+        entry_(b.last()) {}
+
+  TimedOp Hop(const std::string& label, double bytes, const char* what) const {
+    TimedOp t = SendRecvOp(rank_, pair_, bytes, StreamKind::kCp,
+                           name_ + " cp " + what + " " + label);
+    t.calls = c_.hop_calls;
     return t;
-  };
-  auto kernel = [&](std::string label, const char* category, const Estimate& e,
-                    const HostCalls& calls) {
-    TimedOp t = ComputeOp(name + label, category, e);
+  }
+  TimedOp Kernel(const std::string& label, const char* category,
+                 const Estimate& e, const HostCalls& calls) const {
+    TimedOp t = ComputeOp(name_ + label, category, e);
     t.calls = calls;
     return t;
-  };
-  const int entry = b.last();
-  int block = kEntry;     // the last compute-stream op
-  int transfer = kEntry;  // the exchange in flight
-  auto after = [&](std::initializer_list<int> deps) {
+  }
+  std::vector<int> After(std::initializer_list<int> deps) const {
     std::vector<int> out;
     for (int d : deps) {
       if (d != kEntry) out.push_back(d);
     }
-    if (out.empty()) out.push_back(entry);
+    if (out.empty()) out.push_back(entry_);
     return out;
-  };
-  // Step `step`'s attention kernel, once the previous kernel and the
-  // exchange that brought its K/V are done.
-  auto add_tile = [&](int step) {
-    TimedOp compute =
-        kernel(step == 0 ? " diag" : " step " + std::to_string(step),
-               "attention", step == 0 ? diagonal : tile, step_calls);
-    compute.deps = after({block, transfer});
-    block = b.Add(std::move(compute));
-  };
-  if (!backward) {
-    RingBalance balance;
-    balance.ring = ring;
-    balance.members_per_domain =
-        rank.shapes[static_cast<int>(models::Group::kCp)].members_per_domain;
-    balance.tile_s = tile.seconds;
-    balance.hop_s = topology::EstimateCollective(
-                        *rank.network, Collective::kSendRecv,
-                        topology::ShapeOf(hop_pair, *rank.cluster), kv_bytes)
-                        .seconds;
-    balance.crosses_domains =
-        hop_pair.size() == 2 && rank.cluster->DomainOf(hop_pair[0]) !=
-                                    rank.cluster->DomainOf(hop_pair[1]);
-    b.set_ring(balance);
-    const Estimate lse = costs.MemoryBound(
-        "copy", 3.0 * static_cast<double>(a.batch) * a.heads_q * local * 4);
-    for (int step = 0; step < ring; ++step) {
-      int next_transfer = kEntry;
-      if (step + 1 < ring) {
-        TimedOp t = hop(step + 1, kv_bytes, "kv hop");
-        t.deps = after({entry, transfer});
-        next_transfer = b.Add(std::move(t));
-      }
-      add_tile(step);
-      if (step > 0) {
-        TimedOp fix = kernel(" lse correction " + std::to_string(step),
-                             "memory_bound", lse, fix_calls);
-        fix.deps = {block};
-        block = b.Add(std::move(fix));
-      }
-      transfer = next_transfer;
-    }
-    // Read the step's partial output and the running `out`, write `out`.
-    const Estimate out_fix = costs.MemoryBound(
-        "copy", 3.0 * tokens * a.heads_q * a.head_dim_v * kBf16Bytes);
-    for (int step = 0; step < ring; ++step) {
-      TimedOp fix = kernel(" out correction " + std::to_string(step),
-                           "memory_bound", out_fix, fix_calls);
-      fix.deps = {block};
-      block = b.Add(std::move(fix));
-    }
-    b.set_last(block);
-    return;
   }
-  // Backward. The slower rank's accumulations per tile: a lower tile adds a
-  // full dQ and half a dK/dV, an upper one half a dQ and a full dK/dV; an
-  // add reads both operands and writes one (3 x the bytes).
-  const Estimate dq_full = costs.MemoryBound("copy", 3.0 * q_bytes);
-  const Estimate dq_half = costs.MemoryBound("copy", 1.5 * q_bytes);
-  const Estimate dkv_full = costs.MemoryBound("copy", 3.0 * dkv_bytes);
-  const Estimate dkv_half = costs.MemoryBound("copy", 1.5 * dkv_bytes);
-  const bool lower_slower =
-      dq_full.seconds + dkv_half.seconds >= dq_half.seconds + dkv_full.seconds;
-  for (int step = 0; step < ring; ++step) {
+  int Add(TimedOp op, int count, std::vector<int> deps) {
+    op.steps = count;
+    op.duration = op.duration * count;
+    const HostCalls one = op.calls;
+    for (int i = 1; i < count; ++i) op.calls += one;
+    op.deps = std::move(deps);
+    return b_.Add(std::move(op));
+  }
+  // Steps [step, step + count)'s attention kernels, once the previous
+  // kernel and the exchange that brought the first one's K/V are done.
+  void AddTiles(int step, int count) {
+    block = Add(
+        Kernel(step == 0 ? " diag" : " step " + StepLabel(step, count),
+               "attention", step == 0 ? c_.diagonal : c_.tile, c_.step_calls),
+        count, After({block, transfer}));
+  }
+  // A correction or accumulation after the compute chain's last op.
+  void AddFix(const char* what, int step, int count, const Estimate& e) {
+    block = Add(
+        Kernel(what + StepLabel(step, count), "memory_bound", e, c_.fix_calls),
+        count, {block});
+  }
+  int entry() const { return entry_; }
+
+  int block = kEntry;     // the last compute-stream op
+  int transfer = kEntry;  // the exchange in flight
+
+ private:
+  const std::string& name_;
+  const std::vector<int>& pair_;
+  const RingCosts& c_;
+  const RankContext& rank_;
+  Builder& b_;
+  const int entry_;
+};
+
+// How many of the ring's steady steps, from step 1, are added as one op of
+// each kind, that many times as long (0: none, every step its own ops).
+// Steps 1 .. ring - 2 are identical: the same tile, corrections and hop.
+// With fixed op lengths (the analytical network) the ring is a max-plus
+// recurrence per step; writing h_s for the end of the hop that brings step
+// s's K/V and b_s for the end of step s's compute, with P the compute and
+// H the hop of a steady step:
+//  - forward, the hops run back to back (h_s = h_1 + (s - 1) H) and
+//    b_s = max(b_{s-1}, h_s) + P;
+//  - backward, step s's message and tile both wait for step s - 1, so
+//    b_s = max(b_{s-1}, m_{s-1}) + max(P, H) + (the dK/dV add after the
+//    message).
+// Steps 1 .. k - 1 (k = ring - 2) merged into one hop op and one op per
+// kernel, with the same deps as step 1's, end where step k - 1's compute
+// would have, or earlier only where step k waits for its hop anyway
+// (forward: b_{k-1} <= max(b'_{k-1}, h_{k-1} + P) and h_{k-1} + P <= h_k when
+// H >= P); steps k and ring - 1 are added alone, so every op after the ring
+// starts and ends exactly as before. What is not the same: inside the ring
+// an exposed ring's compute (H > P) is one block rather than P of every H,
+// so the busy time of another stream running beside the ring (a PP send, a
+// DP reduce-scatter) may overlap it differently; a hidden ring (H <= P)
+// keeps its compute back to back and its exchange inside it, as before.
+// Left step by step: the trace (merge_ring_steps off: it shows every step),
+// a flow-network hop (its length is not known here), a straggler (its
+// slowdown rounds per op), and rings under 5 steps.
+int MergedSteps(const RankContext& rank, int ring) {
+  const bool merge = rank.merge_ring_steps && !rank.flow_network &&
+                     rank.compute_slowdown == 1 && ring >= 5;
+  return merge ? ring - 3 : 0;
+}
+
+// The forward ring (AddRing): hop s + 1 is sent at the top of step s, once
+// the previous one is done; tile s waits for hop s.
+void AddForwardRing(const std::string& name, const RingCosts& c, int ring,
+                    int merged, const std::vector<int>& hop_pair,
+                    const RankContext& rank, Builder& b) {
+  RingOps ops(name, hop_pair, c, rank, b);
+  for (int step = 0; step < ring;) {
+    const int count = merged > 0 && step == 1 ? merged : 1;
+    int next_transfer = kEntry;
+    if (step + count < ring) {
+      next_transfer =
+          ops.Add(ops.Hop(StepLabel(step + 1, count), c.kv_bytes, "kv hop"),
+                  count, ops.After({ops.entry(), ops.transfer}));
+    }
+    ops.AddTiles(step, count);
+    if (step > 0) ops.AddFix(" lse correction ", step, count, c.lse);
+    ops.transfer = next_transfer;
+    step += count;
+  }
+  // One output correction per step after the loop; the last alone ends the
+  // ring (and may end a host segment).
+  if (merged > 0) ops.AddFix(" out correction ", 0, ring - 1, c.out_fix);
+  for (int step = merged > 0 ? ring - 1 : 0; step < ring; ++step) {
+    ops.AddFix(" out correction ", step, 1, c.out_fix);
+  }
+  b.set_last(ops.block);
+}
+
+// The backward ring (AddRing): step s's message leaves once the step before
+// is done; tile s waits for the message of step s - 1.
+void AddBackwardRing(const std::string& name, const RingCosts& c, int ring,
+                     int merged, const std::vector<int>& hop_pair,
+                     const RankContext& rank, Builder& b) {
+  RingOps ops(name, hop_pair, c, rank, b);
+  for (int step = 0; step < ring;) {
+    const int count = merged > 0 && step == 1 ? merged : 1;
     // This step's message: K/V for the next step (not after the last) and,
     // after the first, the dK/dV accumulated so far.
-    const bool sends_kv = step + 1 < ring;
-    const bool sends_dkv = !fp8 && step > 0;
+    const bool sends_kv = step + count < ring;
+    const bool sends_dkv = !c.fp8 && step > 0;
     const double bytes =
-        (sends_kv ? kv_bytes : 0) + (sends_dkv ? dkv_bytes : 0);
+        (sends_kv ? c.kv_bytes : 0) + (sends_dkv ? c.dkv_bytes : 0);
     int message = kEntry;
     if (bytes > 0) {
-      TimedOp t = hop(step, bytes, sends_dkv ? "kv+dkv hop" : "kv hop");
-      if (!sends_kv) t.name = name + " cp dkv hop " + std::to_string(step);
-      t.deps = after({entry, transfer, block});
-      message = b.Add(std::move(t));
+      const char* what = !sends_kv   ? "dkv hop"
+                         : sends_dkv ? "kv+dkv hop"
+                                     : "kv hop";
+      message = ops.Add(ops.Hop(StepLabel(step, count), bytes, what), count,
+                        ops.After({ops.entry(), ops.transfer, ops.block}));
     }
-    add_tile(step);
+    ops.AddTiles(step, count);
     const bool diag = step == 0;
-    TimedOp dq = kernel(" dq add " + std::to_string(step), "memory_bound",
-                        diag || lower_slower ? dq_full : dq_half, fix_calls);
-    dq.deps = {block};
-    block = b.Add(std::move(dq));
-    if (!fp8) {
-      TimedOp dkv =
-          kernel(" dkv add " + std::to_string(step), "memory_bound",
-                 diag || !lower_slower ? dkv_full : dkv_half, fix_calls);
-      dkv.deps = after({block, message});
-      block = b.Add(std::move(dkv));
+    ops.AddFix(" dq add ", step, count, diag ? c.dq_full : c.dq_tile);
+    if (!c.fp8) {
+      const TimedOp dkv =
+          ops.Kernel(" dkv add " + StepLabel(step, count), "memory_bound",
+                     diag ? c.dkv_full : c.dkv_tile, c.fix_calls);
+      ops.block = ops.Add(dkv, count, ops.After({ops.block, message}));
     }
-    transfer = message;
+    ops.transfer = message;
+    step += count;
   }
-  if (fp8) {
+  if (c.fp8) {
     // The per-step dK/dV (uint8) go home in one all-to-all, then the
     // partial dQ and dK/dV of the cp steps are summed.
     TimedOp t = Transfer(rank, Collective::kAllToAll,
                          rank.groups[static_cast<int>(models::Group::kCp)],
                          rank.shapes[static_cast<int>(models::Group::kCp)],
-                         ring * kv_elements, StreamKind::kCp,
+                         ring * c.kv_elements, StreamKind::kCp,
                          name + " cp dkv all-to-all");
     t.group = models::Group::kCp;
-    t.calls = hop_calls;
-    t.deps = after({block, transfer});
-    const int home = b.Add(std::move(t));
-    TimedOp sum = kernel(
-        " dq dkv sum", "memory_bound",
-        costs.MemoryBound("copy", ring * (q_bytes / kBf16Bytes + kv_elements) +
-                                      q_bytes + dkv_bytes),
-        fix_calls);
-    sum.deps = {home, block};
-    block = b.Add(std::move(sum));
+    t.calls = c.hop_calls;
+    const int home =
+        ops.Add(std::move(t), 1, ops.After({ops.block, ops.transfer}));
+    const Estimate sum = rank.costs->MemoryBound(
+        "copy", ring * (c.q_bytes / kBf16Bytes + c.kv_elements) + c.q_bytes +
+                    c.dkv_bytes);
+    ops.block =
+        ops.Add(ops.Kernel(" dq dkv sum", "memory_bound", sum, c.fix_calls), 1,
+                {home, ops.block});
   }
-  b.set_last(block);
+  b.set_last(ops.block);
+}
+
+void AddRing(const std::string& name, const models::AttentionWork& a, int ring,
+             const std::vector<int>& hop_pair, bool backward,
+             const RankContext& rank, Builder& b) {
+  const RingCosts c = RingCostsOf(a, backward, rank);
+  const int merged = MergedSteps(rank, ring);
+  if (backward) {
+    AddBackwardRing(name, c, ring, merged, hop_pair, rank, b);
+    return;
+  }
+  RingBalance balance;
+  balance.ring = ring;
+  balance.members_per_domain =
+      rank.shapes[static_cast<int>(models::Group::kCp)].members_per_domain;
+  balance.tile_s = c.tile.seconds;
+  balance.hop_s = topology::EstimateCollective(
+                      *rank.network, Collective::kSendRecv,
+                      topology::ShapeOf(hop_pair, *rank.cluster), c.kv_bytes)
+                      .seconds;
+  balance.crosses_domains =
+      hop_pair.size() == 2 && rank.cluster->DomainOf(hop_pair[0]) !=
+                                  rank.cluster->DomainOf(hop_pair[1]);
+  balance.merged_steps = merged;
+  b.set_ring(balance);
+  AddForwardRing(name, c, ring, merged, hop_pair, rank, b);
 }
 
 // Core attention with context parallelism, by Megatron's --cp-comm-type:
@@ -947,7 +1061,9 @@ util::Result<OpTemplate> PriceOps(const std::vector<LayerOp>& ops,
     // steps are one call each (TE's Python loop over the ring).
     if (op.kind != OpKind::kDispatch && b.size() > before) {
       b.at(before).calls = LayerOpHostCalls(op, host);
-      for (size_t i = before + 1; i < b.size(); ++i) b.at(i).calls.torch = 1;
+      for (size_t i = before + 1; i < b.size(); ++i) {
+        b.at(i).calls.torch = b.at(i).steps;
+      }
     }
     // A dispatch keeps kMoePreprocess only for the alltoall dispatcher's
     // preprocessing and permute (its first op, before the all-to-all, in a

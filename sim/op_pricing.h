@@ -97,6 +97,9 @@ struct TimedOp {
   // step, a dispatch): the full-rank replay joins the members' instances
   // (Engine::Join). Empty: the rank's own op (compute, a PP send).
   std::optional<models::Group> group;
+  // Identical steps of a p2p CP ring this op stands for (MergedSteps in
+  // op_pricing.cc): its length and host calls are that many steps'.
+  int steps = 1;
   // Set by the replay when it interns the name and category (-1: not yet).
   int32_t name_id = -1;
   int16_t category_id = -1;
@@ -111,8 +114,11 @@ struct TimedOp {
 struct RingBalance {
   double hop_s = 0, tile_s = 0;
   bool crosses_domains = false;  // the slowest hop leaves the NVLink domain
-  int ring = 0;                  // ranks on the ring
-  int members_per_domain = 0;    // of the whole CP group, per NVLink domain
+  // Steady steps of each ring added as one run of ops (op_pricing.cc,
+  // MergedSteps); 0: every step its own ops.
+  int merged_steps = 0;
+  int ring = 0;                // ranks on the ring
+  int members_per_domain = 0;  // of the whole CP group, per NVLink domain
   bool operator==(const RingBalance&) const = default;
 };
 
@@ -180,6 +186,11 @@ struct RankContext {
   // --moe-shared-expert-overlap with EP > 1: PriceOps runs each pass's
   // shared-expert ops beside the pass's first EP token exchange.
   bool shared_expert_overlap = false;
+  // A p2p ring's identical steady steps may be added as one run of ops
+  // (op_pricing.cc, MergedSteps): ReplayOptions::merge_ring_steps, off for
+  // the trace, which shows every step, and with EP overlap, whose stretch
+  // of the compute beside an all-to-all rounds per op.
+  bool merge_ring_steps = false;
 };
 
 // Template of `ops` (one pass of one layer, in order). Errors name the

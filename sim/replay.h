@@ -116,6 +116,10 @@ struct ReplayOptions {
   // Replay three counts of micro-batches and extend them when the step is
   // periodic (sim/periodic.h); false: replay every micro-batch.
   bool periodic = true;
+  // Add a p2p CP ring's steady steps as one run of ops (op_pricing.cc,
+  // MergedSteps): every op after the ring starts and ends as with each
+  // step replayed; false: each step its own ops (as with `trace`).
+  bool merge_ring_steps = true;
   // Full mode only; a rank named twice takes the larger factor.
   std::vector<Straggler> stragglers;
   // Called once, before the replay starts, when full mode is estimated to

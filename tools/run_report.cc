@@ -1,15 +1,11 @@
 #include "tools/run_report.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 
-#include "scenarios/limits.h"
 #include "sim/step_stats.h"
 #include "tools/text_format.h"
-#include "util/message.h"
 #include "util/output.h"
 
 namespace moesim::tools {
@@ -25,78 +21,6 @@ double Hidden(const sim::CommTime& c) {
 }
 
 }  // namespace
-
-void AddRunFlags(CLI::App& app, RunFlags& f) {
-  AddScenarioFlags(app, f.scenario);
-  app.add_flag("--json", f.json, "Print JSON instead of tables");
-  app.add_option("--trace", f.trace_file,
-                 "Write the step's timeline as Chrome trace-event JSON "
-                 "(opens in ui.perfetto.dev)");
-  app.add_option("--network", f.network,
-                 "analytical (alpha-beta per collective, default) or flow "
-                 "(flows share links by max-min fairness)")
-      ->check(CLI::IsMember({"analytical", "flow"}));
-  app.add_flag("--full", f.full,
-               "Replay every GPU rank (not one per stage): imbalance, "
-               "stragglers, a check of the symmetric mode; up to " +
-                   std::to_string(sim::kMaxFullRanks) + " GPUs");
-  app.add_flag("--every-microbatch", f.every_microbatch,
-               "Replay every micro-batch; by default a step of many is "
-               "extended from three shorter replays when its steady state "
-               "is periodic (docs/replay.md)");
-  app.add_option("--straggler", f.stragglers,
-                 "RANK:FACTOR: that GPU's kernels take FACTOR (>= 1) times "
-                 "longer; repeatable; needs --full")
-      ->allow_extra_args(false);
-  app.add_option("--calibration", f.calibration_file,
-                 "Apply a calibration profile (.textproto, as `moesim "
-                 "calibrate fit` writes)");
-}
-
-util::Result<std::vector<sim::Straggler>> ParseStragglers(const RunFlags& f,
-                                                          int num_gpus) {
-  constexpr std::string_view kFlag = "--straggler";
-  std::vector<sim::Straggler> out;
-  if (!f.stragglers.empty() && !f.full) {
-    return std::unexpected(FlagError(
-        kFlag, "needs --full (only the full mode replays each rank)"));
-  }
-  for (const std::string& value : f.stragglers) {
-    const size_t colon = value.find(':');
-    const std::string rank_text = value.substr(0, colon);
-    int64_t rank = -1;
-    auto [end, ec] = std::from_chars(rank_text.data(),
-                                     rank_text.data() + rank_text.size(), rank);
-    if (colon == std::string::npos || rank_text.empty() || ec != std::errc() ||
-        end != rank_text.data() + rank_text.size()) {
-      return std::unexpected(FlagError(
-          kFlag, "must be RANK:FACTOR (e.g. 12:1.5), got '" + value + "'"));
-    }
-    const std::string factor_text = value.substr(colon + 1);
-    char* factor_end = nullptr;
-    const double factor = std::strtod(factor_text.c_str(), &factor_end);
-    if (factor_text.empty() ||
-        factor_end != factor_text.c_str() + factor_text.size()) {
-      return std::unexpected(FlagError(
-          kFlag, "must be RANK:FACTOR (e.g. 12:1.5), got '" + value + "'"));
-    }
-    if (!std::isfinite(factor) || factor < 1 ||
-        factor > scenarios::kMaxStragglerFactor) {
-      return std::unexpected(FlagError(
-          kFlag,
-          "factor must be a number in [1, " +
-              std::to_string(static_cast<int>(scenarios::kMaxStragglerFactor)) +
-              "], got '" + util::Excerpt(factor_text) + "'"));
-    }
-    if (rank < 0 || rank >= num_gpus) {
-      return std::unexpected(
-          FlagError(kFlag, "rank " + rank_text + " must be a GPU rank in [0, " +
-                               std::to_string(num_gpus) + ")"));
-    }
-    out.push_back({static_cast<int>(rank), factor});
-  }
-  return out;
-}
 
 util::Result<RunReport> BuildRunReport(const scenarios::ResolvedScenario& s,
                                        const sim::ReplayOptions& options,
@@ -131,6 +55,13 @@ std::string FormatRunText(const scenarios::ResolvedScenario& s,
         static_cast<long long>((*samples)[1]),
         static_cast<long long>((*samples)[2]),
         static_cast<long long>(s.training.num_microbatches()));
+  }
+  if (st.cp_ring && st.cp_ring->merged_steps > 0) {
+    out += Format(
+        "p2p CP ring: steps 1-%d of each %d-step ring run as one, every op "
+        "after it as if replayed step by step (--every-ring-step replays "
+        "each)\n",
+        st.cp_ring->merged_steps, st.cp_ring->ring);
   }
   out += "\n";
   out += Format("step time            %10.3f s\n", st.step_time_s);
@@ -351,11 +282,12 @@ std::string FormatRunJson(const scenarios::ResolvedScenario& s,
   }
   field("defaults_used", JsonList(s.defaults_used));
   if (const std::optional<sim::RingBalance>& ring = st.cp_ring; ring) {
-    field("cp_ring", "{\"ranks\": " + JsonNumber(ring->ring) +
-                         ", \"hop_s\": " + JsonNumber(ring->hop_s) +
-                         ", \"tile_s\": " + JsonNumber(ring->tile_s) +
-                         ", \"crosses_domains\": " +
-                         (ring->crosses_domains ? "true" : "false") + "}");
+    field("cp_ring",
+          "{\"ranks\": " + JsonNumber(ring->ring) +
+              ", \"hop_s\": " + JsonNumber(ring->hop_s) + ", \"tile_s\": " +
+              JsonNumber(ring->tile_s) + ", \"crosses_domains\": " +
+              (ring->crosses_domains ? "true" : "false") +
+              ", \"merged_steps\": " + JsonNumber(ring->merged_steps) + "}");
   }
   std::vector<std::string> warnings = s.warnings;
   warnings.insert(warnings.end(), st.warnings.begin(), st.warnings.end());
@@ -394,6 +326,7 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
   options.trace = !f.trace_file.empty();
   options.full = f.full;
   options.periodic = !f.every_microbatch;
+  options.merge_ring_steps = !f.every_ring_step;
   options.stragglers = std::move(*stragglers);
   options.notice = [](const std::string& text) {
     std::fprintf(stderr, "moesim: note: %s\n", text.c_str());

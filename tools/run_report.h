@@ -26,6 +26,9 @@ struct RunFlags {
   bool full = false;  // --full: replay every rank
   // --every-microbatch: no periodic steady-state shortcut (sim/periodic.h)
   bool every_microbatch = false;
+  // --every-ring-step: each p2p CP ring step its own ops
+  // (sim::ReplayOptions::merge_ring_steps off)
+  bool every_ring_step = false;
   // --straggler RANK:FACTOR, repeatable; needs --full.
   std::vector<std::string> stragglers;
   std::string calibration_file;  // a profile to apply; empty: none

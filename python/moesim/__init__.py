@@ -170,7 +170,7 @@ def _scenario_args(scenario, flags):
 
 
 def run(scenario, network="analytical", full=False, every_microbatch=False,
-        **flags):
+        every_ring_step=False, **flags):
     """Replays one training step (`moesim run ... --json`)."""
     args = ["run"] + _scenario_args(scenario, flags) + ["--json",
                                                         "--network", network]
@@ -178,6 +178,8 @@ def run(scenario, network="analytical", full=False, every_microbatch=False,
         args.append("--full")
     if every_microbatch:
         args.append("--every-microbatch")
+    if every_ring_step:
+        args.append("--every-ring-step")
     return Result(_json(*args))
 
 

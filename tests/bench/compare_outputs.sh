@@ -10,13 +10,16 @@
 #       the default scenario's Perfetto trace (every op's start and finish),
 #       `validate --json` over every row of calibration/runs/, and
 #       `validate-kernels` (every kernel row predicted with it left out).
-#   tests/bench/compare_outputs.sh diff A B [TOLERANCE]
+#   tests/bench/compare_outputs.sh diff A B [TOLERANCE] [--ignore KEYS]
 #       Compares two snapshots file by file. Without TOLERANCE the bytes
 #       must match. With it (a relative tolerance, 0.001 for 0.1%), lines
 #       must have the same text around their numbers and each number must
 #       agree within TOLERANCE relative to the larger magnitude (exactly when
-#       both are below 1e-12 in magnitude). Exits 1 on the first file that
-#       differs, naming it and the first line.
+#       both are below 1e-12 in magnitude). --ignore KEYS (comma-separated
+#       JSON keys, e.g. ops,merged_steps) drops those keys and their scalar
+#       values from both sides first: what a change means to report
+#       differently. Exits 1 on the first file that differs, naming it and
+#       the first line.
 #
 # Run from the repository root. Example, around a change:
 #   tests/bench/compare_outputs.sh snapshot build/moesim /tmp/before
@@ -26,7 +29,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '6,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '6,22p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -84,10 +87,34 @@ near() {
     }'
 }
 
+# $1 without the JSON keys in the comma-separated list $2 (and their
+# scalar values), written to $3.
+strip_keys() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+src, keys, dst = sys.argv[1:]
+text = open(src, encoding="utf-8", errors="surrogateescape").read()
+for key in filter(None, keys.split(",")):
+    value = r'(-?[0-9][0-9.eE+-]*|true|false|null|"[^"]*"|\[[^\]\[]*\])'
+    text = re.sub(r',\s*"' + re.escape(key) + r'":\s*' + value, "", text)
+    text = re.sub(r'"' + re.escape(key) + r'":\s*' + value + r',?\s*', "", text)
+open(dst, "w", encoding="utf-8", errors="surrogateescape").write(text)
+PY
+}
+
 compare() {
-  local a=$1 b=$2 tol=${3:-} f name why
+  local a=$1 b=$2 tol=${3:-} ignore=${4:-} f name why
   [ -d "$a" ] && [ -d "$b" ] || { echo "compare_outputs: $a or $b: not a directory" >&2; exit 2; }
   local count=0
+  if [ -n "$ignore" ]; then
+    stripped=$(mktemp -d)
+    trap 'rm -rf "$stripped"' EXIT
+    mkdir -p "$stripped/a" "$stripped/b"
+    for f in "$a"/*; do strip_keys "$f" "$ignore" "$stripped/a/$(basename "$f")"; done
+    for f in "$b"/*; do strip_keys "$f" "$ignore" "$stripped/b/$(basename "$f")"; done
+    a=$stripped/a
+    b=$stripped/b
+  fi
   for f in "$a"/*; do
     name=$(basename "$f")
     [ -f "$b/$name" ] || { echo "$name: missing from $b"; exit 1; }
@@ -108,6 +135,16 @@ compare() {
 
 case "${1:-}" in
   snapshot) [ $# -eq 3 ] || usage; snapshot "$2" "$3" ;;
-  diff) [ $# -eq 3 ] || [ $# -eq 4 ] || usage; compare "$2" "$3" "${4:-}" ;;
+  diff)
+    [ $# -ge 3 ] || usage
+    a=$2 b=$3 tol="" ignore=""
+    shift 3
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --ignore) [ $# -ge 2 ] || usage; ignore=$2; shift 2 ;;
+        *) [ -z "$tol" ] || usage; tol=$1; shift ;;
+      esac
+    done
+    compare "$a" "$b" "$tol" "$ignore" ;;
   *) usage ;;
 esac
