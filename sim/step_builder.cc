@@ -771,15 +771,16 @@ std::vector<OpId> StepBuilder::InstantiateItem(int r, int chunk, int item,
       continue;
     }
     ids_[l].assign(t.ops.size(), -1);
-    emitter_.EmitPart(lane(r, l).streams, t, 0,
-                      static_cast<int>(t.ops.size()) - 1, host, ids_[l],
-                      deps[l]);
-    exits[l] = ids_[l][t.exit];
+    emit_lanes_.push_back({&lane(r, l).streams, &t, &host, &ids_[l], deps[l]});
   }
   const Item& it0 = stages_[r].variants[0].items[chunk][item];
   const OpTemplate& t0 = forward ? it0.forward : it0.backward;
-  if (full_ && !t0.ops.empty()) {
-    JoinGroupOps(r, t0, 0, static_cast<int>(t0.ops.size()) - 1, ids_);
+  if (!t0.ops.empty()) {
+    const int last = static_cast<int>(t0.ops.size()) - 1;
+    emitter_.EmitParts(emit_lanes_, 0, last);
+    emit_lanes_.clear();
+    for (int l = 0; l < lanes_per_stage_; ++l) exits[l] = ids_[l][t0.exit];
+    if (full_) JoinGroupOps(r, t0, 0, last, ids_);
   }
   return exits;
 }
@@ -851,13 +852,14 @@ PipelineCallbacks::PairEnd StepBuilder::EmitPair(
       if (t.ops.empty()) {
         c.exit[l] = emitter_.Emit(streams, t, {}, c.entry[l]).second;
       } else {
-        const TemplatePart& p = parts[c.part];
-        emitter_.EmitPart(streams, t, p.first, p.last, p.host, c.ids[l],
-                          c.entry[l], stretch, stretch_s);
+        emit_lanes_.push_back(
+            {&streams, &t, &parts[c.part].host, &c.ids[l], c.entry[l]});
       }
     }
     if (!t0.ops.empty()) {
       const TemplatePart& p0 = parts0[c.part];
+      emitter_.EmitParts(emit_lanes_, p0.first, p0.last, stretch, stretch_s);
+      emit_lanes_.clear();
       if (full_) JoinGroupOps(r, t0, p0.first, p0.last, c.ids);
       const TimedOp* ep = p0.ep >= 0 ? &t0.ops[p0.ep] : nullptr;
       c.ep_s = ep && !ep->transfer ? ep->duration.seconds() : 0;

@@ -119,6 +119,8 @@ class StepBuilder {
   const std::optional<RingBalance>& cp_ring() const { return cp_ring_; }
 
  private:
+  // EmitParts' lanes, reused (InstantiateItem, EmitPair).
+  std::vector<TemplateEmitter::Lane> emit_lanes_;
   std::optional<RingBalance> cp_ring_;
   std::optional<models::MemoryEstimate> memory_;  // Memory()
   using ClassTimes = std::vector<std::pair<int, double>>;

@@ -1,5 +1,7 @@
 #include "sim/template_emitter.h"
 
+#include "util/check.h"
+
 namespace moesim::sim {
 
 TemplateEmitter::TemplateEmitter(Engine& engine, bool categories)
@@ -40,46 +42,78 @@ OpId TemplateEmitter::EmitPart(const StageStreams& streams, const OpTemplate& t,
                                std::vector<OpId>& ids,
                                std::span<const OpId> entry, double stretch,
                                double stretch_s) {
-  const StreamId host_stream = streams[static_cast<int>(StreamKind::kHost)];
-  for (const HostSegment& seg : host) {
-    // After a sync the host waits for the op that ended the last segment.
-    std::span<const OpId> after;
-    if (seg.first > first && t.ops[seg.first - 1].host_sync) {
-      after = std::span<const OpId>(&ids[seg.first - 1], 1);
+  const Lane lane{&streams, &t, &host, &ids, entry};
+  EmitParts(std::span<const Lane>(&lane, 1), first, last, stretch, stretch_s);
+  return ids[last];
+}
+
+void TemplateEmitter::EmitParts(std::span<const Lane> lanes, int first,
+                                int last, double stretch, double stretch_s) {
+  const std::vector<HostSegment>& segments = *lanes.front().host;
+  CheckOrDie(!segments.empty() && segments.front().first == first &&
+                 segments.back().last == last,
+             "TemplateEmitter::EmitParts: the segments cover the part");
+  launches_.resize(lanes.size());
+  windows_.assign(lanes.size(), stretch_s);  // each lane's own window
+  for (size_t s = 0; s < segments.size(); ++s) {
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      launches_[l] = EmitLaunches(lanes[l], (*lanes[l].host)[s], first);
     }
-    const OpId first_launch =
-        engine_.Add(host_stream, Time::FromSecondsCeil(seg.first_launch_s),
-                    after, launch_name_);
-    OpId rest_launch = -1;
-    if (seg.rest_launch_s > 0) {
-      rest_launch =
-          engine_.Add(host_stream, Time::FromSecondsCeil(seg.rest_launch_s),
-                      std::span<const OpId>(), launch_name_);
-    }
-    for (int i = seg.first; i <= seg.last; ++i) {
-      const TimedOp& op = t.ops[i];
-      scratch_.clear();
-      bool outside = op.deps.empty();
-      for (const int d : op.deps) {
-        if (d == kEntry) {
-          scratch_.insert(scratch_.end(), entry.begin(), entry.end());
-          outside = true;
-        } else {
-          scratch_.push_back(ids[d]);
-          outside = outside || d < seg.first;
-        }
+    for (int i = segments[s].first; i <= segments[s].last; ++i) {
+      for (size_t l = 0; l < lanes.size(); ++l) {
+        EmitOp(lanes[l], (*lanes[l].host)[s], i, launches_[l], stretch,
+               windows_[l]);
       }
-      if (outside) scratch_.push_back(first_launch);
-      if (i == seg.last && rest_launch >= 0) scratch_.push_back(rest_launch);
-      Time duration = Time::Picos(-1);
-      if (stretch_s > 0 && op.stream == StreamKind::kCompute && !op.transfer) {
-        duration = Time::FromSecondsCeil(
-            StretchedSeconds(op.duration.seconds(), stretch, stretch_s));
-      }
-      ids[i] = EmitOne(streams, op, scratch_, duration);
     }
   }
-  return ids[last];
+}
+
+std::pair<OpId, OpId> TemplateEmitter::EmitLaunches(const Lane& l,
+                                                    const HostSegment& seg,
+                                                    int first) {
+  const StreamId host_stream =
+      (*l.streams)[static_cast<int>(StreamKind::kHost)];
+  // After a sync the host waits for the op that ended the last segment.
+  std::span<const OpId> after;
+  if (seg.first > first && l.t->ops[seg.first - 1].host_sync) {
+    after = std::span<const OpId>(&(*l.ids)[seg.first - 1], 1);
+  }
+  const OpId first_launch =
+      engine_.Add(host_stream, Time::FromSecondsCeil(seg.first_launch_s), after,
+                  launch_name_);
+  OpId rest_launch = -1;
+  if (seg.rest_launch_s > 0) {
+    rest_launch =
+        engine_.Add(host_stream, Time::FromSecondsCeil(seg.rest_launch_s),
+                    std::span<const OpId>(), launch_name_);
+  }
+  return {first_launch, rest_launch};
+}
+
+void TemplateEmitter::EmitOp(const Lane& l, const HostSegment& seg, int i,
+                             std::pair<OpId, OpId> launch, double stretch,
+                             double& stretch_s) {
+  const TimedOp& op = l.t->ops[i];
+  std::vector<OpId>& ids = *l.ids;
+  scratch_.clear();
+  bool outside = op.deps.empty();
+  for (const int d : op.deps) {
+    if (d == kEntry) {
+      scratch_.insert(scratch_.end(), l.entry.begin(), l.entry.end());
+      outside = true;
+    } else {
+      scratch_.push_back(ids[d]);
+      outside = outside || d < seg.first;
+    }
+  }
+  if (outside) scratch_.push_back(launch.first);
+  if (i == seg.last && launch.second >= 0) scratch_.push_back(launch.second);
+  Time duration = Time::Picos(-1);
+  if (stretch_s > 0 && op.stream == StreamKind::kCompute && !op.transfer) {
+    duration = Time::FromSecondsCeil(
+        StretchedSeconds(op.duration.seconds(), stretch, stretch_s));
+  }
+  ids[i] = EmitOne(*l.streams, op, scratch_, duration);
 }
 
 }  // namespace moesim::sim

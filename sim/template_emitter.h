@@ -55,6 +55,23 @@ class TemplateEmitter {
                 std::vector<OpId>& ids, std::span<const OpId> entry,
                 double stretch = 1, double stretch_s = 0);
 
+  // One lane's instance for EmitParts.
+  struct Lane {
+    const StageStreams* streams;
+    const OpTemplate* t;
+    const std::vector<HostSegment>* host;
+    std::vector<OpId>* ids;
+    std::span<const OpId> entry;
+  };
+  // EmitPart for several lanes whose templates have the same ops (a stage's
+  // ranks in full mode, whose collectives are joined across lanes): op by
+  // op across the lanes, so that every member of a joined op is added
+  // before any op that waits for one of them, and the engine can time the
+  // step in id order. Each stream receives the ops it would from one
+  // EmitPart per lane.
+  void EmitParts(std::span<const Lane> lanes, int first, int last,
+                 double stretch = 1, double stretch_s = 0);
+
   // One op outside any template (no host launch modelled); `duration`
   // overrides the op's own when not negative.
   OpId EmitOne(const StageStreams& streams, const TimedOp& op,
@@ -65,8 +82,19 @@ class TemplateEmitter {
   bool categories_;
   NameId launch_name_;
   NameId marker_name_;
-  std::vector<OpId> scratch_;  // deps of one op
-  std::vector<OpId> ids_;      // engine id of each template op
+  // Op i of lane `l`'s template, with `launch` its segment's first and
+  // rest launches (rest: -1 where none) and `seg` the segment; a compute
+  // op is stretched within the lane's remaining window `stretch_s`.
+  void EmitOp(const Lane& l, const HostSegment& seg, int i,
+              std::pair<OpId, OpId> launch, double stretch, double& stretch_s);
+  // The host launches of lane `l`'s segment `seg` of a part from `first`.
+  std::pair<OpId, OpId> EmitLaunches(const Lane& l, const HostSegment& seg,
+                                     int first);
+
+  std::vector<OpId> scratch_;                    // deps of one op
+  std::vector<std::pair<OpId, OpId>> launches_;  // per lane (EmitParts)
+  std::vector<double> windows_;                  // per lane (EmitParts)
+  std::vector<OpId> ids_;  // engine id of each template op
 };
 
 }  // namespace moesim::sim
