@@ -128,13 +128,16 @@ void Engine::Reserve(size_t ops, size_t deps) {
 void Engine::ClearOps() {
   ops_.clear();
   deps_.clear();
+  categories_.clear();
   prev_on_stream_.clear();
   std::fill(last_on_stream_.begin(), last_on_stream_.end(), -1);
   transfers_.clear();
   join_members_.clear();
   join_begin_.assign(1, 0);
   counters_.clear();
-  timings_.clear();
+  finish_.clear();
+  join_longest_.clear();
+  transfer_start_.clear();
   ran_ = false;
 }
 
@@ -196,8 +199,7 @@ OpId Engine::Append(StreamId stream, Time duration, int32_t transfer,
              "Engine::Add: more than 2^32 dependencies in all");
   const auto id = static_cast<OpId>(ops_.size());
   ops_.push_back({transfer >= 0 ? -(int64_t{transfer} + 1) : duration.picos(),
-                  static_cast<uint32_t>(deps_.size()),
-                  static_cast<int32_t>(deps.size()), stream, 0, name, -1});
+                  static_cast<uint32_t>(deps_.size()), stream, name, -1});
   deps_.insert(deps_.end(), deps.begin(), deps.end());
   prev_on_stream_.push_back(last_on_stream_[stream]);
   last_on_stream_[stream] = id;
@@ -241,18 +243,21 @@ void Engine::AddCounter(StreamId stream, std::string_view name, Time at,
 void Engine::SetCategory(OpId op, std::string_view category) {
   CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
              "Engine::SetCategory: unknown op id");
+  if (categories_.size() <= static_cast<size_t>(op)) {
+    categories_.resize(op + 1, 0);
+  }
   if (category.empty()) {
-    ops_[op].category = 0;
+    categories_[op] = 0;
     return;
   }
   if (auto it = category_ids_.find(category); it != category_ids_.end()) {
-    ops_[op].category = it->second;
+    categories_[op] = it->second;
     return;
   }
   const auto id = static_cast<int32_t>(category_names_.size());
   category_names_.emplace_back(category);
   category_ids_.emplace(std::string(category), id);
-  ops_[op].category = id;
+  categories_[op] = id;
 }
 
 const std::string& Engine::stream_name(StreamId stream) const {
@@ -282,7 +287,7 @@ const std::string& Engine::op_name(OpId op) const {
 const std::string& Engine::op_category(OpId op) const {
   CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
              "Engine::op_category: unknown op id");
-  return category_names_[ops_[op].category];
+  return category_names_[CategoryOf(op)];
 }
 
 bool Engine::is_transfer(OpId op) const {
@@ -296,13 +301,13 @@ Time Engine::duration(OpId op) const {
              "Engine::duration: unknown op id");
   if (ops_[op].transfer() < 0) return ops_[op].duration();
   CheckOrDie(ran_, "Engine::duration of a transfer before a successful Run");
-  return timings_[op].finish - timings_[op].start;
+  return finish_[op] - transfer_start_[ops_[op].transfer()];
 }
 
 Time Engine::makespan() const {
   CheckOrDie(ran_, "Engine::makespan before a successful Run");
   Time latest;
-  for (const OpTiming& t : timings_) latest = std::max(latest, t.finish);
+  for (const Time finish : finish_) latest = std::max(latest, finish);
   return latest;
 }
 
@@ -328,7 +333,7 @@ Engine::Graph Engine::BuildGraph() const {
   g.predecessors.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     for (const OpId dep : Deps(i)) ++g.dependents_begin[dep + 1];
-    g.predecessors[i] = ops_[i].deps_count;
+    g.predecessors[i] = static_cast<int32_t>(Deps(i).size());
     if (prev_on_stream_[i] >= 0) {
       g.next_on_stream[prev_on_stream_[i]] = static_cast<OpId>(i);
       ++g.predecessors[i];
@@ -701,9 +706,11 @@ bool Engine::TimeFixedOps(const Graph& g,
   return timed == n;
 }
 
-bool Engine::TimeFixedOpsInIdOrder(util::LargeVector<OpTiming>& timings) const {
+bool Engine::TimeFixedOpsInIdOrder(util::LargeVector<Time>& finish,
+                                   std::vector<Time>& join_longest) const {
   const size_t n = ops_.size();
-  timings.assign(n, {Time::Zero(), Time::Picos(-1)});
+  finish.assign(n, Time::Picos(-1));
+  join_longest.assign(join_count(), Time::Zero());
   std::vector<int32_t> arrived(join_count(), 0);
   std::vector<Time> join_start(join_count(), Time::Zero());
   for (size_t i = 0; i < n; ++i) {
@@ -713,16 +720,16 @@ bool Engine::TimeFixedOpsInIdOrder(util::LargeVector<OpTiming>& timings) const {
     Time start = Time::Zero();
     const OpId prev = prev_on_stream_[i];
     if (prev >= 0) {
-      if (timings[prev].finish < Time::Zero()) return false;
-      start = timings[prev].finish;
+      if (finish[prev] < Time::Zero()) return false;
+      start = finish[prev];
     }
     for (const OpId dep : Deps(i)) {
-      if (static_cast<size_t>(dep) >= i || timings[dep].finish < Time::Zero())
+      if (static_cast<size_t>(dep) >= i || finish[dep] < Time::Zero())
         return false;
-      start = std::max(start, timings[dep].finish);
+      start = std::max(start, finish[dep]);
     }
     if (op.join < 0) {
-      timings[i] = {start, start + op.duration()};
+      finish[i] = start + op.duration();
       continue;
     }
     join_start[op.join] = std::max(join_start[op.join], start);
@@ -731,19 +738,40 @@ bool Engine::TimeFixedOpsInIdOrder(util::LargeVector<OpTiming>& timings) const {
     Time longest = Time::Zero();
     for (const OpId m : members)
       longest = std::max(longest, ops_[m].duration());
-    for (const OpId m : members) {
-      timings[m] = {join_start[op.join], join_start[op.join] + longest};
-    }
+    join_longest[op.join] = longest;
+    for (const OpId m : members) finish[m] = join_start[op.join] + longest;
   }
   return true;
+}
+
+void Engine::KeepTimings(const util::LargeVector<OpTiming>& timings) {
+  finish_.resize(timings.size());
+  transfer_start_.assign(transfers_.size(), Time::Zero());
+  for (size_t i = 0; i < timings.size(); ++i) {
+    finish_[i] = timings[i].finish;
+    if (const int32_t t = ops_[i].transfer(); t >= 0) {
+      transfer_start_[t] = timings[i].start;
+    }
+  }
+  join_longest_.assign(join_count(), Time::Zero());
+  for (size_t j = 0; j < join_count(); ++j) {
+    for (const OpId m : JoinMembers(static_cast<JoinId>(j))) {
+      if (ops_[m].transfer() < 0) {
+        join_longest_[j] = std::max(join_longest_[j], ops_[m].duration());
+      }
+    }
+  }
 }
 
 util::Result<void> Engine::Run(topology::NetworkModel* network) {
   CheckOrDie(!ran_, "Engine::Run called twice");
   if (transfers_.empty()) {
-    util::LargeVector<OpTiming> timings;
-    if (TimeFixedOpsInIdOrder(timings)) {  // every dep known, and earlier
-      timings_ = std::move(timings);
+    util::LargeVector<Time> finish;
+    std::vector<Time> join_longest;
+    // Every dep known, and earlier.
+    if (TimeFixedOpsInIdOrder(finish, join_longest)) {
+      finish_ = std::move(finish);
+      join_longest_ = std::move(join_longest);
       ran_ = true;
       return {};
     }
@@ -768,7 +796,7 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
       CheckOrDie(!acyclic.has_value(), "Engine::Run: ops left unstarted");
       return acyclic;
     }
-    timings_ = std::move(timings);
+    KeepTimings(timings);
     ran_ = true;
     return {};
   }
@@ -793,7 +821,7 @@ util::Result<void> Engine::Run(topology::NetworkModel* network) {
                         playout.timings[i].start.ToString() + ")");
     }
   }
-  timings_ = std::move(playout.timings);
+  KeepTimings(playout.timings);
   ran_ = true;
   return {};
 }
@@ -835,11 +863,11 @@ std::string Engine::ToChromeTrace(const std::vector<bool>& keep) const {
   for (size_t i = 0; i < ops_.size(); ++i) {
     const Op& op = ops_[i];
     if (!kept(process_of_stream_[op.stream])) continue;
-    const OpTiming& t = timings_[i];
+    const OpTiming t = timing(static_cast<OpId>(i));
     begin_event();
     json += "{\"name\":" + JsonString(names_[op.name]);
-    if (op.category != 0) {
-      json += ",\"cat\":" + JsonString(category_names_[op.category]);
+    if (const int32_t category = CategoryOf(i); category != 0) {
+      json += ",\"cat\":" + JsonString(category_names_[category]);
     }
     json += ",\"ph\":\"X\",\"ts\":" + JsonMicros(t.start) +
             ",\"dur\":" + JsonMicros(t.finish - t.start) +

@@ -215,11 +215,17 @@ class Engine {
   Time duration(OpId op) const;
 
   // REQUIRES: Run() succeeded; `op` < op_count().
-  const OpTiming& timing(OpId op) const {
+  OpTiming timing(OpId op) const {
     util::CheckOrDie(ran_, "Engine::timing before a successful Run");
     util::CheckOrDie(op >= 0 && static_cast<size_t>(op) < op_count(),
                      "Engine::timing: unknown op id");
-    return timings_[op];
+    const Op& o = ops_[op];
+    const Time finish = finish_[op];
+    if (const int32_t transfer = o.transfer(); transfer >= 0) {
+      return {transfer_start_[transfer], finish};
+    }
+    return {finish - (o.join >= 0 ? join_longest_[o.join] : o.duration()),
+            finish};
   }
   // The latest finish over all ops; zero without ops. REQUIRES: Run()
   // succeeded.
@@ -245,15 +251,15 @@ class Engine {
 
  private:
   // Compact: a step of a large layout has millions of ops.
-  // 32 bytes: a fixed op's duration and a transfer's index share a field.
+  // 24 bytes: a fixed op's duration and a transfer's index share a field;
+  // an op's deps end where the next op's begin (deps_ is in op order); the
+  // trace's categories live beside (categories_).
   struct Op {
     int64_t length;       // >= 0: duration (ps); < 0: -(transfer index + 1)
     uint32_t deps_begin;  // into deps_
-    int32_t deps_count;
     StreamId stream;
-    int32_t category;  // index into category_names_; 0: none
-    NameId name;       // index into names_
-    JoinId join;       // -1: none
+    NameId name;  // index into names_
+    JoinId join;  // -1: none
     // Zero for transfers.
     Time duration() const {
       return length < 0 ? Time::Zero() : Time::Picos(length);
@@ -263,10 +269,15 @@ class Engine {
       return length < 0 ? static_cast<int32_t>(-(length + 1)) : -1;
     }
   };
-  static_assert(sizeof(Op) == 32);
+  static_assert(sizeof(Op) == 24);
   std::span<const OpId> Deps(size_t op) const {
-    return {deps_.data() + ops_[op].deps_begin,
-            static_cast<size_t>(ops_[op].deps_count)};
+    const size_t end =
+        op + 1 < ops_.size() ? ops_[op + 1].deps_begin : deps_.size();
+    return {deps_.data() + ops_[op].deps_begin, end - ops_[op].deps_begin};
+  }
+  // Index into category_names_ of op `op` (0: none).
+  int32_t CategoryOf(size_t op) const {
+    return op < categories_.size() ? categories_[op] : 0;
   }
   // Successor lists: the reverse of deps, plus stream order.
   struct Graph {
@@ -289,7 +300,12 @@ class Engine {
   // before any op that waits for one of them): one pass in id order. False
   // when the ids are not in such an order (or on a cycle); the caller then
   // uses the graph.
-  bool TimeFixedOpsInIdOrder(util::LargeVector<OpTiming>& timings) const;
+  // Writes only each op's finish (`finish`, < 0: not timed) and each
+  // join's longest member (`join_longest`): a fixed op's start follows.
+  bool TimeFixedOpsInIdOrder(util::LargeVector<Time>& finish,
+                             std::vector<Time>& join_longest) const;
+  // Keeps `timings` as finish_, join_longest_ and transfer_start_.
+  void KeepTimings(const util::LargeVector<OpTiming>& timings);
 
   OpId Append(StreamId stream, Time duration, int32_t transfer,
               std::span<const OpId> deps, NameId name);
@@ -321,6 +337,8 @@ class Engine {
   std::vector<size_t> join_begin_{0};  // into join_members_; joins + 1
   std::vector<std::string> category_names_{std::string()};  // [0]: none
   std::map<std::string, int32_t, std::less<>> category_ids_;
+  // Per op, up to the last op given one (SetCategory; the trace's).
+  std::vector<int32_t> categories_;
   struct CounterSample {
     ProcessId process;
     NameId name;
@@ -328,7 +346,12 @@ class Engine {
     double value;
   };
   std::vector<CounterSample> counters_;
-  util::LargeVector<OpTiming> timings_;
+  // After Run(), compactly (a step of a large layout has millions of ops):
+  // each op's finish; a fixed op starts its duration earlier (a join
+  // member: its join's longest member's), a transfer at transfer_start_.
+  util::LargeVector<Time> finish_;
+  std::vector<Time> join_longest_;    // per join
+  std::vector<Time> transfer_start_;  // per transfer
   bool ran_ = false;
 };
 
