@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/event_queue.h"
+#include "util/json_write.h"
 
 namespace moesim::sim {
 
@@ -21,37 +22,6 @@ std::string Quoted(std::string_view name) {
   out += name;
   out += '\'';
   return out;
-}
-
-// A JSON string literal for `text`.
-std::string JsonString(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x",
-                        static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 // "op 'name' (id N)".
@@ -849,14 +819,15 @@ std::string Engine::ToChromeTrace(const std::vector<bool>& keep) const {
   // Process metadata carries tid 0, as Chrome's own traces do.
   for (size_t p = 0; p < process_names_.size(); ++p) {
     if (!kept(p)) continue;
-    metadata("process_name", p, 0, "\"name\":" + JsonString(process_names_[p]));
+    metadata("process_name", p, 0,
+             "\"name\":" + util::JsonString(process_names_[p]));
     metadata("process_sort_index", p, 0, "\"sort_index\":" + std::to_string(p));
   }
   for (size_t s = 0; s < stream_names_.size(); ++s) {
     const size_t pid = process_of_stream_[s];
     if (!kept(pid)) continue;
     metadata("thread_name", pid, s,
-             "\"name\":" + JsonString(ThreadName(stream_names_[s])));
+             "\"name\":" + util::JsonString(ThreadName(stream_names_[s])));
     metadata("thread_sort_index", pid, s,
              "\"sort_index\":" + std::to_string(s));
   }
@@ -865,9 +836,9 @@ std::string Engine::ToChromeTrace(const std::vector<bool>& keep) const {
     if (!kept(process_of_stream_[op.stream])) continue;
     const OpTiming t = timing(static_cast<OpId>(i));
     begin_event();
-    json += "{\"name\":" + JsonString(names_[op.name]);
+    json += "{\"name\":" + util::JsonString(names_[op.name]);
     if (const int32_t category = CategoryOf(i); category != 0) {
-      json += ",\"cat\":" + JsonString(category_names_[category]);
+      json += ",\"cat\":" + util::JsonString(category_names_[category]);
     }
     json += ",\"ph\":\"X\",\"ts\":" + JsonMicros(t.start) +
             ",\"dur\":" + JsonMicros(t.finish - t.start) +
@@ -879,10 +850,10 @@ std::string Engine::ToChromeTrace(const std::vector<bool>& keep) const {
     begin_event();
     char value[32];
     std::snprintf(value, sizeof value, "%.6g", c.value);
-    json += "{\"name\":" + JsonString(names_[c.name]) +
+    json += "{\"name\":" + util::JsonString(names_[c.name]) +
             ",\"ph\":\"C\",\"ts\":" + JsonMicros(c.at) +
             ",\"pid\":" + std::to_string(c.process) + ",\"tid\":0,\"args\":{" +
-            JsonString(names_[c.name]) + ":" + value + "}}";
+            util::JsonString(names_[c.name]) + ":" + value + "}}";
   }
   json += "\n]}\n";
   return json;

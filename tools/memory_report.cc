@@ -308,7 +308,7 @@ std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
            ", \"buffers_gib\": " + JsonGiB(st.buffers_bytes) +
            ", \"buffers_by_kind_gib\": " + JsonBytesMap(st.buffers) +
            ", \"allocated_peak_gib\": " + JsonGiB(st.allocated_peak_bytes) +
-           ", \"peak_gib\": " + JsonGiB(st.peak_bytes) + "}";
+           ", \"peak_memory_gib\": " + JsonGiB(st.peak_bytes) + "}";
     out += i + 1 < r.memory.stages.size() ? ",\n" : "\n";
   }
   out += "  ],\n";

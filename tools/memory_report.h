@@ -42,7 +42,8 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& scenario,
 
 // JSON with at least: params_total, params_active, model_flops_per_step,
 // model_flops_per_token, stages[] {pp_rank, params, params_gib, grads_gib,
-// optimizer_gib, activations_gib, buffers_gib, peak_gib, ...}, peak_memory_gib,
+// optimizer_gib, activations_gib, buffers_gib, peak_memory_gib, ...},
+// peak_memory_gib (the busiest stage's; `run --json` uses the same keys),
 // capacity_gib, fits, margin_gib, defaults_used, warnings.
 std::string FormatMemoryJson(const scenarios::ResolvedScenario& scenario,
                              const MemoryReport& report);

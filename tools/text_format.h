@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/json_write.h"
 
 namespace moesim::tools {
 
@@ -24,12 +25,10 @@ std::string Format(const char* fmt, Args... args) {
 // "flags: <flag>: <rule>", the one-line error of a bad command-line value.
 util::Error FlagError(std::string_view flag, std::string_view rule);
 
-// A JSON string literal with quotes, backslashes and control bytes escaped.
-std::string JsonString(std::string_view s);
-// Integers (up to 2^53) exactly, others with 6 significant digits; NaN and
-// infinities as null, since RFC 8259 JSON has neither.
-std::string JsonNumber(double v);
-std::string JsonList(const std::vector<std::string>& items);
+// The JSON scalars every report writes (util/json_write.h).
+using util::JsonList;
+using util::JsonNumber;
+using util::JsonString;
 
 }  // namespace moesim::tools
 

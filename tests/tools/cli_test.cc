@@ -29,8 +29,8 @@ TEST(MemoryCommand, JsonHasTheContractKeys) {
        {"\"params_total\"", "\"params_active\"", "\"model_flops_per_step\"",
         "\"model_flops_per_token\"", "\"stages\"", "\"params_gib\"",
         "\"grads_gib\"", "\"optimizer_gib\"", "\"activations_gib\"",
-        "\"buffers_gib\"", "\"peak_gib\"", "\"peak_memory_gib\"",
-        "\"capacity_gib\"", "\"fits\""}) {
+        "\"buffers_gib\"", "\"peak_memory_gib\"", "\"capacity_gib\"",
+        "\"fits\""}) {
     EXPECT_NE(o.out.find(key), std::string::npos) << key;
   }
   // DeepSeek-V3 without MTP: 671,026M params (models.md); the default has PP8.
@@ -41,6 +41,13 @@ TEST(MemoryCommand, JsonHasTheContractKeys) {
     ++stages;
   }
   EXPECT_EQ(stages, 8u);
+  // Each stage's peak and the busiest stage's, under run --json's key.
+  size_t peaks = 0;
+  for (size_t p = o.out.find("\"peak_memory_gib\""); p != std::string::npos;
+       p = o.out.find("\"peak_memory_gib\"", p + 1)) {
+    ++peaks;
+  }
+  EXPECT_EQ(peaks, stages + 1);
 }
 
 // `moesim run --json`: the keys the replay issue promises, with the five
