@@ -2,16 +2,18 @@
 """Regenerates calibration/tables/<gpu>/*.csv (and
 calibration/validation/moe_layer.csv) from the shared reference files.
 
-Inputs (read only): /work/shared/reference/{measured_kernels,measured_comm}.csv,
-gpu_specs.csv, hardware_facts.md (numbers quoted below), and the system spec
-files topology/systems/*.textproto (peaks, HBM bandwidth, host links).
+Inputs (read only): calibration/reference/{measured_kernels,measured_comm}.csv
+(published measurements, each row with its source; the project's
+hardware_facts.md notes are quoted below where a figure comes from them), and
+the system spec files topology/systems/*.textproto (peaks, HBM bandwidth, host
+links).
 Schema: calibration/tables/README.md.
 
 Every row carries a source: `published:<citation>` for a row of the reference
 CSVs (citation text kept), `derived:<rule>` for a spec x efficiency or a
 same-silicon copy, the rule written out. Run:
 
-    python3 calibration/tables/generate.py [--ref /work/shared/reference] [--check]
+    python3 calibration/tables/generate.py [--ref calibration/reference] [--check]
 
 --check writes nothing: it prints which files differ from the generated text
 and exits 1 if any does, 0 if all match (the CTest
@@ -2078,7 +2080,7 @@ def merge_measured(T, root, log):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ref", default="/work/shared/reference")
+    ap.add_argument("--ref", default=os.path.join(REPO, "calibration", "reference"))
     ap.add_argument("--check", action="store_true", help="compare with the files on disk, write nothing")
     ap.add_argument("--measured", default=os.path.join(REPO, "calibration", "measured"),
                     help="make calibrate-bench output, <gpu>/<table>.csv; its rows replace the table rows at the "
