@@ -137,17 +137,17 @@ struct LayerActivations {
   std::array<double, kNumOffloadModules> offload_copied{};
 };
 
-LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
-                            const Recompute& rc) {
-  const Model& m = x.m;
-  const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
-  ModuleBytes b{};
-  ModuleBytes freed{};
-  double largest = 0;
-  auto keep = [&](Module mod, double bytes, bool recomputed) {
-    (recomputed ? freed : b)[mod] += bytes;
-    largest = std::max(largest, bytes);
-  };
+// One layer's stored activations as LayerBytes adds them up: what stays
+// (`Keep`), what recompute frees, and what fine-grained offloading moves.
+class LayerAccount {
+ public:
+  LayerAccount(const Shapes& x, const Recompute& rc, double o_bytes)
+      : x_(x), rc_(rc), o_bytes_(o_bytes) {}
+
+  void Keep(Module mod, double bytes, bool recomputed) {
+    (recomputed ? freed_ : kept_)[mod] += bytes;
+    largest_ = std::max(largest_, bytes);
+  }
   // Fine-grained offloading (Megatron-LM@d98e8a64dd
   // pipeline_parallel/fine_grained_activation_offload.py): the tensors
   // autograd saves inside a module's offload context (its
@@ -155,176 +155,191 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
   // group, each one only when it has min_offloaded_tensor_size elements or
   // more (tensor_need_offloading_checker). `frees`: the GPU copy goes (false
   // where another saved tensor shares its storage).
-  LayerActivations out;
-  const ActivationOffload& ao = x.tr.activation_offload;
-  auto offload = [&](OffloadModule g, Module mod, double bytes,
-                     double element_bytes, bool recomputed, bool frees = true) {
+  void Offload(OffloadModule g, Module mod, double bytes, double element_bytes,
+               bool recomputed, bool frees = true) {
+    const ActivationOffload& ao = x_.tr.activation_offload;
     if (recomputed || !ao.has(g) || bytes <= 0) return;
     if (bytes / element_bytes < static_cast<double>(ao.min_tensor_elements))
       return;
     const int i = static_cast<int>(g);
-    out.offload_copied[i] += bytes;
-    if (frees) out.offload_freed[i][mod] += bytes;
-  };
-
-  // FP8 attention under a per-tensor recipe saves Q, K, V for the backward as
-  // FP8 tensors instead of 16-bit ones, and under delayed scaling O too
-  // (TE FusedAttnFunc.forward: fp8_tensors = (q_fp8, k_fp8, v_fp8, out_fp8),
-  // with NVTE_DPA_FP8CS_O_in_F16=1, the default, keeping O in 16 bits under
-  // current scaling). MXFP8 attention is left at 16 bits: the TE code at hand
-  // (dot_product_attention.py init_fp8_metadata) runs FP8 attention under
-  // per-tensor recipes only, so what MXFP8 attention saves is not known.
-  const bool fp8_attention = PerTensorFp8Attention(x.tr);
-  const double qkv_bytes = fp8_attention ? 1 : kAct;
-  const double o_bytes =
-      fp8_attention && x.tr.precision == Precision::kFp8Delayed ? 1 : kAct;
-
-  // Mixer. The input norm's input is the residual stream (kept by the norm).
-  // Offloaded with the norm's group: attn_norm where the norm is a separate
-  // module (MLA), qkv_linear where TE fuses it into linear_qkv (GQA/MHA).
-  keep(kResidual, kAct * T * h, false);
-  if (kind.mixer == Mixer::kMla) {
-    offload(OffloadModule::kAttnNorm, kResidual, kAct * T * h, kAct, false);
-  } else if (kind.mixer == Mixer::kAttention) {
-    offload(OffloadModule::kQkvLinear, kResidual, kAct * T * h, kAct, false);
+    out_.offload_copied[i] += bytes;
+    if (frees) out_.offload_freed[i][mod] += bytes;
   }
   // The output O, saved by core attention and (the same tensor in 16 bits,
   // a quantized copy under FP8/FP4) by linear_proj: core_attn's group copies
   // O and frees it only where linear_proj holds its own quantized copy; in
   // 16 bits attn_proj's group copies O again and frees it (attention.py
   // forward: attn_proj's commit releases core_attn_out).
-  auto offload_output = [&](double o_elements) {
-    const double o = o_bytes * o_elements;
-    offload(OffloadModule::kCoreAttn, kAttention, o, o_bytes, false,
-            x.lin < kAct);
-    if (x.lin < kAct) {
-      offload(OffloadModule::kAttnProj, kAttention, x.lin * o_elements, x.lin,
+  void OffloadOutput(double o_elements) {
+    const double o = o_bytes_ * o_elements;
+    Offload(OffloadModule::kCoreAttn, kAttention, o, o_bytes_, false,
+            x_.lin < kAct);
+    if (x_.lin < kAct) {
+      Offload(OffloadModule::kAttnProj, kAttention, x_.lin * o_elements, x_.lin,
               false);
     } else {
-      offload(OffloadModule::kAttnProj, kAttention, o, o_bytes, false);
-    }
-  };
-  switch (kind.mixer) {
-    case Mixer::kAttention: {
-      // TE LayerNormColumnParallelLinear fuses the input norm: it keeps the
-      // SP-sharded norm output as the QKV GEMM input; `layernorm` recompute has
-      // no separate module to act on here (MCore gpt_layer_specs.py).
-      const double d = HeadDim(m);
-      const double gate = m.attention_output_gate() ? x.heads * d : 0;
-      keep(kAttention, x.lin * T * h, false);
-      offload(OffloadModule::kQkvLinear, kAttention, x.lin * T * h, x.lin,
-              false);
-      // Q, K, V (and the output gate) saved by the fused attention kernel.
-      keep(kQkv,
-           qkv_bytes * S * (x.heads * d + 2 * x.groups * d) + kAct * S * gate,
-           false);
-      offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.heads * d,
-              qkv_bytes, false);
-      for (int kv = 0; kv < 2; ++kv) {
-        offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.groups * d,
-                qkv_bytes, false);
-      }
-      // Output O (kept by attention and, quantized, by linear_proj), fp32
-      // log-sum-exp per head; `core_attn` recompute frees the softmax stats
-      // only under TE fused attention.
-      keep(kAttention,
-           o_bytes * S * x.heads * d +
-               (x.lin < kAct ? x.lin * S * x.heads * d : 0),
-           false);
-      offload_output(S * x.heads * d);
-      keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
-      offload(OffloadModule::kCoreAttn, kAttention, kFp32 * S * x.heads, kFp32,
-              rc.core_attn);
-      break;
-    }
-    case Mixer::kMla: {
-      const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(),
-                   dv = m.v_head_dim();
-      // Separate input_layernorm: its output feeds two down-projections
-      // (linear_q_down_proj or linear_q_proj, and linear_kv_down_proj; MLM
-      // multi_latent_attention.py _qkv_down_projection). In bf16 both TE
-      // Linears save that one tensor; under FP8/FP4 each saves its own
-      // quantized copy of it. `layernorm` recompute frees either: MCore sets
-      // both to save the original input, which the checkpoint discards
-      // (MLASelfAttention.set_for_recompute_input_layernorm).
-      keep(kLayernorm, (x.lin < kAct ? 2 * x.lin : kAct) * T * h, rc.layernorm);
-      // The down and up projections, their norms and RoPE run inside
-      // qkv_linear's group (multi_latent_attention.py forward).
-      for (int copy = 0; copy < (x.lin < kAct ? 2 : 1); ++copy) {
-        offload(OffloadModule::kQkvLinear, kLayernorm,
-                (x.lin < kAct ? x.lin : kAct) * T * h,
-                x.lin < kAct ? x.lin : kAct, rc.layernorm);
-      }
-      // The q/kv norms are fused into the up-projections (TE
-      // LayerNormColumnParallelLinear), which save the norm input (also the
-      // `mla_up_proj` checkpoint's input, so kept either way) and the norm
-      // output as the GEMM input, produced inside the checkpointed
-      // qkv_up_proj_and_rope_apply: `mla_up_proj` discards the latter.
-      if (m.q_lora_rank() > 0) {
-        keep(kAttention, kAct * T * m.q_lora_rank(), false);  // q_norm input
-        keep(kAttention, x.lin * T * m.q_lora_rank(),
-             rc.mla_up_proj);  // q_up input
-        offload(OffloadModule::kQkvLinear, kAttention,
-                kAct * T * m.q_lora_rank(), kAct, false);
-        offload(OffloadModule::kQkvLinear, kAttention,
-                x.lin * T * m.q_lora_rank(), x.lin, rc.mla_up_proj);
-      }
-      keep(kAttention, kAct * T * (m.kv_lora_rank() + r),
-           false);  // kv_norm input, k_pos_emb
-      keep(kAttention, x.lin * T * m.kv_lora_rank(),
-           rc.mla_up_proj);  // kv_up input
-      offload(OffloadModule::kQkvLinear, kAttention,
-              kAct * T * (m.kv_lora_rank() + r), kAct, false);
-      offload(OffloadModule::kQkvLinear, kAttention,
-              x.lin * T * m.kv_lora_rank(), x.lin, rc.mla_up_proj);
-      // Q and K (with RoPE) and V per local head, bf16 for the fused attention
-      // kernel under every GEMM recipe (FP8 under per-tensor FP8 attention,
-      // above): `mla_up_proj` discards them. RoPE (fused
-      // or not) saves only cos/sin, so the up-projection outputs are not
-      // stored (MLM multi_latent_attention.py qkv_up_proj_and_rope_apply).
-      keep(kQkv, qkv_bytes * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
-      for (const double dim : {dn + r, dn + r, dv}) {
-        offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.heads * dim,
-                qkv_bytes, rc.mla_up_proj);
-      }
-      keep(kAttention,
-           o_bytes * S * x.heads * dv +
-               (x.lin < kAct ? x.lin * S * x.heads * dv : 0),
-           false);
-      offload_output(S * x.heads * dv);
-      keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
-      offload(OffloadModule::kCoreAttn, kAttention, kFp32 * S * x.heads, kFp32,
-              rc.core_attn);
-      break;
-    }
-    case Mixer::kGatedDeltaNet: {
-      const double qk = m.linear_num_key_heads() * m.linear_key_head_dim();
-      const double v = m.linear_num_value_heads() * m.linear_value_head_dim();
-      const double nv = m.linear_num_value_heads();
-      keep(kGdn, x.lin * T * h, false);  // in_proj input
-      keep(kGdn, kAct * S / x.par.tp * (2 * qk + 2 * v + 2 * nv),
-           false);                                            // in_proj output
-      keep(kGdn, kAct * S / x.par.tp * (2 * qk + v), false);  // conv output
-      keep(kGdn, kAct * S / x.par.tp * v, false);             // core output
-      keep(kGdn, x.lin * S / x.par.tp * v, false);            // out_proj input
-      break;
+      Offload(OffloadModule::kAttnProj, kAttention, o, o_bytes_, false);
     }
   }
+  LayerActivations Finish() {
+    const double T = x_.sp_tokens, h = x_.m.hidden_size();
+    if (rc_.full) {
+      // Full recompute keeps only the layer input (checkpointed per group).
+      out_.stored = ModuleBytes{};
+      out_.stored[kResidual] = kAct * T * h;
+      out_.replayed = Sum(kept_) + Sum(freed_);
+      out_.offload_freed = {};  // the scenario rules refuse this combination
+      out_.offload_copied = {};
+    } else {
+      out_.stored = kept_;
+      out_.replayed = Sum(freed_);
+    }
+    out_.largest = largest_;
+    return out_;
+  }
 
-  // MLP or MoE.
-  keep(kResidual, kAct * T * h, false);  // pre-MLP norm input
+ private:
+  const Shapes& x_;
+  const Recompute& rc_;
+  const double o_bytes_;
+  ModuleBytes kept_{};
+  ModuleBytes freed_{};
+  double largest_ = 0;
+  LayerActivations out_;
+};
+
+// GQA / MHA attention's stored tensors (LayerBytes).
+void AddAttentionMixer(const Shapes& x, const Recompute& rc, double qkv_bytes,
+                       double o_bytes, LayerAccount& a) {
+  const Model& m = x.m;
+  const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
+  // TE LayerNormColumnParallelLinear fuses the input norm: it keeps the
+  // SP-sharded norm output as the QKV GEMM input; `layernorm` recompute has
+  // no separate module to act on here (MCore gpt_layer_specs.py).
+  const double d = HeadDim(m);
+  const double gate = m.attention_output_gate() ? x.heads * d : 0;
+  a.Keep(kAttention, x.lin * T * h, false);
+  a.Offload(OffloadModule::kQkvLinear, kAttention, x.lin * T * h, x.lin, false);
+  // Q, K, V (and the output gate) saved by the fused attention kernel.
+  a.Keep(kQkv,
+         qkv_bytes * S * (x.heads * d + 2 * x.groups * d) + kAct * S * gate,
+         false);
+  a.Offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.heads * d,
+            qkv_bytes, false);
+  for (int kv = 0; kv < 2; ++kv) {
+    a.Offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.groups * d,
+              qkv_bytes, false);
+  }
+  // Output O (kept by attention and, quantized, by linear_proj), fp32
+  // log-sum-exp per head; `core_attn` recompute frees the softmax stats
+  // only under TE fused attention.
+  a.Keep(
+      kAttention,
+      o_bytes * S * x.heads * d + (x.lin < kAct ? x.lin * S * x.heads * d : 0),
+      false);
+  a.OffloadOutput(S * x.heads * d);
+  a.Keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
+  a.Offload(OffloadModule::kCoreAttn, kAttention, kFp32 * S * x.heads, kFp32,
+            rc.core_attn);
+}
+
+// Multi-latent attention's stored tensors (LayerBytes).
+void AddMlaMixer(const Shapes& x, const Recompute& rc, double qkv_bytes,
+                 double o_bytes, LayerAccount& a) {
+  const Model& m = x.m;
+  const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
+  const double dn = m.qk_head_dim(), r = m.qk_pos_emb_head_dim(),
+               dv = m.v_head_dim();
+  // Separate input_layernorm: its output feeds two down-projections
+  // (linear_q_down_proj or linear_q_proj, and linear_kv_down_proj; MLM
+  // multi_latent_attention.py _qkv_down_projection). In bf16 both TE
+  // Linears save that one tensor; under FP8/FP4 each saves its own
+  // quantized copy of it. `layernorm` recompute frees either: MCore sets
+  // both to save the original input, which the checkpoint discards
+  // (MLASelfAttention.set_for_recompute_input_layernorm).
+  a.Keep(kLayernorm, (x.lin < kAct ? 2 * x.lin : kAct) * T * h, rc.layernorm);
+  // The down and up projections, their norms and RoPE run inside
+  // qkv_linear's group (multi_latent_attention.py forward).
+  for (int copy = 0; copy < (x.lin < kAct ? 2 : 1); ++copy) {
+    a.Offload(OffloadModule::kQkvLinear, kLayernorm,
+              (x.lin < kAct ? x.lin : kAct) * T * h,
+              x.lin < kAct ? x.lin : kAct, rc.layernorm);
+  }
+  // The q/kv norms are fused into the up-projections (TE
+  // LayerNormColumnParallelLinear), which save the norm input (also the
+  // `mla_up_proj` checkpoint's input, so kept either way) and the norm
+  // output as the GEMM input, produced inside the checkpointed
+  // qkv_up_proj_and_rope_apply: `mla_up_proj` discards the latter.
+  if (m.q_lora_rank() > 0) {
+    a.Keep(kAttention, kAct * T * m.q_lora_rank(), false);  // q_norm input
+    a.Keep(kAttention, x.lin * T * m.q_lora_rank(),
+           rc.mla_up_proj);  // q_up input
+    a.Offload(OffloadModule::kQkvLinear, kAttention, kAct * T * m.q_lora_rank(),
+              kAct, false);
+    a.Offload(OffloadModule::kQkvLinear, kAttention,
+              x.lin * T * m.q_lora_rank(), x.lin, rc.mla_up_proj);
+  }
+  a.Keep(kAttention, kAct * T * (m.kv_lora_rank() + r),
+         false);  // kv_norm input, k_pos_emb
+  a.Keep(kAttention, x.lin * T * m.kv_lora_rank(),
+         rc.mla_up_proj);  // kv_up input
+  a.Offload(OffloadModule::kQkvLinear, kAttention,
+            kAct * T * (m.kv_lora_rank() + r), kAct, false);
+  a.Offload(OffloadModule::kQkvLinear, kAttention, x.lin * T * m.kv_lora_rank(),
+            x.lin, rc.mla_up_proj);
+  // Q and K (with RoPE) and V per local head, bf16 for the fused attention
+  // kernel under every GEMM recipe (FP8 under per-tensor FP8 attention,
+  // above): `mla_up_proj` discards them. RoPE (fused
+  // or not) saves only cos/sin, so the up-projection outputs are not
+  // stored (MLM multi_latent_attention.py qkv_up_proj_and_rope_apply).
+  a.Keep(kQkv, qkv_bytes * S * x.heads * (2 * (dn + r) + dv), rc.mla_up_proj);
+  for (const double dim : {dn + r, dn + r, dv}) {
+    a.Offload(OffloadModule::kCoreAttn, kQkv, qkv_bytes * S * x.heads * dim,
+              qkv_bytes, rc.mla_up_proj);
+  }
+  a.Keep(kAttention,
+         o_bytes * S * x.heads * dv +
+             (x.lin < kAct ? x.lin * S * x.heads * dv : 0),
+         false);
+  a.OffloadOutput(S * x.heads * dv);
+  a.Keep(kAttention, kFp32 * S * x.heads, rc.core_attn);
+  a.Offload(OffloadModule::kCoreAttn, kAttention, kFp32 * S * x.heads, kFp32,
+            rc.core_attn);
+}
+
+// Gated DeltaNet's stored tensors (LayerBytes).
+void AddGdnMixer(const Shapes& x, LayerAccount& a) {
+  const Model& m = x.m;
+  const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
+  const double qk = m.linear_num_key_heads() * m.linear_key_head_dim();
+  const double v = m.linear_num_value_heads() * m.linear_value_head_dim();
+  const double nv = m.linear_num_value_heads();
+  a.Keep(kGdn, x.lin * T * h, false);  // in_proj input
+  a.Keep(kGdn, kAct * S / x.par.tp * (2 * qk + 2 * v + 2 * nv),
+         false);                                            // in_proj output
+  a.Keep(kGdn, kAct * S / x.par.tp * (2 * qk + v), false);  // conv output
+  a.Keep(kGdn, kAct * S / x.par.tp * v, false);             // core output
+  a.Keep(kGdn, x.lin * S / x.par.tp * v, false);            // out_proj input
+}
+
+// The MLP's or MoE layer's stored tensors (LayerBytes).
+void AddMlpOrMoe(const Shapes& x, LayerKind kind, const Recompute& rc,
+                 LayerAccount& a) {
+  const Model& m = x.m;
+  const double h = m.hidden_size(), S = x.seq_tokens, T = x.sp_tokens;
+  a.Keep(kResidual, kAct * T * h, false);  // pre-MLP norm input
   // A separate pre_mlp_layernorm in MoE layers (mlp_norm's group); dense
   // MLPs fuse it into linear_fc1.
   if (kind.moe)
-    offload(OffloadModule::kMlpNorm, kResidual, kAct * T * h, kAct, false);
+    a.Offload(OffloadModule::kMlpNorm, kResidual, kAct * T * h, kAct, false);
   const double fc1_factor = IsGated(m) ? 2 : 1;
   if (!kind.moe) {
     // Dense MLP with the norm fused into fc1 (TE spec); `mlp` recompute keeps
     // only the MLP input (already counted as the residual).
     const double f = m.ffn_hidden_size() / static_cast<double>(x.par.tp);
-    keep(kMlp, x.lin * T * h, rc.mlp);
-    keep(kMlp, kAct * S * fc1_factor * f, rc.mlp);
-    keep(kMlp, x.lin * S * f, rc.mlp);
+    a.Keep(kMlp, x.lin * T * h, rc.mlp);
+    a.Keep(kMlp, kAct * S * fc1_factor * f, rc.mlp);
+    a.Keep(kMlp, x.lin * S * f, rc.mlp);
   } else {
     const bool whole = rc.moe;  // `moe` recompute replays the whole MoE layer
     // Separate pre_mlp_layernorm: output feeds router, permute, shared experts.
@@ -332,24 +347,24 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     // saves its input, casting to moe_router_dtype inside); in bf16 the
     // shared experts' fc1 saves the same tensor, under FP8/FP4 its own
     // quantized copy (counted with the shared experts).
-    keep(kLayernorm, kAct * T * h, rc.layernorm || whole);
+    a.Keep(kLayernorm, kAct * T * h, rc.layernorm || whole);
     // Router: fp32 logits and scores (moe_router_dtype fp32), E per token.
-    keep(kRouter, 2 * kFp32 * T * m.num_moe_experts(), whole);
+    a.Keep(kRouter, 2 * kFp32 * T * m.num_moe_experts(), whole);
     const double fe = MoeFfnHidden(m) / static_cast<double>(x.par.etp);
     const double n = x.expert_tokens;
-    keep(kExperts, x.lin * n * h,
-         whole);  // grouped fc1 input (dispatched tokens)
-    keep(kExperts, kAct * n * fc1_factor * fe,
-         whole);                       // fc1 output (activation input)
-    keep(kExperts, kFp32 * n, whole);  // routing probabilities
+    a.Keep(kExperts, x.lin * n * h,
+           whole);  // grouped fc1 input (dispatched tokens)
+    a.Keep(kExperts, kAct * n * fc1_factor * fe,
+           whole);                       // fc1 output (activation input)
+    a.Keep(kExperts, kFp32 * n, whole);  // routing probabilities
     // experts.py TEGroupedMLP.forward: expert_fc1's group wraps linear_fc1
     // (its saved input), moe_act's the activation (its input, the fc1
     // output, and the probabilities it weights by); linear_fc2 runs outside
     // both, so its input is not offloaded.
-    offload(OffloadModule::kExpertFc1, kExperts, x.lin * n * h, x.lin, whole);
-    offload(OffloadModule::kMoeAct, kExperts, kAct * n * fc1_factor * fe, kAct,
-            whole);
-    offload(OffloadModule::kMoeAct, kExperts, kFp32 * n, kFp32, whole);
+    a.Offload(OffloadModule::kExpertFc1, kExperts, x.lin * n * h, x.lin, whole);
+    a.Offload(OffloadModule::kMoeAct, kExperts, kAct * n * fc1_factor * fe,
+              kAct, whole);
+    a.Offload(OffloadModule::kMoeAct, kExperts, kFp32 * n, kFp32, whole);
     // Activation output = fc2 input, saved by fc2 (TE GroupedLinear) in bf16,
     // or as its quantized copy under FP8/FP4. `moe_act` wraps the activation
     // in CheckpointWithoutOutput (input: the fc1 output, kept above) and
@@ -357,16 +372,16 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
     // original input instead of the quantized copy (TEGroupedMLP.__init__
     // set_save_original_input), so the freed bytes are what fc2 would have
     // kept: x.lin per element.
-    keep(kMoeAct, x.lin * n * fe, rc.moe_act || whole);
+    a.Keep(kMoeAct, x.lin * n * fe, rc.moe_act || whole);
     if (IsClampedQuickGeglu(m)) {
       // GPT-OSS (models/layer_ops.cc AddClampedGluPasses): the eager clamps
       // save their inputs, views of the fc1 output (kept above), and the
       // fused activation saves the clamped torch.cat copy, a second n x 2f
       // tensor. Under `moe_act` recompute the checkpoint keeps only the fc1
       // output and discards both.
-      keep(kMoeAct, kAct * n * fc1_factor * fe, rc.moe_act || whole);
-      offload(OffloadModule::kMoeAct, kMoeAct, kAct * n * fc1_factor * fe, kAct,
-              rc.moe_act || whole);
+      a.Keep(kMoeAct, kAct * n * fc1_factor * fe, rc.moe_act || whole);
+      a.Offload(OffloadModule::kMoeAct, kMoeAct, kAct * n * fc1_factor * fe,
+                kAct, rc.moe_act || whole);
     }
     if (m.moe_shared_expert_intermediate_size() > 0) {
       const double fs = m.moe_shared_expert_intermediate_size() /
@@ -379,26 +394,51 @@ LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
       // the norm output itself, the tensor the router already keeps
       // (RouterGatingLinearFunction saves its uncast input), counted above.
       if (x.lin < kAct) {
-        keep(kSharedExperts, x.lin * T * h, shared || rc.layernorm);
+        a.Keep(kSharedExperts, x.lin * T * h, shared || rc.layernorm);
       }
-      keep(kSharedExperts, kAct * S * fc1_factor * fs, shared);
-      keep(kSharedExperts, x.lin * S * fs, shared);
+      a.Keep(kSharedExperts, kAct * S * fc1_factor * fs, shared);
+      a.Keep(kSharedExperts, x.lin * S * fs, shared);
     }
   }
+}
 
-  if (rc.full) {
-    // Full recompute keeps only the layer input (checkpointed per group).
-    out.stored = ModuleBytes{};
-    out.stored[kResidual] = kAct * T * h;
-    out.replayed = Sum(b) + Sum(freed);
-    out.offload_freed = {};  // the scenario rules refuse this combination
-    out.offload_copied = {};
-  } else {
-    out.stored = b;
-    out.replayed = Sum(freed);
+LayerActivations LayerBytes(const Shapes& x, LayerKind kind,
+                            const Recompute& rc) {
+  const double h = x.m.hidden_size(), T = x.sp_tokens;
+  // FP8 attention under a per-tensor recipe saves Q, K, V for the backward as
+  // FP8 tensors instead of 16-bit ones, and under delayed scaling O too
+  // (TE FusedAttnFunc.forward: fp8_tensors = (q_fp8, k_fp8, v_fp8, out_fp8),
+  // with NVTE_DPA_FP8CS_O_in_F16=1, the default, keeping O in 16 bits under
+  // current scaling). MXFP8 attention is left at 16 bits: the TE code at hand
+  // (dot_product_attention.py init_fp8_metadata) runs FP8 attention under
+  // per-tensor recipes only, so what MXFP8 attention saves is not known.
+  const bool fp8_attention = PerTensorFp8Attention(x.tr);
+  const double qkv_bytes = fp8_attention ? 1 : kAct;
+  const double o_bytes =
+      fp8_attention && x.tr.precision == Precision::kFp8Delayed ? 1 : kAct;
+  LayerAccount a(x, rc, o_bytes);
+  // Mixer. The input norm's input is the residual stream (kept by the norm).
+  // Offloaded with the norm's group: attn_norm where the norm is a separate
+  // module (MLA), qkv_linear where TE fuses it into linear_qkv (GQA/MHA).
+  a.Keep(kResidual, kAct * T * h, false);
+  if (kind.mixer == Mixer::kMla) {
+    a.Offload(OffloadModule::kAttnNorm, kResidual, kAct * T * h, kAct, false);
+  } else if (kind.mixer == Mixer::kAttention) {
+    a.Offload(OffloadModule::kQkvLinear, kResidual, kAct * T * h, kAct, false);
   }
-  out.largest = largest;
-  return out;
+  switch (kind.mixer) {
+    case Mixer::kAttention:
+      AddAttentionMixer(x, rc, qkv_bytes, o_bytes, a);
+      break;
+    case Mixer::kMla:
+      AddMlaMixer(x, rc, qkv_bytes, o_bytes, a);
+      break;
+    case Mixer::kGatedDeltaNet:
+      AddGdnMixer(x, a);
+      break;
+  }
+  AddMlpOrMoe(x, kind, rc, a);
+  return a.Finish();
 }
 
 // The forward working set of Transformer Engine's CP exchange in one
