@@ -278,27 +278,9 @@ Result<void> UnevenPipelineLayout(Scenario& s, const FieldNamer& at,
   return {};
 }
 
-// Fills every unset field with the Megatron-Bridge recipe default.
-// REQUIRES: CheckSet passed and s.num_layers() is the model's depth.
-Result<void> FillDefaults(Scenario& s, const models::Model& model,
-                          const FieldNamer& at, std::vector<std::string>& used,
-                          std::vector<std::string>& warnings) {
-  Defaults d(used);
+// num_layers_per_virtual_pipeline_stage sets VPP (FillDefaults).
+Result<void> VppFromLayersPerStage(Scenario& s, const FieldNamer& at) {
   Layout& l = *s.mutable_layout();
-  d.Int("tensor_model_parallel_size", 1,
-        &Layout::set_tensor_model_parallel_size, l.tensor_model_parallel_size(),
-        l);
-  d.Int("context_parallel_size", 1, &Layout::set_context_parallel_size,
-        l.context_parallel_size(), l);
-  d.Int("expert_model_parallel_size", 1,
-        &Layout::set_expert_model_parallel_size, l.expert_model_parallel_size(),
-        l);
-  d.Int("expert_tensor_parallel_size", 1,
-        &Layout::set_expert_tensor_parallel_size,
-        l.expert_tensor_parallel_size(), l);
-  d.Int("pipeline_model_parallel_size", 1,
-        &Layout::set_pipeline_model_parallel_size,
-        l.pipeline_model_parallel_size(), l);
   if (int per_stage = l.num_layers_per_virtual_pipeline_stage();
       per_stage > 0) {
     constexpr std::string_view kPerStage =
@@ -325,8 +307,13 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     l.set_virtual_pipeline_model_parallel_size(
         static_cast<int32_t>(s.num_layers() / chunk));
   }
-  if (auto ok = UnevenPipelineLayout(s, at, d); !ok)
-    return std::unexpected(ok.error());
+  return {};
+}
+
+// A layout string sets VPP (FillDefaults).
+Result<void> VppFromLayoutString(Scenario& s, const FieldNamer& at,
+                                 Defaults& d) {
+  Layout& l = *s.mutable_layout();
   // A layout string sets VPP, as Megatron-LM's validate_args does
   // (megatron/training/arguments.py): its stage count must be a multiple of
   // PP, and VPP is their quotient; num_layers_per_virtual_pipeline_stage
@@ -359,6 +346,31 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
                std::to_string(*stages) + " stages / PP " + std::to_string(pp) +
                ")");
   }
+  return {};
+}
+
+// The layout's unset sizes, VPP, micro- and global batch (FillDefaults).
+Result<void> FillLayoutDefaults(Scenario& s, const FieldNamer& at,
+                                Defaults& d) {
+  Layout& l = *s.mutable_layout();
+  d.Int("tensor_model_parallel_size", 1,
+        &Layout::set_tensor_model_parallel_size, l.tensor_model_parallel_size(),
+        l);
+  d.Int("context_parallel_size", 1, &Layout::set_context_parallel_size,
+        l.context_parallel_size(), l);
+  d.Int("expert_model_parallel_size", 1,
+        &Layout::set_expert_model_parallel_size, l.expert_model_parallel_size(),
+        l);
+  d.Int("expert_tensor_parallel_size", 1,
+        &Layout::set_expert_tensor_parallel_size,
+        l.expert_tensor_parallel_size(), l);
+  d.Int("pipeline_model_parallel_size", 1,
+        &Layout::set_pipeline_model_parallel_size,
+        l.pipeline_model_parallel_size(), l);
+  if (auto ok = VppFromLayersPerStage(s, at); !ok) return ok;
+  if (auto ok = UnevenPipelineLayout(s, at, d); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = VppFromLayoutString(s, at, d); !ok) return ok;
   d.Int("virtual_pipeline_model_parallel_size", 1,
         &Layout::set_virtual_pipeline_model_parallel_size,
         l.virtual_pipeline_model_parallel_size(), l);
@@ -387,6 +399,15 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   }
   d.Int("global_batch_size", static_cast<int>(default_gbs),
         &Layout::set_global_batch_size, l.global_batch_size(), l);
+  return {};
+}
+
+// The training options' defaults, by the defaults in force (Megatron-Bridge
+// or Megatron-LM; FillDefaults).
+Result<void> FillTrainingDefaults(Scenario& s, const models::Model& model,
+                                  const FieldNamer& at, Defaults& d,
+                                  std::vector<std::string>& warnings) {
+  Layout& l = *s.mutable_layout();
   if (s.defaults() != "" && s.defaults() != "megatron-bridge" &&
       s.defaults() != "megatron-lm") {
     return std::unexpected(
@@ -485,6 +506,14 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
     s.set_data_parallel_sharding_strategy("no_shard");
     d.Note("data_parallel_sharding_strategy", "no_shard");
   }
+  return {};
+}
+
+// The model's Megatron-Bridge recipe: its pipeline layout for this (PP,
+// VPP) and its optimizer dtypes (FillDefaults).
+void FillRecipeDefaults(Scenario& s, const models::Model& model, Defaults& d) {
+  Layout& l = *s.mutable_layout();
+  const bool mlm = s.defaults() == "megatron-lm";
   // A Megatron-LM launch has no Bridge recipe.
   const models::RecipeDefaults& recipe =
       mlm ? models::RecipeDefaults::default_instance() : model.recipe();
@@ -522,6 +551,17 @@ Result<void> FillDefaults(Scenario& s, const models::Model& model,
   d.String("exp_avg_dtype",
            recipe.exp_avg_dtype().empty() ? "fp32" : recipe.exp_avg_dtype(),
            s.mutable_exp_avg_dtype());
+}
+
+// Fills every unset field with the Megatron-Bridge recipe default.
+// REQUIRES: CheckSet passed and s.num_layers() is the model's depth.
+Result<void> FillDefaults(Scenario& s, const models::Model& model,
+                          const FieldNamer& at, std::vector<std::string>& used,
+                          std::vector<std::string>& warnings) {
+  Defaults d(used);
+  if (auto ok = FillLayoutDefaults(s, at, d); !ok) return ok;
+  if (auto ok = FillTrainingDefaults(s, model, at, d, warnings); !ok) return ok;
+  FillRecipeDefaults(s, model, d);
   return {};
 }
 
