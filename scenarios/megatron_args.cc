@@ -940,19 +940,9 @@ Result<std::optional<int64_t>> FrequencyFlag(const Given& g,
   return std::optional<int64_t>(*period);
 }
 
-// The architecture flags (scenario field `architecture`). Each is Megatron's
-// argument of the same name; the defaults of an unset one are applied when
-// the model is built (scenarios/architecture.cc).
-Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
-                               std::vector<std::string>& warnings) {
-  // --spec MODULE FUNCTION: a layer spec built by code outside Megatron
-  // (slime's plugins, for one), whose layers the flags do not describe.
-  if (const std::vector<std::string>* custom = g.List("--spec")) {
-    return std::unexpected(FlagError(
-        "--spec", "a custom layer spec (" + Join(*custom, " ").substr(0, 80) +
-                      ") builds layers in code that moesim does not read; "
-                      "give the architecture with Megatron's own flags"));
-  }
+// The sizes, the query groups and the tokenizer (ApplyArchitecture).
+Result<void> ApplyArchitectureSizes(const Given& g, Scenario& spec,
+                                    std::vector<std::string>& warnings) {
   Architecture& a = *spec.mutable_architecture();
   const std::tuple<std::string_view, int, void (Architecture::*)(int64_t)>
       kInts[] = {
@@ -1004,6 +994,14 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
     a.set_tokenizer_model(*tokenizer);
   if (auto type = g.String("--tokenizer-type")) a.set_tokenizer_type(*type);
 
+  return {};
+}
+
+// The MLP activation, the boolean architecture flags, the softmax and the
+// normalization (ApplyArchitecture).
+Result<void> ApplyActivationAndNorms(const Given& g, Scenario& spec,
+                                     std::vector<std::string>& warnings) {
+  Architecture& a = *spec.mutable_architecture();
   // Activation: argument_utils.py (--swiglu: gated SiLU; --quick-geglu:
   // gated quick GeLU; --squared-relu; else GeLU).
   const bool swiglu = g.Bool("--swiglu").value_or(false);
@@ -1053,7 +1051,13 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
                        "--normalization LayerNorm: simulated as RMSNorm (the "
                        "norms' biases, h per norm, are not counted)");
   }
+  return {};
+}
 
+// Sliding-window and linear attention, and which layers take them
+// (ApplyArchitecture).
+Result<void> ApplyAttentionVariants(const Given& g, Scenario& spec) {
+  Architecture& a = *spec.mutable_architecture();
   // --window-size "left,right" (tuple_type): attention to `left` earlier
   // tokens and the current one; moesim's window counts left + 1 tokens.
   if (auto window = g.String("--window-size")) {
@@ -1102,6 +1106,12 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
         "--experimental-attention-variant",
         "needs --linear-attention-freq (which layers are linear attention)"));
   }
+  return {};
+}
+
+// YaRN rotary scaling and the MoE layer pattern (ApplyArchitecture).
+Result<void> ApplyRopeAndMoeLayers(const Given& g, Scenario& spec) {
+  Architecture& a = *spec.mutable_architecture();
   // YaRN: MLA's config defaults to rope_type "yarn"; other attention takes
   // it with --position-embedding-type yarn (argument_utils.py
   // _apply_yarn_config_from_args). The values are argparse's: scaling 1.0,
@@ -1138,6 +1148,25 @@ Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
     a.set_moe_layer_freq(*freq);
   }
   return {};
+}
+
+// The architecture flags (scenario field `architecture`). Each is Megatron's
+// argument of the same name; the defaults of an unset one are applied when
+// the model is built (scenarios/architecture.cc).
+Result<void> ApplyArchitecture(const Given& g, Scenario& spec,
+                               std::vector<std::string>& warnings) {
+  // --spec MODULE FUNCTION: a layer spec built by code outside Megatron
+  // (slime's plugins, for one), whose layers the flags do not describe.
+  if (const std::vector<std::string>* custom = g.List("--spec")) {
+    return std::unexpected(FlagError(
+        "--spec", "a custom layer spec (" + Join(*custom, " ").substr(0, 80) +
+                      ") builds layers in code that moesim does not read; "
+                      "give the architecture with Megatron's own flags"));
+  }
+  if (auto ok = ApplyArchitectureSizes(g, spec, warnings); !ok) return ok;
+  if (auto ok = ApplyActivationAndNorms(g, spec, warnings); !ok) return ok;
+  if (auto ok = ApplyAttentionVariants(g, spec); !ok) return ok;
+  return ApplyRopeAndMoeLayers(g, spec);
 }
 
 // --cp-comm-type (Megatron takes one type, or one per layer; a list is
