@@ -283,6 +283,127 @@ bool HasArchitecture(const Scenario& s) {
   return a.ByteSizeLong() > 0;
 }
 
+namespace {
+
+// The vocabulary size (ModelFromArchitecture).
+Result<void> SetVocabulary(const Architecture& a, const FieldNamer& at,
+                           models::Model& m) {
+  // Vocabulary: --vocab-size, else a tokenizer of known size, else the zoo
+  // model a Hugging Face tokenizer id names (its config.json vocab_size;
+  // Megatron pads the tokenizer's own length, which for the zoo's models is
+  // within 0.2% of it: Qwen3 151,669 of 151,936).
+  if (a.has_vocab_size()) {
+    m.set_vocab_size(a.vocab_size());
+  } else if (auto known = KnownTokenizerVocab(a)) {
+    m.set_vocab_size(*known);
+  } else if (auto name = ZooNameOfTokenizer(a.tokenizer_model());
+             name && !a.tokenizer_model().empty()) {
+    auto zoo = models::LoadModel(*name);
+    if (!zoo) return std::unexpected(at.Wrap("model", zoo.error().message));
+    m.set_vocab_size(zoo->vocab_size());
+  } else if (auto family = FamilyVocabOf(a.tokenizer_model())) {
+    m.set_vocab_size(*family);
+  } else {
+    return std::unexpected(at.Error(
+        "architecture.vocab_size",
+        a.tokenizer_model().empty()
+            ? "required to build the model from architecture flags (give "
+              "--vocab-size, or --tokenizer-model with a Hugging Face id of a "
+              "zoo model)"
+            : "tokenizer '" + a.tokenizer_model().substr(0, 80) +
+                  "' is not one moesim knows the size of; give --vocab-size"));
+  }
+  return {};
+}
+
+// MLA, YaRN, sliding-window and linear attention (ModelFromArchitecture).
+Result<void> SetAttentionFields(const Architecture& a, const FieldNamer& at,
+                                models::Model& m) {
+  if (a.multi_latent_attention()) {
+    // arguments.py MLA defaults: q_lora_rank None, kv_lora_rank 32,
+    // qk_head_dim 128, qk_pos_emb_head_dim 64, v_head_dim 128.
+    m.set_multi_latent_attention(true);
+    m.set_q_lora_rank(a.has_q_lora_rank() ? a.q_lora_rank() : 0);
+    m.set_kv_lora_rank(a.has_kv_lora_rank() ? a.kv_lora_rank() : 32);
+    m.set_qk_head_dim(a.has_qk_head_dim() ? a.qk_head_dim() : 128);
+    m.set_qk_pos_emb_head_dim(
+        a.has_qk_pos_emb_head_dim() ? a.qk_pos_emb_head_dim() : 64);
+    m.set_v_head_dim(a.has_v_head_dim() ? a.v_head_dim() : 128);
+  } else {
+    for (auto [given, path] :
+         {std::pair{a.has_q_lora_rank(), "architecture.q_lora_rank"},
+          std::pair{a.has_kv_lora_rank(), "architecture.kv_lora_rank"},
+          std::pair{a.has_qk_head_dim(), "architecture.qk_head_dim"},
+          std::pair{a.has_v_head_dim(), "architecture.v_head_dim"}}) {
+      if (given)
+        return std::unexpected(
+            at.Error(path, "needs --multi-latent-attention"));
+    }
+  }
+  if (a.has_yarn_rotary_scaling_factor()) {
+    m.set_yarn_rotary_scaling_factor(a.yarn_rotary_scaling_factor());
+    m.set_yarn_mscale(a.yarn_mscale());
+    m.set_yarn_mscale_all_dim(a.yarn_mscale_all_dim());
+  }
+  m.set_window_size(a.window_size());
+  m.set_window_attn_skip_freq(a.window_attn_skip_freq());
+  if (a.has_linear_attention_freq()) {
+    // TransformerConfig Gated DeltaNet defaults: 16 key heads of 128, 32
+    // value heads of 128, convolution kernel 4.
+    m.set_linear_attention_freq(a.linear_attention_freq());
+    m.set_linear_num_key_heads(
+        a.has_linear_num_key_heads() ? a.linear_num_key_heads() : 16);
+    m.set_linear_key_head_dim(
+        a.has_linear_key_head_dim() ? a.linear_key_head_dim() : 128);
+    m.set_linear_num_value_heads(
+        a.has_linear_num_value_heads() ? a.linear_num_value_heads() : 32);
+    m.set_linear_value_head_dim(
+        a.has_linear_value_head_dim() ? a.linear_value_head_dim() : 128);
+    m.set_linear_conv_kernel_dim(
+        a.has_linear_conv_kernel_dim() ? a.linear_conv_kernel_dim() : 4);
+  }
+  return {};
+}
+
+// The MoE fields and which layers are MoE (ModelFromArchitecture).
+Result<void> SetMoeFields(const Scenario& s, const Architecture& a,
+                          const FieldNamer& at, models::Model& m) {
+  if (a.num_moe_experts() > 0) {
+    m.set_num_moe_experts(a.num_moe_experts());
+    // TransformerConfig.moe_router_topk defaults to 2; arguments.py sets
+    // moe_ffn_hidden_size = ffn_hidden_size when it is not given.
+    m.set_moe_router_topk(a.has_moe_router_topk() ? a.moe_router_topk() : 2);
+    m.set_moe_ffn_hidden_size(a.has_moe_ffn_hidden_size()
+                                  ? a.moe_ffn_hidden_size()
+                                  : m.ffn_hidden_size());
+    m.set_moe_shared_expert_intermediate_size(
+        a.moe_shared_expert_intermediate_size());
+    m.set_moe_shared_expert_gate(a.moe_shared_expert_gate());
+    if (!a.moe_layer_freq().empty()) {
+      auto pattern = ExpandLayerFreq(a.moe_layer_freq(), s.num_layers());
+      if (!pattern)
+        return std::unexpected(
+            at.Error("architecture.moe_layer_freq", pattern.error().message));
+      if (std::any_of(pattern->begin(), pattern->end(),
+                      [](int32_t f) { return f == 0; })) {
+        for (int32_t f : *pattern) m.add_moe_layer_freq(f);
+      }
+    }
+  } else {
+    for (auto [given, path] :
+         {std::pair{a.has_moe_router_topk(), "architecture.moe_router_topk"},
+          std::pair{a.has_moe_ffn_hidden_size(),
+                    "architecture.moe_ffn_hidden_size"},
+          std::pair{!a.moe_layer_freq().empty(),
+                    "architecture.moe_layer_freq"}}) {
+      if (given) return std::unexpected(at.Error(path, "needs --num-experts"));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<models::Model> ModelFromArchitecture(const Scenario& s,
                                             const FieldNamer& at) {
   const Architecture& a = s.architecture();
@@ -332,31 +453,8 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
                                         ") does not divide hidden_size (" +
                                         Str(h) + "), as Megatron asserts"));
   }
-  // Vocabulary: --vocab-size, else a tokenizer of known size, else the zoo
-  // model a Hugging Face tokenizer id names (its config.json vocab_size;
-  // Megatron pads the tokenizer's own length, which for the zoo's models is
-  // within 0.2% of it: Qwen3 151,669 of 151,936).
-  if (a.has_vocab_size()) {
-    m.set_vocab_size(a.vocab_size());
-  } else if (auto known = KnownTokenizerVocab(a)) {
-    m.set_vocab_size(*known);
-  } else if (auto name = ZooNameOfTokenizer(a.tokenizer_model());
-             name && !a.tokenizer_model().empty()) {
-    auto zoo = models::LoadModel(*name);
-    if (!zoo) return std::unexpected(at.Wrap("model", zoo.error().message));
-    m.set_vocab_size(zoo->vocab_size());
-  } else if (auto family = FamilyVocabOf(a.tokenizer_model())) {
-    m.set_vocab_size(*family);
-  } else {
-    return std::unexpected(at.Error(
-        "architecture.vocab_size",
-        a.tokenizer_model().empty()
-            ? "required to build the model from architecture flags (give "
-              "--vocab-size, or --tokenizer-model with a Hugging Face id of a "
-              "zoo model)"
-            : "tokenizer '" + a.tokenizer_model().substr(0, 80) +
-                  "' is not one moesim knows the size of; give --vocab-size"));
-  }
+  if (auto ok = SetVocabulary(a, at, m); !ok)
+    return std::unexpected(ok.error());
   // Megatron's default padding multiple (arguments.py) is 128.
   m.set_make_vocab_size_divisible_by(a.has_make_vocab_size_divisible_by()
                                          ? a.make_vocab_size_divisible_by()
@@ -368,80 +466,10 @@ Result<models::Model> ModelFromArchitecture(const Scenario& s,
   m.set_qk_layernorm(a.qk_layernorm());
   m.set_attention_output_gate(a.attention_output_gate());
   m.set_learnable_softmax_offset(a.learnable_softmax_offset());
-  if (a.multi_latent_attention()) {
-    // arguments.py MLA defaults: q_lora_rank None, kv_lora_rank 32,
-    // qk_head_dim 128, qk_pos_emb_head_dim 64, v_head_dim 128.
-    m.set_multi_latent_attention(true);
-    m.set_q_lora_rank(a.has_q_lora_rank() ? a.q_lora_rank() : 0);
-    m.set_kv_lora_rank(a.has_kv_lora_rank() ? a.kv_lora_rank() : 32);
-    m.set_qk_head_dim(a.has_qk_head_dim() ? a.qk_head_dim() : 128);
-    m.set_qk_pos_emb_head_dim(
-        a.has_qk_pos_emb_head_dim() ? a.qk_pos_emb_head_dim() : 64);
-    m.set_v_head_dim(a.has_v_head_dim() ? a.v_head_dim() : 128);
-  } else {
-    for (auto [given, path] :
-         {std::pair{a.has_q_lora_rank(), "architecture.q_lora_rank"},
-          std::pair{a.has_kv_lora_rank(), "architecture.kv_lora_rank"},
-          std::pair{a.has_qk_head_dim(), "architecture.qk_head_dim"},
-          std::pair{a.has_v_head_dim(), "architecture.v_head_dim"}}) {
-      if (given)
-        return std::unexpected(
-            at.Error(path, "needs --multi-latent-attention"));
-    }
-  }
-  if (a.has_yarn_rotary_scaling_factor()) {
-    m.set_yarn_rotary_scaling_factor(a.yarn_rotary_scaling_factor());
-    m.set_yarn_mscale(a.yarn_mscale());
-    m.set_yarn_mscale_all_dim(a.yarn_mscale_all_dim());
-  }
-  m.set_window_size(a.window_size());
-  m.set_window_attn_skip_freq(a.window_attn_skip_freq());
-  if (a.has_linear_attention_freq()) {
-    // TransformerConfig Gated DeltaNet defaults: 16 key heads of 128, 32
-    // value heads of 128, convolution kernel 4.
-    m.set_linear_attention_freq(a.linear_attention_freq());
-    m.set_linear_num_key_heads(
-        a.has_linear_num_key_heads() ? a.linear_num_key_heads() : 16);
-    m.set_linear_key_head_dim(
-        a.has_linear_key_head_dim() ? a.linear_key_head_dim() : 128);
-    m.set_linear_num_value_heads(
-        a.has_linear_num_value_heads() ? a.linear_num_value_heads() : 32);
-    m.set_linear_value_head_dim(
-        a.has_linear_value_head_dim() ? a.linear_value_head_dim() : 128);
-    m.set_linear_conv_kernel_dim(
-        a.has_linear_conv_kernel_dim() ? a.linear_conv_kernel_dim() : 4);
-  }
-  if (a.num_moe_experts() > 0) {
-    m.set_num_moe_experts(a.num_moe_experts());
-    // TransformerConfig.moe_router_topk defaults to 2; arguments.py sets
-    // moe_ffn_hidden_size = ffn_hidden_size when it is not given.
-    m.set_moe_router_topk(a.has_moe_router_topk() ? a.moe_router_topk() : 2);
-    m.set_moe_ffn_hidden_size(a.has_moe_ffn_hidden_size()
-                                  ? a.moe_ffn_hidden_size()
-                                  : m.ffn_hidden_size());
-    m.set_moe_shared_expert_intermediate_size(
-        a.moe_shared_expert_intermediate_size());
-    m.set_moe_shared_expert_gate(a.moe_shared_expert_gate());
-    if (!a.moe_layer_freq().empty()) {
-      auto pattern = ExpandLayerFreq(a.moe_layer_freq(), s.num_layers());
-      if (!pattern)
-        return std::unexpected(
-            at.Error("architecture.moe_layer_freq", pattern.error().message));
-      if (std::any_of(pattern->begin(), pattern->end(),
-                      [](int32_t f) { return f == 0; })) {
-        for (int32_t f : *pattern) m.add_moe_layer_freq(f);
-      }
-    }
-  } else {
-    for (auto [given, path] :
-         {std::pair{a.has_moe_router_topk(), "architecture.moe_router_topk"},
-          std::pair{a.has_moe_ffn_hidden_size(),
-                    "architecture.moe_ffn_hidden_size"},
-          std::pair{!a.moe_layer_freq().empty(),
-                    "architecture.moe_layer_freq"}}) {
-      if (given) return std::unexpected(at.Error(path, "needs --num-experts"));
-    }
-  }
+  if (auto ok = SetAttentionFields(a, at, m); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = SetMoeFields(s, a, at, m); !ok)
+    return std::unexpected(ok.error());
   std::string name = "custom-";
   name.append(Str(s.num_layers())).append("L-").append(Str(h)).append("h");
   if (m.num_moe_experts() > 0) {
