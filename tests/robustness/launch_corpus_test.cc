@@ -95,7 +95,8 @@ const char kNoVocab[] =
 const char kBridgeRecipe[] = "selects a recipe";
 const char kNotEntry[] = "is not a Megatron training entry point";
 
-std::vector<Case> Corpus() {
+// Megatron-Bridge launch inputs: recipes are Python, refused by name.
+std::vector<Case> BridgeCases() {
   return {
       // Megatron-Bridge: recipes are Python; refused by name.
       {"mbridge_docs__glm45_355b_sft.args",
@@ -136,6 +137,12 @@ std::vector<Case> Corpus() {
        {},
        "Megatron-Bridge's setup_experiment.py selects a recipe (-m deepseek "
        "-mr deepseek_v3 -g gb300)"},
+  };
+}
+
+// Megatron-LM's examples, functional tests, ModelOpt and RL configs.
+std::vector<Case> MegatronLmCases() {
+  return {
       // Megatron-LM examples.
       {"mlm_examples__gpt3_175b.sh", H100(128), 0, 0, {}, kNoVocab},
       // A 12-layer GPT-OSS-style test model; WORLD_SIZE is torchrun's.
@@ -246,6 +253,12 @@ std::vector<Case> Corpus() {
        Layout(4, 1, 2, 1, 256, 8192)},
       {"mlm_rl__qwen3_32b.sh", kH100_8, 32.8, 0.5,
        Layout(1, 1, 1, 1, 256, 8192)},
+  };
+}
+
+// The Megatron MoE model zoo's configs and scripts.
+std::vector<Case> MoeZooCases() {
+  return {
       // The Megatron MoE model zoo's benchmarking configs, with the
       // variables its launcher sets.
       // DeepSeek-V2: 236B (DeepSeek-V2 paper, abstract).
@@ -296,6 +309,12 @@ std::vector<Case> Corpus() {
       {"moezoo_bp__kimi_k2_gb200_128k.sh", H100(128), 0, 0, {}, kNotEntry},
       {"moezoo_bp__qwen3_30b_a3b.sh", H100(32), 0, 0, {}, kNotEntry},
       {"moezoo_bp__qwen3_next_80b.sh", H100(64), 0, 0, {}, kNotEntry},
+  };
+}
+
+// NeMo 1.x, Pai-Megatron-Patch and slime launch inputs.
+std::vector<Case> OtherFrameworkCases() {
+  return {
       // NeMo 1.x Hydra config and Pai-Megatron-Patch's positional scripts.
       {"nemo_launcher__mixtral_8x22b.yaml", H100(64), 0, 0, {}, kNotEntry},
       {"pai__moonlight_a3b.sh",
@@ -354,6 +373,15 @@ std::vector<Case> Corpus() {
        {},
        "${MODEL_ARGS[@]} is an argument list the launch input does not set"},
   };
+}
+
+std::vector<Case> Corpus() {
+  std::vector<Case> all;
+  for (auto part : {BridgeCases(), MegatronLmCases(), MoeZooCases(),
+                    OtherFrameworkCases()}) {
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
 }
 
 // The number after "\"key\": " in `json`, or -1.
