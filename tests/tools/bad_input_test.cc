@@ -615,6 +615,14 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
                         ("moesim_bad_input_" + std::to_string(::getpid())));
     fs::create_directories(*dir_ / "broken");
     fs::create_directories(*dir_ / "bert");
+    WriteInputFiles();
+    WriteSweepSpecs();
+    WriteSystemVariants();
+    WriteRunsVariants();
+    WriteProfilesAndTables();
+  }
+  // Scenario, histogram, HF config and system files, each broken.
+  static void WriteInputFiles() {
     Write("malformed.textproto",
           "model: \"llama3-8b\"\nsystem: \"dgx-h100\"\nnum_gpus: eight\n");
     Write("unknown_field.textproto", "model: \"llama3-8b\"\nnum_nodes: 4\n");
@@ -630,6 +638,9 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
     Write("bert/config.json",
           "{\"model_type\": \"bert\", \"hidden_size\": 768}");
     Write("system.textproto", "name: \"x\"\ngpu { memory_gib: lots }\n");
+  }
+  // Sweep specs and a file that is not a shard.
+  static void WriteSweepSpecs() {
     // Sweep specs, each with one thing wrong after a valid base line.
     const std::string sweep_base =
         "base { model: \"qwen3-30b-a3b\" system: \"dgx-h100\" num_gpus: 8 "
@@ -653,6 +664,9 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
           "base { model: \"qwen9\" system: \"dgx-h100\" num_gpus: 8 }\n");
     Write("sweep_base_file.textproto", "base_file: \"absent.textproto\"\n");
     Write("not_a_shard.json", "{\"shards\": 3}\n");
+  }
+  // The shipped dgx-h100 system with one field broken.
+  static void WriteSystemVariants() {
     // Shipped dgx-h100 with one field broken.
     std::ifstream in(std::string(MOESIM_SOURCE_DIR) +
                      "/topology/systems/dgx-h100.textproto");
@@ -666,6 +680,15 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
       Write(name, text.replace(at, from.size(), to));
     };
     variant("zero_nvlink.textproto", "link_gb_s: 25", "link_gb_s: 0");
+    variant("negative_nic.textproto", "gbit_s: 400", "gbit_s: -400");
+    variant("ampere.textproto", "architecture: \"hopper\"",
+            "architecture: \"ampere\"");
+    variant("undersubscribed.textproto", "oversubscription: 1",
+            "oversubscription: 0.5");
+    variant("two_tier.textproto", "max_tiers: 3", "max_tiers: 2");
+  }
+  // Runs CSVs for `moesim validate`.
+  static void WriteRunsVariants() {
     // Runs CSVs for `moesim validate`: the shipped file's header and first
     // row, each broken in one way.
     std::ifstream runs_in(std::string(MOESIM_SOURCE_DIR) +
@@ -711,6 +734,9 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
                {{",15.1774,,,25.09,", ",15.1774,,nemo,25.09,"}});
     runs_edits("runs_nemo_formula_moe.csv",
                {{",15.1774,,,25.09,", ",15.1774,,nemo-2024,25.09,"}});
+  }
+  // Calibration profiles, table folders and an nccl-tests log.
+  static void WriteProfilesAndTables() {
     // Calibration profiles, each broken in one way.
     Write("profile_range.textproto",
           "name: \"lab\"\nfactors {\n  gemm_efficiency: 5\n}\n");
@@ -719,12 +745,6 @@ class BadInputTest : public testing::TestWithParam<BadInput> {
     Write("profile_field.textproto", "factors {\n  gemm_speed: 1\n}\n");
     Write("profile_malformed.textproto", "factors { gemm_efficiency: fast }\n");
     Write("profile_gpu.textproto", "gpu {\n  gpu: \"a100\"\n}\n");
-    variant("negative_nic.textproto", "gbit_s: 400", "gbit_s: -400");
-    variant("ampere.textproto", "architecture: \"hopper\"",
-            "architecture: \"ampere\"");
-    variant("undersubscribed.textproto", "oversubscription: 1",
-            "oversubscription: 0.5");
-    variant("two_tier.textproto", "max_tiers: 3", "max_tiers: 2");
     // Calibration table folders with one thing wrong.
     const std::string gemm_header = "impl,m,n,k,dtype,tflops,source\n";
     auto table = [&](const std::string& dir, const std::string& file,
