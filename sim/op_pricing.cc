@@ -238,13 +238,18 @@ std::string StepLabel(int first, int count) {
 class RingOps {
  public:
   RingOps(const std::string& name, const std::vector<int>& hop_pair,
-          const RingCosts& c, const RankContext& rank, Builder& b)
+          const RingCosts& c, int merged, const RankContext& rank, Builder& b)
       : name_(name),
         pair_(hop_pair),
         c_(c),
+        merged_(merged),
         rank_(rank),
         b_(b),
         entry_(b.last()) {}
+
+  // The steps the ops added at `step` stand for: the merged steady steps
+  // from step 1 (MergedSteps), else one.
+  int StepsAt(int step) const { return merged_ > 0 && step == 1 ? merged_ : 1; }
 
   TimedOp Hop(const std::string& label, double bytes, const char* what) const {
     TimedOp t = SendRecvOp(rank_, pair_, bytes, StreamKind::kCp,
@@ -297,6 +302,7 @@ class RingOps {
   const std::string& name_;
   const std::vector<int>& pair_;
   const RingCosts& c_;
+  const int merged_;
   const RankContext& rank_;
   Builder& b_;
   const int entry_;
@@ -338,9 +344,9 @@ int MergedSteps(const RankContext& rank, int ring) {
 void AddForwardRing(const std::string& name, const RingCosts& c, int ring,
                     int merged, const std::vector<int>& hop_pair,
                     const RankContext& rank, Builder& b) {
-  RingOps ops(name, hop_pair, c, rank, b);
+  RingOps ops(name, hop_pair, c, merged, rank, b);
   for (int step = 0; step < ring;) {
-    const int count = merged > 0 && step == 1 ? merged : 1;
+    const int count = ops.StepsAt(step);
     int next_transfer = kEntry;
     if (step + count < ring) {
       next_transfer =
@@ -366,9 +372,9 @@ void AddForwardRing(const std::string& name, const RingCosts& c, int ring,
 void AddBackwardRing(const std::string& name, const RingCosts& c, int ring,
                      int merged, const std::vector<int>& hop_pair,
                      const RankContext& rank, Builder& b) {
-  RingOps ops(name, hop_pair, c, rank, b);
+  RingOps ops(name, hop_pair, c, merged, rank, b);
   for (int step = 0; step < ring;) {
-    const int count = merged > 0 && step == 1 ? merged : 1;
+    const int count = ops.StepsAt(step);
     // This step's message: K/V for the next step (not after the last) and,
     // after the first, the dK/dV accumulated so far.
     const bool sends_kv = step + count < ring;
