@@ -2,25 +2,16 @@
 
 #include <cstdio>
 #include <string_view>
+#include <utility>
 
 #include "models/flops.h"
 #include "tools/text_format.h"
+#include "util/json_write.h"
 
 namespace moesim::tools {
 namespace {
 
 using models::kGiB;
-
-std::string JsonGiB(double bytes) { return Format("%.3f", bytes / kGiB); }
-
-std::string JsonBytesMap(const std::vector<models::NamedBytes>& items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    out += (i ? ", " : "") + JsonString(items[i].name) + ": " +
-           JsonGiB(items[i].bytes);
-  }
-  return out + "}";
-}
 
 std::string Gib(double bytes) { return Format("%.1f", bytes / kGiB); }
 
@@ -90,66 +81,65 @@ std::string TrainingLine(const scenarios::ResolvedScenario& s) {
   return line;
 }
 
-std::string ScenarioJson(const scenarios::ResolvedScenario& s) {
+void WriteScenario(util::JsonWriter& w, const scenarios::ResolvedScenario& s) {
   const models::Parallelism& p = s.parallel;
   const scenarios::Scenario& spec = s.spec;
   const models::ParamSummary params = models::CountParams(s.model);
-  auto integer = [](int64_t v) { return JsonNumber(static_cast<double>(v)); };
-  auto boolean = [](bool v) { return std::string(v ? "true" : "false"); };
-  std::string modules, offloaded;
-  for (const std::string& m : spec.recompute().modules())
-    modules += (modules.empty() ? "" : ", ") + JsonString(m);
+  auto integer = [](int64_t v) { return static_cast<double>(v); };
+  w.BeginObject();
+  w.Key("model").String(s.model.name());
+  w.Key("model_source").String(s.model.source());
+  w.Key("params_total").Number(integer(params.total));
+  w.Key("params_active").Number(integer(params.active));
+  w.Key("num_layers").Number(integer(s.model.num_layers()));
+  w.Key("mtp_num_layers").Number(integer(s.model.mtp_num_layers()));
+  w.Key("num_moe_experts").Number(integer(s.model.num_moe_experts()));
+  w.Key("system").String(s.system.name());
+  w.Key("num_gpus").Number(p.num_gpus());
+  w.Key("layout").BeginObject();
+  w.Key("tp").Number(p.tp).Key("cp").Number(p.cp).Key("dp").Number(p.dp);
+  w.Key("pp").Number(p.pp).Key("vpp").Number(p.vpp).Key("ep").Number(p.ep);
+  w.Key("etp").Number(p.etp).Key("edp").Number(p.edp);
+  w.Key("sequence_parallel").Bool(p.sequence_parallel);
+  w.Key("pipeline_layout")
+      .String(spec.layout().pipeline_model_parallel_layout());
+  w.Key("micro_batch_size").Number(integer(s.training.micro_batch_size));
+  w.Key("global_batch_size").Number(integer(s.training.global_batch_size));
+  w.Key("seq_length").Number(integer(s.training.seq_length));
+  w.EndObject();
+  w.Key("precision").String(spec.precision());
+  w.Key("dispatcher").String(spec.dispatcher());
+  w.Key("routing").String(spec.routing());
+  w.Key("recompute").BeginObject();
+  w.Key("granularity").String(spec.recompute().granularity());
+  w.Key("modules").BeginArray();
+  for (const std::string& m : spec.recompute().modules()) w.String(m);
+  w.EndArray();
+  w.Key("method").String(spec.recompute().method());
+  w.Key("num_layers").Number(integer(spec.recompute().num_layers()));
+  w.EndObject();
+  w.Key("cuda_graph").String(spec.cuda_graph());
+  w.Key("cp_comm_type").String(spec.cp_comm_type());
+  w.Key("optimizer_offload_fraction").Number(spec.optimizer_offload_fraction());
+  w.Key("activation_offload_layers")
+      .Number(integer(spec.cpu_offloading() ? spec.cpu_offloading_num_layers()
+                                            : 0));
+  w.Key("offload_modules").BeginArray();
   for (int g = 0; g < models::kNumOffloadModules; ++g) {
-    if (!s.training.activation_offload.modules[g]) continue;
-    if (!offloaded.empty()) offloaded += ", ";
-    offloaded += JsonString(models::kOffloadModuleNames[g]);
+    if (s.training.activation_offload.modules[g])
+      w.String(models::kOffloadModuleNames[g]);
   }
-  return "{\"model\": " + JsonString(s.model.name()) +
-         ", \"model_source\": " + JsonString(s.model.source()) +
-         ", \"params_total\": " + integer(params.total) +
-         ", \"params_active\": " + integer(params.active) +
-         ", \"num_layers\": " + integer(s.model.num_layers()) +
-         ", \"mtp_num_layers\": " + integer(s.model.mtp_num_layers()) +
-         ", \"num_moe_experts\": " + integer(s.model.num_moe_experts()) +
-         ", \"system\": " + JsonString(s.system.name()) +
-         ", \"num_gpus\": " + integer(p.num_gpus()) +
-         ", \"layout\": {\"tp\": " + integer(p.tp) +
-         ", \"cp\": " + integer(p.cp) + ", \"dp\": " + integer(p.dp) +
-         ", \"pp\": " + integer(p.pp) + ", \"vpp\": " + integer(p.vpp) +
-         ", \"ep\": " + integer(p.ep) + ", \"etp\": " + integer(p.etp) +
-         ", \"edp\": " + integer(p.edp) +
-         ", \"sequence_parallel\": " + boolean(p.sequence_parallel) +
-         ", \"pipeline_layout\": " +
-         JsonString(spec.layout().pipeline_model_parallel_layout()) +
-         ", \"micro_batch_size\": " + integer(s.training.micro_batch_size) +
-         ", \"global_batch_size\": " + integer(s.training.global_batch_size) +
-         ", \"seq_length\": " + integer(s.training.seq_length) +
-         "}, \"precision\": " + JsonString(spec.precision()) +
-         ", \"dispatcher\": " + JsonString(spec.dispatcher()) +
-         ", \"routing\": " + JsonString(spec.routing()) +
-         ", \"recompute\": {\"granularity\": " +
-         JsonString(spec.recompute().granularity()) + ", \"modules\": [" +
-         modules + "], \"method\": " + JsonString(spec.recompute().method()) +
-         ", \"num_layers\": " + integer(spec.recompute().num_layers()) +
-         "}, \"cuda_graph\": " + JsonString(spec.cuda_graph()) +
-         ", \"cp_comm_type\": " + JsonString(spec.cp_comm_type()) +
-         ", \"optimizer_offload_fraction\": " +
-         JsonNumber(spec.optimizer_offload_fraction()) +
-         ", \"activation_offload_layers\": " +
-         integer(spec.cpu_offloading() ? spec.cpu_offloading_num_layers() : 0) +
-         ", \"offload_modules\": [" + offloaded +
-         "], \"activation_offload_fraction\": " +
-         JsonNumber(s.training.activation_offload.fraction) +
-         ", \"offload_optimizer_states\": " +
-         boolean(s.training.offload_optimizer_states) +
-         ", \"megatron_fsdp\": " + boolean(spec.use_megatron_fsdp()) +
-         ", \"fsdp_sharding\": " +
-         JsonString(spec.use_megatron_fsdp()
-                        ? spec.data_parallel_sharding_strategy()
-                        : "") +
-         ", \"distributed_optimizer\": " +
-         boolean(s.training.distributed_optimizer) +
-         ", \"ep_overlap\": " + boolean(s.training.ep_overlap) + "}";
+  w.EndArray();
+  w.Key("activation_offload_fraction")
+      .Number(s.training.activation_offload.fraction);
+  w.Key("offload_optimizer_states").Bool(s.training.offload_optimizer_states);
+  w.Key("megatron_fsdp").Bool(spec.use_megatron_fsdp());
+  w.Key("fsdp_sharding")
+      .String(spec.use_megatron_fsdp() ? spec.data_parallel_sharding_strategy()
+                                       : "");
+  w.Key("distributed_optimizer").Bool(s.training.distributed_optimizer);
+  w.Key("ep_overlap").Bool(s.training.ep_overlap);
+  w.EndObject();
 }
 
 MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& s) {
@@ -270,58 +260,65 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
 
 std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
                              const MemoryReport& r) {
-  std::string out = "{\n";
-  out += "  \"model\": " + JsonString(s.model.name()) + ",\n";
-  out += "  \"system\": " + JsonString(s.system.name()) + ",\n";
-  out += Format("  \"num_gpus\": %d,\n", s.parallel.num_gpus());
-  out += "  \"scenario\": " + ScenarioJson(s) + ",\n";
-  out += Format("  \"params_total\": %lld,\n",
-                static_cast<long long>(r.params.total));
-  out += Format("  \"params_active\": %lld,\n",
-                static_cast<long long>(r.params.active));
-  out += Format("  \"params_total_with_mtp\": %lld,\n",
-                static_cast<long long>(r.params.total_with_mtp));
-  out += "  \"model_flops_per_step\": " + JsonNumber(r.model_flops_per_step) +
-         ",\n";
-  out += "  \"model_flops_per_token\": " + JsonNumber(r.model_flops_per_token) +
-         ",\n";
-  out += "  \"stages\": [\n";
-  for (size_t i = 0; i < r.memory.stages.size(); ++i) {
-    const models::StageMemory& st = r.memory.stages[i];
-    out += Format("    {\"pp_rank\": %d, \"params\": %lld, ", st.pp_rank,
-                  static_cast<long long>(st.params));
-    out += "\"params_gib\": " + JsonGiB(st.params_bytes) +
-           ", \"fp8_weights_gib\": " + JsonGiB(st.fp8_weight_bytes) +
-           ", \"grads_gib\": " + JsonGiB(st.grads_bytes) +
-           ", \"optimizer_gib\": " + JsonGiB(st.optimizer_bytes) +
-           ", \"optimizer_host_gib\": " + JsonGiB(st.optimizer_host_bytes) +
-           ", \"fsdp_unit_gib\": " + JsonGiB(st.fsdp_unit_bytes) +
-           ", \"activation_host_gib\": " + JsonGiB(st.activation_host_bytes) +
-           ", \"activation_offload_saved_gib\": " +
-           JsonBytesMap(st.offload_saved) +
-           ", \"optimizer_step_gib\": " + JsonGiB(st.optimizer_step_bytes) +
-           ", \"activations_gib\": " + JsonGiB(st.activations_bytes) +
-           Format(", \"in_flight_microbatches\": %lld",
-                  static_cast<long long>(st.peak_in_flight)) +
-           ", \"activations_by_module_gib\": " + JsonBytesMap(st.activations) +
-           ", \"transient_gib\": " + JsonGiB(st.transient_bytes) +
-           ", \"buffers_gib\": " + JsonGiB(st.buffers_bytes) +
-           ", \"buffers_by_kind_gib\": " + JsonBytesMap(st.buffers) +
-           ", \"allocated_peak_gib\": " + JsonGiB(st.allocated_peak_bytes) +
-           ", \"peak_memory_gib\": " + JsonGiB(st.peak_bytes) + "}";
-    out += i + 1 < r.memory.stages.size() ? ",\n" : "\n";
+  using Layout = util::JsonWriter::Layout;
+  util::JsonWriter w;
+  // GiB with three decimals.
+  auto gib = [&w](std::string_view key, double bytes) {
+    w.Key(key).Fixed(bytes / kGiB, 3);
+  };
+  auto bytes_map = [&](std::string_view key,
+                       const std::vector<models::NamedBytes>& items) {
+    w.Key(key).BeginObject();
+    for (const models::NamedBytes& item : items) gib(item.name, item.bytes);
+    w.EndObject();
+  };
+  w.BeginObject(Layout::kLines);
+  w.Key("model").String(s.model.name());
+  w.Key("system").String(s.system.name());
+  w.Key("num_gpus").Number(s.parallel.num_gpus());
+  w.Key("scenario");
+  WriteScenario(w, s);
+  w.Key("params_total").Number(static_cast<double>(r.params.total));
+  w.Key("params_active").Number(static_cast<double>(r.params.active));
+  w.Key("params_total_with_mtp")
+      .Number(static_cast<double>(r.params.total_with_mtp));
+  w.Key("model_flops_per_step").Number(r.model_flops_per_step);
+  w.Key("model_flops_per_token").Number(r.model_flops_per_token);
+  w.Key("stages").BeginArray(Layout::kLines);
+  for (const models::StageMemory& st : r.memory.stages) {
+    w.BeginObject();
+    w.Key("pp_rank").Number(st.pp_rank);
+    w.Key("params").Number(static_cast<double>(st.params));
+    gib("params_gib", st.params_bytes);
+    gib("fp8_weights_gib", st.fp8_weight_bytes);
+    gib("grads_gib", st.grads_bytes);
+    gib("optimizer_gib", st.optimizer_bytes);
+    gib("optimizer_host_gib", st.optimizer_host_bytes);
+    gib("fsdp_unit_gib", st.fsdp_unit_bytes);
+    gib("activation_host_gib", st.activation_host_bytes);
+    bytes_map("activation_offload_saved_gib", st.offload_saved);
+    gib("optimizer_step_gib", st.optimizer_step_bytes);
+    gib("activations_gib", st.activations_bytes);
+    w.Key("in_flight_microbatches")
+        .Number(static_cast<double>(st.peak_in_flight));
+    bytes_map("activations_by_module_gib", st.activations);
+    gib("transient_gib", st.transient_bytes);
+    gib("buffers_gib", st.buffers_bytes);
+    bytes_map("buffers_by_kind_gib", st.buffers);
+    gib("allocated_peak_gib", st.allocated_peak_bytes);
+    gib("peak_memory_gib", st.peak_bytes);
+    w.EndObject();
   }
-  out += "  ],\n";
-  out += Format("  \"busiest_pp_rank\": %d,\n", r.memory.busiest_rank);
-  out += "  \"peak_memory_gib\": " + JsonGiB(r.memory.peak_bytes) + ",\n";
-  out += "  \"capacity_gib\": " + JsonGiB(r.memory.capacity_bytes) + ",\n";
-  out +=
-      std::string("  \"fits\": ") + (r.memory.fits ? "true" : "false") + ",\n";
-  out += "  \"margin_gib\": " + JsonGiB(r.memory.margin_bytes) + ",\n";
-  out += "  \"defaults_used\": " + JsonList(s.defaults_used) + ",\n";
-  out += "  \"warnings\": " + JsonList(s.warnings) + "\n";
-  out += "}\n";
-  return out;
+  w.EndArray();
+  w.Key("busiest_pp_rank").Number(r.memory.busiest_rank);
+  gib("peak_memory_gib", r.memory.peak_bytes);
+  gib("capacity_gib", r.memory.capacity_bytes);
+  w.Key("fits").Bool(r.memory.fits);
+  gib("margin_gib", r.memory.margin_bytes);
+  w.Key("defaults_used").Strings(s.defaults_used);
+  w.Key("warnings").Strings(s.warnings);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 }  // namespace moesim::tools

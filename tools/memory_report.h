@@ -8,6 +8,7 @@
 #include "models/memory.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
+#include "util/json_write.h"
 
 namespace moesim::tools {
 
@@ -28,11 +29,12 @@ std::string LayoutLine(const scenarios::ResolvedScenario& scenario);
 // distributed optimizer ..", no newline: what the replay trains with.
 std::string TrainingLine(const scenarios::ResolvedScenario& scenario);
 
-// The scenario as simulated, every field resolved, as one JSON object
-// (no newline): {"model": .., "params_total": .., "num_layers": ..,
-// "layout": {"tp": .., ...}, "precision": .., ...}. `run --json` and
-// `memory --json` print it as "scenario".
-std::string ScenarioJson(const scenarios::ResolvedScenario& scenario);
+// The scenario as simulated, every field resolved, as one inline JSON
+// object: {"model": .., "params_total": .., "num_layers": .., "layout":
+// {"tp": .., ...}, "precision": .., ...}. `run --json` and `memory --json`
+// print it as "scenario".
+void WriteScenario(util::JsonWriter& w,
+                   const scenarios::ResolvedScenario& scenario);
 
 MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& scenario);
 

@@ -6,6 +6,7 @@
 
 #include "sim/step_stats.h"
 #include "tools/text_format.h"
+#include "util/json_write.h"
 #include "util/output.h"
 
 namespace moesim::tools {
@@ -152,43 +153,103 @@ namespace {
 
 // run --json's per-stage objects; the memory model's stage peaks beside
 // the replay's.
-std::string StagesJson(const sim::StepResult& st,
-                       const models::MemoryEstimate& m) {
-  std::string stages = "[";
+void WriteStages(util::JsonWriter& w, const sim::StepResult& st,
+                 const models::MemoryEstimate& m) {
+  w.BeginArray();
   for (size_t i = 0; i < st.stages.size(); ++i) {
-    stages += Format(
-        "%s{\"pp_rank\": %d, \"compute_s\": %s, \"idle_s\": %s, "
-        "\"peak_memory_gib\": %s, \"replay_peak_memory_gib\": %s",
-        i ? ", " : "", st.stages[i].pp_rank,
-        JsonNumber(st.stages[i].compute_s).c_str(),
-        JsonNumber(st.stages[i].idle_s).c_str(),
-        JsonNumber(m.stages[i].peak_bytes / kGiB).c_str(),
-        JsonNumber(st.stages[i].memory_peak_bytes / kGiB).c_str());
+    const sim::StageTime& stage = st.stages[i];
+    w.BeginObject();
+    w.Key("pp_rank").Number(stage.pp_rank);
+    w.Key("compute_s").Number(stage.compute_s);
+    w.Key("idle_s").Number(stage.idle_s);
+    w.Key("peak_memory_gib").Number(m.stages[i].peak_bytes / kGiB);
+    w.Key("replay_peak_memory_gib").Number(stage.memory_peak_bytes / kGiB);
     if (st.full) {
-      stages += Format(
-          ", \"ranks\": %d, \"slowest_rank\": %d, \"slowest_compute_s\": %s",
-          st.stages[i].ranks, st.stages[i].slowest_rank,
-          JsonNumber(st.stages[i].slowest_compute_s).c_str());
+      w.Key("ranks").Number(stage.ranks);
+      w.Key("slowest_rank").Number(stage.slowest_rank);
+      w.Key("slowest_compute_s").Number(stage.slowest_compute_s);
     }
-    stages += "}";
+    w.EndObject();
   }
-  return stages + "]";
+  w.EndArray();
 }
 
 // Full mode's per-rank objects, in rank order.
-std::string RanksJson(const sim::StepResult& st) {
-  std::string ranks = "[";
-  for (size_t i = 0; i < st.ranks.size(); ++i) {
-    const sim::RankTime& rank = st.ranks[i];
-    ranks += Format(
-        "%s{\"rank\": %d, \"pp_rank\": %d, \"compute_s\": %s, "
-        "\"grouped_gemm_s\": %s, \"finish_s\": %s}",
-        i ? ", " : "", rank.rank, rank.pp_rank,
-        JsonNumber(rank.compute_s).c_str(),
-        JsonNumber(rank.grouped_gemm_s).c_str(),
-        JsonNumber(rank.finish_s).c_str());
+void WriteRanks(util::JsonWriter& w, const sim::StepResult& st) {
+  w.BeginArray();
+  for (const sim::RankTime& rank : st.ranks) {
+    w.BeginObject();
+    w.Key("rank").Number(rank.rank);
+    w.Key("pp_rank").Number(rank.pp_rank);
+    w.Key("compute_s").Number(rank.compute_s);
+    w.Key("grouped_gemm_s").Number(rank.grouped_gemm_s);
+    w.Key("finish_s").Number(rank.finish_s);
+    w.EndObject();
   }
-  return ranks + "]";
+  w.EndArray();
+}
+
+// The replay's figures of `st` (FormatRunJson), from the step time on.
+void WriteStepFigures(util::JsonWriter& w, const RunReport& r) {
+  const sim::StepResult& st = r.step;
+  const models::MemoryEstimate& m = r.memory.memory;
+  auto comm_object = [&](auto value) {
+    w.BeginObject();
+    for (const char* kind : kCommKinds) {
+      w.Key(kind).Number(value(st.comm_s.at(kind)));
+    }
+    w.EndObject();
+  };
+  auto seconds_map = [&](const std::map<std::string, double>& map) {
+    w.BeginObject();
+    for (const auto& [name, seconds] : map) w.Key(name).Number(seconds);
+    w.EndObject();
+  };
+  w.Key("step_time_s").Number(st.step_time_s);
+  w.Key("tflops_per_gpu").Number(st.tflops_per_gpu);
+  w.Key("tokens_per_sec_per_gpu").Number(st.tokens_per_sec_per_gpu);
+  w.Key("mfu").Number(st.mfu);
+  w.Key("model_flops_per_step").Number(st.model_flops_per_step);
+  w.Key("peak_memory_gib").Number(m.peak_bytes / kGiB);
+  w.Key("capacity_gib").Number(m.capacity_bytes / kGiB);
+  w.Key("fits").Bool(m.fits);
+  w.Key("margin_gib").Number(m.margin_bytes / kGiB);
+  w.Key("bubble_fraction").Number(st.bubble_fraction);
+  const sim::Wall wall = sim::DiagnoseWall(st, m.peak_bytes, m.capacity_bytes);
+  w.Key("wall").String(wall.name);
+  w.Key("wall_evidence").BeginObject();
+  w.Key("comm_share").Number(wall.comm_share);
+  w.Key("host_share").Number(wall.host_share);
+  w.Key("compute_share").Number(wall.compute_share);
+  w.Key("exposed_comm_share").Number(wall.exposed_comm_share);
+  w.Key("memory_headroom").Number(wall.memory_headroom);
+  w.EndObject();
+  w.Key("host_idle_s").Number(st.host_idle_s);
+  w.Key("sustained_compute_rate").Number(r.sustained_compute_rate);
+  w.Key("host_busy_s").Number(st.host_busy_s);
+  w.Key("gc_stall_s").Number(st.gc_stall_s);
+  w.Key("exposed_comm_s");
+  comm_object([](const sim::CommTime& c) { return c.exposed_s; });
+  w.Key("comm_s");
+  comm_object([](const sim::CommTime& c) { return c.total_s; });
+  w.Key("hidden_fraction");
+  comm_object(Hidden);
+  w.Key("time_by_op_class_s");
+  seconds_map(st.time_by_op_class_s);
+  w.Key("critical_path_s");
+  seconds_map(st.critical_path_s);
+  w.Key("stages");
+  WriteStages(w, st, m);
+  if (st.full) {
+    w.Key("ranks");
+    WriteRanks(w, st);
+  }
+  w.Key("ops").Number(static_cast<double>(st.ops));
+  if (const auto& samples = st.periodic_samples; samples) {
+    w.Key("periodic_microbatches").BeginArray();
+    for (const int64_t count : *samples) w.Number(static_cast<double>(count));
+    w.EndArray();
+  }
 }
 
 }  // namespace
@@ -196,103 +257,39 @@ std::string RanksJson(const sim::StepResult& st) {
 std::string FormatRunJson(const scenarios::ResolvedScenario& s,
                           const RunReport& r) {
   const sim::StepResult& st = r.step;
-  const models::MemoryEstimate& m = r.memory.memory;
-  auto comm_object = [&](auto value) {
-    std::string o = "{";
-    bool first = true;
-    for (const char* kind : kCommKinds) {
-      o += (first ? "" : ", ") + JsonString(kind) + ": " +
-           JsonNumber(value(st.comm_s.at(kind)));
-      first = false;
-    }
-    return o + "}";
-  };
-  std::string out = "{\n";
-  auto field = [&](const char* key, const std::string& value) {
-    out += "  " + JsonString(key) + ": " + value + ",\n";
-  };
-  field("model", JsonString(s.model.name()));
-  field("system", JsonString(s.system.name()));
-  field("num_gpus", JsonNumber(s.parallel.num_gpus()));
-  field("scenario", ScenarioJson(s));
+  util::JsonWriter w;
+  w.BeginObject(util::JsonWriter::Layout::kLines);
+  w.Key("model").String(s.model.name());
+  w.Key("system").String(s.system.name());
+  w.Key("num_gpus").Number(s.parallel.num_gpus());
+  w.Key("scenario");
+  WriteScenario(w, s);
   if (st.full) {
-    field("mode", JsonString("full"));
-    field("ranks_simulated", JsonNumber(static_cast<double>(st.ranks.size())));
-    field("slowest_rank", JsonNumber(st.slowest_rank));
+    w.Key("mode").String("full");
+    w.Key("ranks_simulated").Number(static_cast<double>(st.ranks.size()));
+    w.Key("slowest_rank").Number(st.slowest_rank);
     double slowest_s = 0;
     for (const sim::RankTime& rank : st.ranks) {
       if (rank.rank == st.slowest_rank) slowest_s = rank.compute_s;
     }
-    field("slowest_rank_compute_s", JsonNumber(slowest_s));
+    w.Key("slowest_rank_compute_s").Number(slowest_s);
   }
-  field("step_time_s", JsonNumber(st.step_time_s));
-  field("tflops_per_gpu", JsonNumber(st.tflops_per_gpu));
-  field("tokens_per_sec_per_gpu", JsonNumber(st.tokens_per_sec_per_gpu));
-  field("mfu", JsonNumber(st.mfu));
-  field("model_flops_per_step", JsonNumber(st.model_flops_per_step));
-  field("peak_memory_gib", JsonNumber(m.peak_bytes / kGiB));
-  field("capacity_gib", JsonNumber(m.capacity_bytes / kGiB));
-  field("fits", m.fits ? "true" : "false");
-  field("margin_gib", JsonNumber(m.margin_bytes / kGiB));
-  field("bubble_fraction", JsonNumber(st.bubble_fraction));
-  const sim::Wall wall = sim::DiagnoseWall(st, m.peak_bytes, m.capacity_bytes);
-  field("wall", JsonString(wall.name));
-  field("wall_evidence",
-        Format("{\"comm_share\": %s, \"host_share\": %s, "
-               "\"compute_share\": %s, \"exposed_comm_share\": %s, "
-               "\"memory_headroom\": %s}",
-               JsonNumber(wall.comm_share).c_str(),
-               JsonNumber(wall.host_share).c_str(),
-               JsonNumber(wall.compute_share).c_str(),
-               JsonNumber(wall.exposed_comm_share).c_str(),
-               JsonNumber(wall.memory_headroom).c_str()));
-  field("host_idle_s", JsonNumber(st.host_idle_s));
-  field("sustained_compute_rate", JsonNumber(r.sustained_compute_rate));
-  field("host_busy_s", JsonNumber(st.host_busy_s));
-  field("gc_stall_s", JsonNumber(st.gc_stall_s));
-  field("exposed_comm_s",
-        comm_object([](const sim::CommTime& c) { return c.exposed_s; }));
-  field("comm_s",
-        comm_object([](const sim::CommTime& c) { return c.total_s; }));
-  field("hidden_fraction", comm_object(Hidden));
-  std::string classes = "{";
-  bool first = true;
-  for (const auto& [name, seconds] : st.time_by_op_class_s) {
-    classes +=
-        (first ? "" : ", ") + JsonString(name) + ": " + JsonNumber(seconds);
-    first = false;
-  }
-  field("time_by_op_class_s", classes + "}");
-  std::string critical = "{";
-  first = true;
-  for (const auto& [kind, seconds] : st.critical_path_s) {
-    critical +=
-        (first ? "" : ", ") + JsonString(kind) + ": " + JsonNumber(seconds);
-    first = false;
-  }
-  field("critical_path_s", critical + "}");
-  field("stages", StagesJson(st, m));
-  if (st.full) field("ranks", RanksJson(st));
-  field("ops", JsonNumber(static_cast<double>(st.ops)));
-  if (const auto& samples = st.periodic_samples; samples) {
-    field("periodic_microbatches",
-          Format("[%lld, %lld, %lld]", static_cast<long long>((*samples)[0]),
-                 static_cast<long long>((*samples)[1]),
-                 static_cast<long long>((*samples)[2])));
-  }
-  field("defaults_used", JsonList(s.defaults_used));
+  WriteStepFigures(w, r);
+  w.Key("defaults_used").Strings(s.defaults_used);
   if (const std::optional<sim::RingBalance>& ring = st.cp_ring; ring) {
-    field("cp_ring",
-          "{\"ranks\": " + JsonNumber(ring->ring) +
-              ", \"hop_s\": " + JsonNumber(ring->hop_s) + ", \"tile_s\": " +
-              JsonNumber(ring->tile_s) + ", \"crosses_domains\": " +
-              (ring->crosses_domains ? "true" : "false") +
-              ", \"merged_steps\": " + JsonNumber(ring->merged_steps) + "}");
+    w.Key("cp_ring").BeginObject();
+    w.Key("ranks").Number(ring->ring);
+    w.Key("hop_s").Number(ring->hop_s);
+    w.Key("tile_s").Number(ring->tile_s);
+    w.Key("crosses_domains").Bool(ring->crosses_domains);
+    w.Key("merged_steps").Number(ring->merged_steps);
+    w.EndObject();
   }
   std::vector<std::string> warnings = s.warnings;
   warnings.insert(warnings.end(), st.warnings.begin(), st.warnings.end());
-  out += "  \"warnings\": " + JsonList(warnings) + "\n}\n";
-  return out;
+  w.Key("warnings").Strings(warnings);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 util::Result<std::string> RunCommand(const RunFlags& f) {

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
+
+#include "util/check.h"
 
 namespace moesim::util {
 
@@ -42,6 +45,127 @@ std::string JsonList(const std::vector<std::string>& items) {
   for (size_t i = 0; i < items.size(); ++i)
     out += (i ? ", " : "") + JsonString(items[i]);
   return out + "]";
+}
+
+void JsonWriter::Separate() {
+  Level& level = stack_.back();
+  if (level.layout == Layout::kLines) {
+    out_ += level.empty ? "\n" : ",\n";
+    out_.append(2 * stack_.size(), ' ');
+  } else if (!level.empty) {
+    out_ += ", ";
+  }
+  level.empty = false;
+}
+
+void JsonWriter::BeginValue() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (stack_.empty()) {
+    CheckOrDie(out_.empty(), "JsonWriter: a second value at the top");
+    return;
+  }
+  CheckOrDie(!stack_.back().object,
+             "JsonWriter: a value in an object needs a Key");
+  Separate();
+}
+
+JsonWriter& JsonWriter::Key(std::string_view key) {
+  CheckOrDie(!stack_.empty() && stack_.back().object && !after_key_,
+             "JsonWriter::Key outside an object");
+  Separate();
+  out_ += JsonString(key);
+  out_ += ": ";
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::BeginObject(Layout layout) {
+  BeginValue();
+  out_ += '{';
+  stack_.push_back({layout, true});
+  return *this;
+}
+
+JsonWriter& JsonWriter::BeginArray(Layout layout) {
+  BeginValue();
+  out_ += '[';
+  stack_.push_back({layout, false});
+  return *this;
+}
+
+void JsonWriter::Close(char bracket) {
+  CheckOrDie(!stack_.empty() && !after_key_ &&
+                 stack_.back().object == (bracket == '}'),
+             "JsonWriter: a close without its open");
+  const Level level = stack_.back();
+  stack_.pop_back();
+  if (level.layout == Layout::kLines && !level.empty) {
+    out_ += '\n';
+    out_.append(2 * stack_.size(), ' ');
+  }
+  out_ += bracket;
+}
+
+JsonWriter& JsonWriter::EndObject() {
+  Close('}');
+  return *this;
+}
+
+JsonWriter& JsonWriter::EndArray() {
+  Close(']');
+  return *this;
+}
+
+JsonWriter& JsonWriter::Number(double v) {
+  BeginValue();
+  out_ += JsonNumber(v);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Fixed(double v, int decimals) {
+  BeginValue();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return *this;
+  }
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, v);
+  out_ += text;
+  return *this;
+}
+
+JsonWriter& JsonWriter::String(std::string_view s) {
+  BeginValue();
+  out_ += JsonString(s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::Bool(bool b) {
+  BeginValue();
+  out_ += b ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::Null() {
+  BeginValue();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::Strings(const std::vector<std::string>& items) {
+  BeginArray();
+  for (const std::string& item : items) String(item);
+  return EndArray();
+}
+
+std::string JsonWriter::Take() && {
+  CheckOrDie(stack_.empty() && !after_key_,
+             "JsonWriter::Take with a container open");
+  out_ += '\n';
+  return std::move(out_);
 }
 
 }  // namespace moesim::util
