@@ -146,15 +146,17 @@ TEST_F(HostileFilesTest, TwoOutputsToOneFileAreRefused) {
 // file on a full device fails with the reason.
 // A reader that has closed the pipe: the write fails with EPIPE and moesim
 // exits 1 with the reason, not killed by SIGPIPE (exit status 141 in sh).
-// The reader closes its end at once, long before moesim has its report.
+// The reader closes its end at once and moesim starts a second later, so
+// the pipe is closed before moesim writes (moesim's `topo` answers in
+// milliseconds: started at once, it could fill the pipe first and exit 0).
 TEST_F(HostileFilesTest, ClosedPipeIsAnErrorNotASignal) {
-  // moesim's stdout is a pipe whose reader closes it at once; its status
-  // and stderr come back on the shell's stderr.
+  // moesim's stdout is a pipe whose reader has closed it; its status and
+  // stderr come back on the shell's stderr.
   const std::vector<std::string> sh = {
       "/bin/bash", "-c",
-      std::string("{ '") + MOESIM_BINARY +
+      std::string("{ sleep 1; '") + MOESIM_BINARY +
           "' topo dgx-h100 --gpus 8 --json; echo \"status $?\" >&2; } | "
-          "(exec 0<&-; sleep 1)"};
+          "(exec 0<&-; sleep 3)"};
   ChildLimits limits;
   limits.wall = std::chrono::milliseconds(30'000);
   ChildResult r = RunChild(sh, limits);
