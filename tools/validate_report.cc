@@ -13,6 +13,7 @@
 #include "tools/measured_runs.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
+#include "util/json_write.h"
 #include "util/message.h"
 #include "util/textproto.h"
 
@@ -41,13 +42,6 @@ Stats StatsOf(const std::vector<double>& errors) {
   s.median_abs = Median(abs);
   s.median_signed = Median(errors);
   return s;
-}
-
-std::string StatsJson(const Stats& s) {
-  return "{\"rows\": " + JsonNumber(s.rows) +
-         ", \"mape_pct\": " + JsonNumber(s.mape) +
-         ", \"median_abs_error_pct\": " + JsonNumber(s.median_abs) +
-         ", \"median_signed_error_pct\": " + JsonNumber(s.median_signed) + "}";
 }
 
 // --group-by keys: the row's own columns, then what the replay says of it.
@@ -372,91 +366,95 @@ std::string FormatValidateMarkdown(const Validation& v) {
 }
 
 std::string FormatValidateJson(const Validation& v) {
-  std::string out = "{\n  \"rows\": [";
-  bool first = true;
+  using Layout = util::JsonWriter::Layout;
+  util::JsonWriter w;
+  auto opt = [&w](std::string_view key, const std::optional<double>& value) {
+    w.Key(key);
+    if (value) {
+      w.Number(*value);
+    } else {
+      w.Null();
+    }
+  };
+  w.BeginObject(Layout::kLines);
+  w.Key("rows").BeginArray(Layout::kLines);
   for (const RunPrediction& r : v.results) {
     if (!r.simulated) continue;
-    out += first ? "\n" : ",\n";
-    first = false;
-    auto opt = [](const std::optional<double>& v) {
-      return v ? JsonNumber(*v) : std::string("null");
-    };
-    out +=
-        "    {\"id\": " + JsonString(r.row->id) +
-        ", \"confidence\": " + JsonString(r.row->confidence) +
-        ", \"predicted_tflops_per_gpu\": " + JsonNumber(r.tflops) +
-        ", \"measured_tflops_per_gpu\": " + opt(r.row->tflops) +
-        ", \"flops_count\": " + JsonString(r.flops_count) +
-        ", \"moesim_count_tflops_per_gpu\": " + JsonNumber(r.model_tflops) +
-        ", \"predicted_tokens_per_sec_per_gpu\": " +
-        JsonNumber(r.tokens_per_s) +
-        ", \"measured_tokens_per_sec_per_gpu\": " + opt(r.row->tokens_per_s) +
-        ", \"error_pct\": " +
-        (r.row->tflops ? JsonNumber(r.error_pct()) : "null") +
-        ", \"predicted_step_time_s\": " + JsonNumber(r.step_s) +
-        ", \"measured_step_time_s\": " + opt(r.row->step_s) +
-        ", \"predicted_peak_mem_gib\": " + JsonNumber(r.mem_gib) +
-        ", \"measured_peak_mem_gib\": " + opt(r.row->mem_gib) +
-        ", \"wall\": " + JsonString(r.wall) +
-        ", \"host\": " + JsonString(r.host_cpu) +
-        ", \"defaults_used\": " + JsonList(r.defaults_used) + "}";
+    w.BeginObject();
+    w.Key("id").String(r.row->id);
+    w.Key("confidence").String(r.row->confidence);
+    w.Key("predicted_tflops_per_gpu").Number(r.tflops);
+    opt("measured_tflops_per_gpu", r.row->tflops);
+    w.Key("flops_count").String(r.flops_count);
+    w.Key("moesim_count_tflops_per_gpu").Number(r.model_tflops);
+    w.Key("predicted_tokens_per_sec_per_gpu").Number(r.tokens_per_s);
+    opt("measured_tokens_per_sec_per_gpu", r.row->tokens_per_s);
+    opt("error_pct",
+        r.row->tflops ? std::optional<double>(r.error_pct()) : std::nullopt);
+    w.Key("predicted_step_time_s").Number(r.step_s);
+    opt("measured_step_time_s", r.row->step_s);
+    w.Key("predicted_peak_mem_gib").Number(r.mem_gib);
+    opt("measured_peak_mem_gib", r.row->mem_gib);
+    w.Key("wall").String(r.wall);
+    w.Key("host").String(r.host_cpu);
+    w.Key("defaults_used").Strings(r.defaults_used);
+    w.EndObject();
   }
-  out += "\n  ],\n  \"mape_pct\": " + JsonNumber(v.main.mape) +
-         ",\n  \"median_abs_error_pct\": " + JsonNumber(v.main.median_abs) +
-         ",\n  \"short_context\": " + StatsJson(v.short_context) +
-         ",\n  \"long_context\": " + StatsJson(v.long_context) +
-         ",\n  \"long_context_series\": [";
-  first = true;
+  w.EndArray();
+  auto stats = [&w](std::string_view key, const Stats& st) {
+    w.Key(key).BeginObject();
+    w.Key("rows").Number(st.rows).Key("mape_pct").Number(st.mape);
+    w.Key("median_abs_error_pct").Number(st.median_abs);
+    w.Key("median_signed_error_pct").Number(st.median_signed);
+    w.EndObject();
+  };
+  w.Key("mape_pct").Number(v.main.mape);
+  w.Key("median_abs_error_pct").Number(v.main.median_abs);
+  stats("short_context", v.short_context);
+  stats("long_context", v.long_context);
+  w.Key("long_context_series").BeginArray(Layout::kLines);
   for (const auto& [key, one] : v.series) {
     const Stats st = StatsOf(one.errors);
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += "    {\"model\": " + JsonString(key.model) +
-           ", \"gpu\": " + JsonString(key.gpu) +
-           ", \"container\": " + JsonString(one.container) +
-           ", \"source\": " + JsonString(key.source) +
-           ", \"rows\": " + JsonNumber(st.rows) +
-           ", \"mape_pct\": " + JsonNumber(st.mape) +
-           ", \"median_signed_error_pct\": " + JsonNumber(st.median_signed) +
-           "}";
+    w.BeginObject();
+    w.Key("model").String(key.model).Key("gpu").String(key.gpu);
+    w.Key("container").String(one.container).Key("source").String(key.source);
+    w.Key("rows").Number(st.rows).Key("mape_pct").Number(st.mape);
+    w.Key("median_signed_error_pct").Number(st.median_signed);
+    w.EndObject();
   }
-  out += "\n  ]" + std::string(",\n  \"low_confidence\": {\"rows\": ") +
-         JsonNumber(v.low.rows) + ", \"mape_pct\": " + JsonNumber(v.low.mape) +
-         "}" + ",\n  \"memory_mape_pct\": " + JsonNumber(v.mem.mape) +
-         ",\n  \"skipped\": [";
-  first = true;
+  w.EndArray();
+  w.Key("low_confidence").BeginObject();
+  w.Key("rows").Number(v.low.rows).Key("mape_pct").Number(v.low.mape);
+  w.EndObject();
+  w.Key("memory_mape_pct").Number(v.mem.mape);
+  w.Key("skipped").BeginArray(Layout::kLines);
   for (const RunPrediction& r : v.results) {
     if (r.simulated) continue;
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += "    {\"id\": " + JsonString(r.row->id) +
-           ", \"reason\": " + JsonString(r.reason) + "}";
+    w.BeginObject().Key("id").String(r.row->id);
+    w.Key("reason").String(r.reason).EndObject();
   }
-  out += "\n  ]";
+  w.EndArray();
   if (v.has_pairs) {
-    out += ",\n  \"pairs\": [";
-    first = true;
+    w.Key("pairs").BeginArray(Layout::kLines);
     for (const PairResult& p : v.pairs) {
-      out += first ? "\n" : ",\n";
-      first = false;
-      out += "    {\"pair_id\": " + JsonString(p.pair_id) +
-             ", \"knob\": " + JsonString(p.knob) +
-             ", \"metric\": " + JsonString(p.metric);
+      w.BeginObject().Key("pair_id").String(p.pair_id);
+      w.Key("knob").String(p.knob).Key("metric").String(p.metric);
       if (!p.reason.empty()) {
-        out += ", \"skipped\": " + JsonString(p.reason) + "}";
+        w.Key("skipped").String(p.reason).EndObject();
         continue;
       }
-      out +=
-          ", \"predicted_a\": " + JsonNumber(p.predicted_a) +
-          ", \"predicted_b\": " + JsonNumber(p.predicted_b) +
-          ", \"measured_a\": " + JsonNumber(p.measured_a) +
-          ", \"measured_b\": " + JsonNumber(p.measured_b) +
-          ", \"direction_right\": " + (p.direction_right ? "true" : "false") +
-          ", \"ratio_error_pct\": " + JsonNumber(p.ratio_error_pct) + "}";
+      w.Key("predicted_a").Number(p.predicted_a);
+      w.Key("predicted_b").Number(p.predicted_b);
+      w.Key("measured_a").Number(p.measured_a);
+      w.Key("measured_b").Number(p.measured_b);
+      w.Key("direction_right").Bool(p.direction_right);
+      w.Key("ratio_error_pct").Number(p.ratio_error_pct);
+      w.EndObject();
     }
-    out += "\n  ]";
+    w.EndArray();
   }
-  return out + "\n}\n";
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 std::string FormatValidateText(const Validation& v,
