@@ -12,6 +12,7 @@
 #include "tools/memory_report.h"
 #include "tools/run_report.h"
 #include "tools/text_format.h"
+#include "util/json_write.h"
 
 namespace moesim::tools {
 namespace {
@@ -396,17 +397,15 @@ Result<std::optional<std::pair<std::string, Measured>>> Choose(
   return best;
 }
 
-std::string StepJson(const AdviseStep& s) {
-  return "{\"change\": " + JsonString(s.change) +
-         ", \"wall\": " + JsonString(s.wall) +
-         ", \"tokens_per_sec_per_gpu\": " +
-         JsonNumber(s.tokens_per_sec_per_gpu) +
-         ", \"tflops_per_gpu\": " + JsonNumber(s.tflops_per_gpu) +
-         ", \"gain_pct\": " + JsonNumber(s.gain_pct) +
-         ", \"peak_memory_gib\": " + JsonNumber(s.peak_memory_gib) +
-         ", \"fits\": " + (s.fits ? "true" : "false") +
-         ", \"candidates\": " + JsonNumber(s.candidates) +
-         ", \"invalid\": " + JsonNumber(s.invalid) + "}";
+void WriteStep(util::JsonWriter& w, const AdviseStep& s) {
+  w.BeginObject();
+  w.Key("change").String(s.change).Key("wall").String(s.wall);
+  w.Key("tokens_per_sec_per_gpu").Number(s.tokens_per_sec_per_gpu);
+  w.Key("tflops_per_gpu").Number(s.tflops_per_gpu).Key("gain_pct");
+  w.Number(s.gain_pct);
+  w.Key("peak_memory_gib").Number(s.peak_memory_gib).Key("fits").Bool(s.fits);
+  w.Key("candidates").Number(s.candidates).Key("invalid").Number(s.invalid);
+  w.EndObject();
 }
 
 std::string StepRow(int n, const AdviseStep& s) {
@@ -557,23 +556,23 @@ std::string FormatAdviseText(const AdviseResult& r) {
 }
 
 std::string FormatAdviseJson(const AdviseResult& r) {
+  using Layout = util::JsonWriter::Layout;
   const scenarios::ResolvedScenario& f = r.final_layout;
-  std::string out =
-      "{\n  \"start\": " + StepJson(r.start) + ",\n  \"steps\": [";
-  for (size_t i = 0; i < r.steps.size(); ++i)
-    out += std::string(i ? "," : "") + "\n    " + StepJson(r.steps[i]);
-  out += r.steps.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"final\": {\"flags\": " + JsonString(FormatScenarioFlags(f.spec)) +
-         ", \"megatron_args\": " + JsonString(LaunchArgs(f)) +
-         ", \"wall\": " + JsonString(r.final_wall) +
-         ", \"tokens_per_sec_per_gpu\": " +
-         JsonNumber(r.final_tokens_per_sec_per_gpu) +
-         ", \"tflops_per_gpu\": " + JsonNumber(r.final_tflops_per_gpu) +
-         ", \"peak_memory_gib\": " + JsonNumber(r.final_peak_memory_gib) +
-         ", \"fits\": " + (r.final_fits ? "true" : "false") +
-         ", \"step\": " + JsonNumber(r.final_step) +
-         ", \"gain_pct_total\": " + JsonNumber(TotalGainPct(r)) + "}\n}\n";
-  return out;
+  util::JsonWriter w;
+  w.BeginObject(Layout::kLines);
+  WriteStep(w.Key("start"), r.start);
+  w.Key("steps").BeginArray(Layout::kLines);
+  for (const AdviseStep& step : r.steps) WriteStep(w, step);
+  w.EndArray();
+  w.Key("final").BeginObject();
+  w.Key("flags").String(FormatScenarioFlags(f.spec));
+  w.Key("megatron_args").String(LaunchArgs(f)).Key("wall").String(r.final_wall);
+  w.Key("tokens_per_sec_per_gpu").Number(r.final_tokens_per_sec_per_gpu);
+  w.Key("tflops_per_gpu").Number(r.final_tflops_per_gpu);
+  w.Key("peak_memory_gib").Number(r.final_peak_memory_gib);
+  w.Key("fits").Bool(r.final_fits).Key("step").Number(r.final_step);
+  w.Key("gain_pct_total").Number(TotalGainPct(r)).EndObject().EndObject();
+  return std::move(w).Take();
 }
 
 Result<std::string> RunAdvise(const AdviseFlags& flags) {
