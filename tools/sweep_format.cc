@@ -7,6 +7,7 @@
 
 #include "tools/sweep_format_internal.h"
 #include "tools/text_format.h"
+#include "util/json_write.h"
 
 namespace moesim::tools {
 namespace sweep_internal {
@@ -135,11 +136,6 @@ std::string Table(const std::vector<const SweepCandidate*>& rows,
   return out;
 }
 
-std::string JsonInt(int v) { return v ? JsonNumber(v) : "null"; }
-std::string JsonText(const std::string& s) {
-  return s.empty() ? "null" : JsonString(s);
-}
-
 // A text cell, RFC 4180-quoted where it holds a comma, quote or newline.
 // A cell that starts with =, +, -, @, tab or CR is a formula to a
 // spreadsheet (OWASP, "CSV Injection"); it is written behind a ' so that it
@@ -158,23 +154,35 @@ std::string CsvCell(const std::string& text) {
   return out + "\"";
 }
 
-// Layout fields in the JSON key order of FormatSweepJson.
-std::string JsonLayout(const SweepCandidate& c) {
-  return "\"tp\": " + JsonInt(c.tp()) + ", \"cp\": " + JsonInt(c.cp()) +
-         ", \"ep\": " + JsonInt(c.ep()) + ", \"etp\": " + JsonInt(c.etp()) +
-         ", \"pp\": " + JsonInt(c.pp()) + ", \"vpp\": " + JsonInt(c.vpp()) +
-         ", \"mbs\": " + JsonInt(c.mbs()) + ", \"gbs\": " + JsonInt(c.gbs()) +
-         ", \"recompute\": " + JsonText(c.recompute()) +
-         ", \"precision\": " + JsonText(c.precision()) +
-         ", \"dispatcher\": " + JsonText(c.dispatcher()) +
-         ", \"num_gpus\": " + JsonInt(c.num_gpus()) +
-         ", \"seq_len\": " + JsonInt(c.seq_len()) +
-         ", \"cpu_offload\": " + JsonNumber(c.cpu_offload()) +
-         ", \"cuda_graph\": " + JsonText(c.cuda_graph()) +
-         ", \"ep_overlap\": " + (c.ep_overlap() ? "true" : "false") +
-         ", \"activation_offload\": " + JsonText(c.activation_offload()) +
-         ", \"offload_optimizer_states\": " +
-         (c.offload_optimizer_states() ? "true" : "false");
+// A candidate's layout fields (FormatSweepJson): 0 and "" (the base's
+// value) as null.
+void WriteLayoutFields(util::JsonWriter& w, const SweepCandidate& c) {
+  auto integer = [&w](std::string_view key, int v) {
+    v ? w.Key(key).Number(v) : w.Key(key).Null();
+  };
+  auto text = [&w](std::string_view key, const std::string& v) {
+    v.empty() ? w.Key(key).Null() : w.Key(key).String(v);
+  };
+  for (const auto& [key, v] : {std::pair{"tp", c.tp()},
+                               {"cp", c.cp()},
+                               {"ep", c.ep()},
+                               {"etp", c.etp()},
+                               {"pp", c.pp()},
+                               {"vpp", c.vpp()},
+                               {"mbs", c.mbs()},
+                               {"gbs", c.gbs()}}) {
+    integer(key, v);
+  }
+  text("recompute", c.recompute());
+  text("precision", c.precision());
+  text("dispatcher", c.dispatcher());
+  integer("num_gpus", c.num_gpus());
+  integer("seq_len", c.seq_len());
+  w.Key("cpu_offload").Number(c.cpu_offload());
+  text("cuda_graph", c.cuda_graph());
+  w.Key("ep_overlap").Bool(c.ep_overlap());
+  text("activation_offload", c.activation_offload());
+  w.Key("offload_optimizer_states").Bool(c.offload_optimizer_states());
 }
 
 bool HasMemory(const SweepCandidate& c) {
@@ -339,63 +347,55 @@ std::string FormatSweepText(const SweepOutcome& o, const SweepOutputFlags& f) {
 }
 
 std::string FormatSweepJson(const SweepOutcome& o, const SweepOutputFlags& f) {
-  std::string out = "{\n";
-  out += "  \"evaluated\": " + JsonNumber(static_cast<double>(o.total)) + ",\n";
-  if (!f.no_timing) out += "  \"seconds\": " + JsonNumber(o.seconds) + ",\n";
-  out += "  \"model\": " + JsonString(o.model) + ",\n";
-  out += "  \"system\": " + JsonString(o.system) + ",\n";
-  out += "  \"metric\": " + JsonString(f.metric) + ",\n";
-  std::string counts;
-  for (const auto& [verdict, n] : Counts(o)) {
-    counts += (counts.empty() ? "" : ", ") + JsonString(verdict) + ": " +
-              JsonNumber(n);
-  }
-  out += "  \"counts\": {" + counts + "},\n";
+  using Layout = util::JsonWriter::Layout;
+  util::JsonWriter w;
+  auto number_or_null = [&w](std::string_view key, bool has, double v) {
+    has ? w.Key(key).Number(v) : w.Key(key).Null();
+  };
+  w.BeginObject(Layout::kLines);
+  w.Key("evaluated").Number(static_cast<double>(o.total));
+  if (!f.no_timing) w.Key("seconds").Number(o.seconds);
+  w.Key("model").String(o.model).Key("system").String(o.system);
+  w.Key("metric").String(f.metric);
+  w.Key("counts").BeginObject();
+  for (const auto& [verdict, n] : Counts(o)) w.Key(verdict).Number(n);
+  w.EndObject();
   std::map<int64_t, int> rank_of;
   int rank = 0;
   for (const SweepCandidate* c : RankSweep(o, f.metric))
     rank_of[c->index()] = ++rank;
-  out += "  \"layouts\": [";
-  bool first = true;
+  w.Key("layouts").BeginArray(Layout::kLines);
   for (const SweepCandidate& c : o.candidates) {
     const bool ok = c.verdict() == "ok", mem = HasMemory(c);
     auto it = rank_of.find(c.index());
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += "    {\"index\": " + JsonNumber(static_cast<double>(c.index())) +
-           ", \"rank\": " +
-           (it == rank_of.end() ? "null" : JsonNumber(it->second)) + ", " +
-           JsonLayout(c) + ", \"tokens_per_sec_per_gpu\": " +
-           (ok ? JsonNumber(c.tokens_per_sec_per_gpu()) : "null") +
-           ", \"tflops_per_gpu\": " +
-           (ok ? JsonNumber(c.tflops_per_gpu()) : "null") +
-           ", \"step_time_s\": " + (ok ? JsonNumber(c.step_time_s()) : "null") +
-           ", \"peak_memory_gib\": " +
-           (mem ? JsonNumber(c.peak_memory_gib()) : "null") +
-           ", \"margin_gib\": " + (mem ? JsonNumber(c.margin_gib()) : "null") +
-           ", \"verdict\": " + JsonString(c.verdict()) +
-           ", \"reason\": " + JsonString(c.reason()) + "}";
+    w.BeginObject().Key("index").Number(static_cast<double>(c.index()));
+    number_or_null("rank", it != rank_of.end(),
+                   it == rank_of.end() ? 0 : it->second);
+    WriteLayoutFields(w, c);
+    number_or_null("tokens_per_sec_per_gpu", ok, c.tokens_per_sec_per_gpu());
+    number_or_null("tflops_per_gpu", ok, c.tflops_per_gpu());
+    number_or_null("step_time_s", ok, c.step_time_s());
+    number_or_null("peak_memory_gib", mem, c.peak_memory_gib());
+    number_or_null("margin_gib", mem, c.margin_gib());
+    w.Key("verdict").String(c.verdict()).Key("reason").String(c.reason());
+    w.EndObject();
   }
-  out += first ? "],\n" : "\n  ],\n";
-  out += "  \"pareto\": [";
-  first = true;
+  w.EndArray();
+  w.Key("pareto").BeginArray(Layout::kLines);
   for (const ParetoPoint& p : SweepPareto(o, f.metric)) {
     const bool gpus = p.front == "num_gpus";
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += "    {\"front\": " + JsonString(p.front) + ", \"index\": " +
-           JsonNumber(static_cast<double>(p.candidate->index())) +
-           ", \"metric\": " +
-           JsonString(gpus && HigherIsBetter(f.metric)
-                          ? (f.metric == "tflops_per_gpu" ? "tflops"
-                                                          : "tokens_per_sec")
-                          : f.metric) +
-           ", \"value\": " + JsonNumber(p.value) +
-           ", \"num_gpus\": " + JsonNumber(p.candidate->num_gpus()) +
-           ", \"margin_gib\": " + JsonNumber(p.candidate->margin_gib()) + "}";
+    w.BeginObject().Key("front").String(p.front);
+    w.Key("index").Number(static_cast<double>(p.candidate->index()));
+    w.Key("metric").String(
+        gpus && HigherIsBetter(f.metric)
+            ? (f.metric == "tflops_per_gpu" ? "tflops" : "tokens_per_sec")
+            : f.metric);
+    w.Key("value").Number(p.value).Key("num_gpus");
+    w.Number(p.candidate->num_gpus());
+    w.Key("margin_gib").Number(p.candidate->margin_gib()).EndObject();
   }
-  out += first ? "]\n" : "\n  ]\n";
-  return out + "}\n";
+  w.EndArray().EndObject();
+  return std::move(w).Take();
 }
 
 std::string FormatSweepCsv(const SweepOutcome& o) {
