@@ -10,6 +10,7 @@
 #include "tools/text_format.h"
 #include "topology/system.h"
 #include "util/csv.h"
+#include "util/json_write.h"
 #include "util/output.h"
 #include "util/textproto.h"
 
@@ -74,32 +75,24 @@ util::Result<std::string> RunValidateKernels(const ValidateKernelsFlags& f) {
   }
   std::string out;
   if (f.json) {
-    out = "{\n  \"kinds\": [";
-    bool first = true;
+    using Layout = util::JsonWriter::Layout;
+    util::JsonWriter w;
+    w.BeginObject(Layout::kLines).Key("kinds").BeginArray(Layout::kLines);
     for (const auto& [key, g] : groups) {
-      out += first ? "\n" : ",\n";
-      first = false;
-      out += Format(
-          "    {\"gpu\": \"%s\", \"kind\": \"%s\", \"points\": %d, "
-          "\"mape_pct\": %s}",
-          key.first.c_str(), key.second.c_str(), g.points,
-          JsonNumber(g.sum_abs / g.points).c_str());
+      w.BeginObject().Key("gpu").String(key.first).Key("kind");
+      w.String(key.second).Key("points").Number(g.points);
+      w.Key("mape_pct").Number(g.sum_abs / g.points).EndObject();
     }
-    out += "\n  ],\n  \"rows\": [";
-    first = true;
+    w.EndArray().Key("rows").BeginArray(Layout::kLines);
     for (const KernelCheck& c : checks) {
-      out += first ? "\n" : ",\n";
-      first = false;
-      out += "    {\"gpu\": " + JsonString(c.gpu) +
-             ", \"kind\": " + JsonString(c.kind) +
-             ", \"impl\": " + JsonString(c.impl) +
-             ", \"shape\": " + JsonString(c.shape) +
-             ", \"measured\": " + JsonNumber(c.measured) +
-             ", \"predicted\": " + JsonNumber(c.predicted) +
-             ", \"error_pct\": " + JsonNumber(c.error_pct) +
-             ", \"source\": " + JsonString(c.source) + "}";
+      w.BeginObject().Key("gpu").String(c.gpu).Key("kind").String(c.kind);
+      w.Key("impl").String(c.impl).Key("shape").String(c.shape);
+      w.Key("measured").Number(c.measured).Key("predicted");
+      w.Number(c.predicted).Key("error_pct").Number(c.error_pct);
+      w.Key("source").String(c.source).EndObject();
     }
-    return out + "\n  ]\n}\n";
+    w.EndArray().EndObject();
+    return std::move(w).Take();
   }
   out +=
       "Leave-one-out: each measured row predicted from the others "
