@@ -9,6 +9,7 @@
 
 #include "calibration/fit.h"
 #include "calibration/tables.h"
+#include "tools/calibrate_fit_format.h"
 #include "tools/cli_checks.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
@@ -293,7 +294,11 @@ util::Result<PerGpuFit> FitCalibrationPerGpu(
   return out;
 }
 
-util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
+namespace {
+
+// The fit's options from the flags; the --confidence levels in `levels`.
+util::Result<FitOptions> FitOptionsOf(const CalibrateFitFlags& f,
+                                      std::vector<std::string>& levels) {
   FitOptions options;
   options.folds = f.folds;
   options.jobs = f.jobs;
@@ -308,13 +313,22 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
       options.factors.push_back(*factor);
     }
   }
-  const std::vector<std::string> levels = util::SplitList(f.confidence, ",");
+  levels = util::SplitList(f.confidence, ",");
   for (const std::string& level : levels) {
     if (level != "high" && level != "medium" && level != "low") {
       return std::unexpected(FlagError(
           "--confidence", "unknown level '" + level + "' (high, medium, low)"));
     }
   }
+  return options;
+}
+
+}  // namespace
+
+util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
+  std::vector<std::string> levels;
+  auto options = FitOptionsOf(f, levels);
+  if (!options) return std::unexpected(options.error());
   auto runs = LoadMeasuredRuns(f.runs_file, "--runs");
   // The profile's target, checked before the fit's minutes of work: its
   // folder takes files and it is not one of the inputs.
@@ -334,20 +348,19 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
   std::vector<GpuFit> groups;  // gpu empty: every GPU
   std::vector<std::string> skipped;
   if (f.per_gpu) {
-    auto fitted = FitCalibrationPerGpu(chosen, options);
+    auto fitted = FitCalibrationPerGpu(chosen, *options);
     if (!fitted) return std::unexpected(fitted.error());
     groups = std::move(fitted->fits);
     skipped = std::move(fitted->skipped);
   } else {
-    auto fitted = FitCalibration(chosen, options);
+    auto fitted = FitCalibration(chosen, *options);
     if (!fitted) return std::unexpected(fitted.error());
     groups.push_back({"", std::move(*fitted)});
   }
 
   calibration::Profile profile;
   profile.name = f.name.empty() ? "fit to " + runs->name : f.name;
-  int rows = 0, tflops_rows = 0, evaluations = 0;
-  double baseline = 0, training = 0, cv = 0;  // rows-weighted sums
+  FitTotals t;  // rows-weighted sums, then means
   for (const GpuFit& g : groups) {
     const FitResult& r = g.result;
     if (g.gpu.empty()) {
@@ -355,27 +368,21 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
     } else {
       profile.by_gpu.emplace_back(g.gpu, r.factors);
     }
-    rows += r.rows;
-    tflops_rows += r.tflops_rows;
-    evaluations += r.evaluations;
-    baseline += r.baseline_mape_pct * r.rows;
-    training += r.training_mape_pct * r.rows;
-    cv += r.cv_mape_pct * r.rows;
+    t.rows += r.rows;
+    t.tflops_rows += r.tflops_rows;
+    t.evaluations += r.evaluations;
+    t.baseline += r.baseline_mape_pct * r.rows;
+    t.training += r.training_mape_pct * r.rows;
+    t.cv += r.cv_mape_pct * r.rows;
   }
-  baseline /= rows;
-  training /= rows;
-  cv /= rows;
+  t.baseline /= t.rows;
+  t.training /= t.rows;
+  t.cv /= t.rows;
   const std::string data =
       Format("%s, confidence %s: %d rows (%d on TFLOPS/GPU, %d on step time)",
-             runs->name.c_str(), f.confidence.c_str(), rows, tflops_rows,
-             rows - tflops_rows);
-  auto errors_of = [&](double base, double train, double cross) {
-    return Format(
-        "MAPE: no profile %.1f%%, training %.1f%%, %d-fold cross-validated "
-        "%.1f%%",
-        base, train, f.folds, cross);
-  };
-  const std::string errors = errors_of(baseline, training, cv);
+             runs->name.c_str(), f.confidence.c_str(), t.rows, t.tflops_rows,
+             t.rows - t.tflops_rows);
+  const std::string errors = ErrorsOf(f.folds, t.baseline, t.training, t.cv);
   std::vector<std::string> header = {
       "Calibration profile written by `moesim calibrate fit`.",
       "data: " + data};
@@ -390,8 +397,8 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
                      "them): " +
                      FactorList(r.not_fitted));
     if (!g.gpu.empty()) {
-      header.push_back(who + errors_of(r.baseline_mape_pct, r.training_mape_pct,
-                                       r.cv_mape_pct));
+      header.push_back(who + ErrorsOf(f.folds, r.baseline_mape_pct,
+                                      r.training_mape_pct, r.cv_mape_pct));
     }
   }
   header.push_back(
@@ -406,96 +413,8 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
       !ok)
     return std::unexpected(ok.error());
 
-  if (f.json) {
-    auto factors_json = [](const Corrections& c,
-                           const std::vector<Factor>& which) {
-      std::string s = "{";
-      for (Factor fa : which) {
-        s += (s.size() > 1 ? ", " : "") +
-             JsonString(calibration::FactorName(fa)) + ": " +
-             JsonNumber(c.at(fa));
-      }
-      return s + "}";
-    };
-    // One fit's fields, each line indented by `pad`.
-    auto fit_json = [&](const FitResult& r, const std::string& pad) {
-      std::vector<std::string> fitted_names, not_fitted_names;
-      for (Factor fa : r.fitted)
-        fitted_names.push_back(calibration::FactorName(fa));
-      for (Factor fa : r.not_fitted)
-        not_fitted_names.push_back(calibration::FactorName(fa));
-      std::string s =
-          pad + "\"rows\": " + JsonNumber(r.rows) + ",\n" + pad +
-          "\"tflops_rows\": " + JsonNumber(r.tflops_rows) + ",\n" + pad +
-          "\"fitted\": " + JsonList(fitted_names) + ",\n" + pad +
-          "\"not_fitted\": " + JsonList(not_fitted_names) + ",\n" + pad +
-          "\"factors\": " + factors_json(r.factors, r.fitted) + ",\n" + pad +
-          "\"baseline_mape_pct\": " + JsonNumber(r.baseline_mape_pct) + ",\n" +
-          pad + "\"training_mape_pct\": " + JsonNumber(r.training_mape_pct) +
-          ",\n" + pad + "\"cv_mape_pct\": " + JsonNumber(r.cv_mape_pct) +
-          ",\n" + pad + "\"folds\": [";
-      for (size_t i = 0; i < r.folds.size(); ++i) {
-        const FoldResult& fr = r.folds[i];
-        s += std::string(i ? ",\n" : "\n") + pad +
-             "  {\"rows\": " + JsonNumber(fr.rows) +
-             ", \"mape_pct\": " + JsonNumber(fr.mape_pct) +
-             ", \"factors\": " + factors_json(fr.factors, r.fitted) + "}";
-      }
-      return s + "\n" + pad + "],\n" + pad +
-             "\"evaluations\": " + JsonNumber(r.evaluations);
-    };
-    std::string s = "{\n  \"runs\": " + JsonString(runs->name) +
-                    ",\n  \"confidence\": " + JsonString(f.confidence) +
-                    ",\n  \"loss\": " + JsonString(f.loss) + ",\n";
-    if (f.per_gpu) {
-      s += "  \"rows\": " + JsonNumber(rows) +
-           ",\n  \"baseline_mape_pct\": " + JsonNumber(baseline) +
-           ",\n  \"training_mape_pct\": " + JsonNumber(training) +
-           ",\n  \"cv_mape_pct\": " + JsonNumber(cv) + ",\n  \"per_gpu\": [";
-      for (size_t i = 0; i < groups.size(); ++i) {
-        s += std::string(i ? ",\n" : "\n") +
-             "    {\n      \"gpu\": " + JsonString(groups[i].gpu) + ",\n" +
-             fit_json(groups[i].result, "      ") + "\n    }";
-      }
-      s += "\n  ],\n  \"skipped\": " + JsonList(skipped);
-    } else {
-      s += fit_json(groups[0].result, "  ");
-    }
-    s += ",\n  \"out\": " + JsonString(f.out) + "\n}\n";
-    return s;
-  }
-  std::string s = "calibrate fit: " + data + "\n";
-  s += Format("%d replays of every row\n", evaluations);
-  for (const GpuFit& g : groups) {
-    const FitResult& r = g.result;
-    if (!g.gpu.empty()) {
-      s += Format("\n%s: %d rows, ", g.gpu.c_str(), r.rows) +
-           errors_of(r.baseline_mape_pct, r.training_mape_pct, r.cv_mape_pct) +
-           "\n";
-    }
-    s += "\nfactor                        fitted\n";
-    for (Factor fa : r.fitted) {
-      s += Format("  %-27s %7.4f\n", calibration::FactorName(fa),
-                  r.factors.at(fa));
-    }
-    for (Factor fa : r.not_fitted) {
-      s += Format("  %-27s       - (no row moves with it)\n",
-                  calibration::FactorName(fa));
-    }
-    if (g.gpu.empty()) s += "\n" + errors + "\n";
-    s += "\nfold  held-out rows  MAPE     factors fitted on the other folds\n";
-    for (size_t i = 0; i < r.folds.size(); ++i) {
-      const FoldResult& fr = r.folds[i];
-      std::string factors;
-      for (Factor fa : r.fitted) factors += Format(" %.3f", fr.factors.at(fa));
-      s += Format("  %-3zu %13d %6.1f%%   %s\n", i, fr.rows, fr.mape_pct,
-                  factors.c_str());
-    }
-  }
-  if (f.per_gpu) s += "\nall GPU types: " + errors + "\n";
-  for (const std::string& why : skipped) s += "not fitted: " + why + "\n";
-  s += "\nwrote " + f.out + "\n";
-  return s;
+  if (f.json) return FormatFitJson(f, runs->name, groups, skipped, t);
+  return FormatFitText(f, data, groups, skipped, t);
 }
 
 }  // namespace moesim::tools
