@@ -9,6 +9,7 @@
 #include "topology/network_params.h"
 #include "topology/placement.h"
 #include "topology/system.h"
+#include "util/json_write.h"
 #include "util/output.h"
 
 namespace moesim::tools {
@@ -110,39 +111,33 @@ std::string Text(const topology::System& system, const ClusterSummary& s,
 
 std::string Json(const ClusterSummary& s, int domain_gpus_used,
                  const Placement* placement) {
-  std::string out = "{\n";
-  out += "  \"system\": " + JsonString(s.system) + ",\n";
-  out += Format("  \"gpus_per_domain\": %d,\n", domain_gpus_used);
-  out += Format(
-      "  \"gpus\": %d,\n  \"nvlink_domains\": %d,\n  \"hosts\": "
-      "%d,\n  \"cpus\": %d,\n  \"nics\": %d,\n",
-      s.gpus, s.nvlink_domains, s.hosts, s.cpus, s.nics);
-  out += Format(
-      "  \"switches\": {\"nvswitch\": %d, \"leaf\": %d, \"spine\": "
-      "%d, \"core\": %d},\n",
-      s.nvswitch_chips, s.leaf_switches, s.spine_switches, s.core_switches);
-  out += Format("  \"tiers\": %d,\n  \"scalable_units\": %d,\n", s.tiers,
-                s.scalable_units);
-  out += "  \"bisection_gbps\": " + JsonNumber(s.bisection_gb_s);
+  using Layout = util::JsonWriter::Layout;
+  util::JsonWriter w;
+  w.BeginObject(Layout::kLines).Key("system").String(s.system);
+  w.Key("gpus_per_domain").Number(domain_gpus_used).Key("gpus").Number(s.gpus);
+  w.Key("nvlink_domains").Number(s.nvlink_domains);
+  w.Key("hosts").Number(s.hosts).Key("cpus").Number(s.cpus);
+  w.Key("nics").Number(s.nics).Key("switches").BeginObject();
+  w.Key("nvswitch").Number(s.nvswitch_chips).Key("leaf");
+  w.Number(s.leaf_switches).Key("spine").Number(s.spine_switches);
+  w.Key("core").Number(s.core_switches).EndObject();
+  w.Key("tiers").Number(s.tiers).Key("scalable_units");
+  w.Number(s.scalable_units).Key("bisection_gbps").Number(s.bisection_gb_s);
   if (placement != nullptr) {
-    out += ",\n  \"groups\": [";
-    bool first = true;
+    w.Key("groups").BeginArray(Layout::kLines);
     for (const GroupSpan& g : placement->spans()) {
-      out += first ? "\n" : ",\n";
-      first = false;
-      out += Format(
-          "    {\"kind\": \"%s\", \"size\": %d, \"groups\": %d, "
-          "\"domains_spanned\": %d, \"members_per_domain\": %d, "
-          "\"tier\": \"%s\", \"groups_per_nic\": %d, "
-          "\"uniform\": %s}",
-          topology::GroupKindName(g.kind), g.size, g.num_groups,
-          g.domains_spanned, g.members_per_domain,
-          std::string(topology::TierName(g.tier)).c_str(), g.groups_per_nic,
-          g.uniform ? "true" : "false");
+      w.BeginObject().Key("kind").String(topology::GroupKindName(g.kind));
+      w.Key("size").Number(g.size).Key("groups").Number(g.num_groups);
+      w.Key("domains_spanned").Number(g.domains_spanned);
+      w.Key("members_per_domain").Number(g.members_per_domain);
+      w.Key("tier").String(topology::TierName(g.tier));
+      w.Key("groups_per_nic").Number(g.groups_per_nic);
+      w.Key("uniform").Bool(g.uniform).EndObject();
     }
-    out += "\n  ]";
+    w.EndArray();
   }
-  return out + "\n}\n";
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 }  // namespace
