@@ -2,6 +2,7 @@
 // `moesim validate` and `moesim calibrate fit` through the real binary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -12,11 +13,15 @@
 #include <utility>
 #include <vector>
 
+#include "tests/tools/json_value.h"
 #include "tests/tools/run_moesim.h"
 
 namespace {
 
+using moesim::testing::JsonAt;
+using moesim::testing::JsonNumberAt;
 using moesim::testing::Output;
+using moesim::testing::ParseJsonObject;
 using moesim::testing::RunMoesim;
 
 const std::string kDefault =
@@ -25,29 +30,31 @@ const std::string kDefault =
 TEST(MemoryCommand, JsonHasTheContractKeys) {
   const Output o = RunMoesim("memory " + kDefault + " --json");
   ASSERT_EQ(o.status, 0);
+  const auto root = ParseJsonObject(o.out);
   for (const char* key :
-       {"\"params_total\"", "\"params_active\"", "\"model_flops_per_step\"",
-        "\"model_flops_per_token\"", "\"stages\"", "\"params_gib\"",
-        "\"grads_gib\"", "\"optimizer_gib\"", "\"activations_gib\"",
-        "\"buffers_gib\"", "\"peak_memory_gib\"", "\"capacity_gib\"",
-        "\"fits\""}) {
-    EXPECT_NE(o.out.find(key), std::string::npos) << key;
+       {"params_total", "params_active", "model_flops_per_step",
+        "model_flops_per_token", "stages", "peak_memory_gib", "capacity_gib",
+        "fits"}) {
+    EXPECT_NE(JsonAt(root, key), nullptr) << key;
   }
   // DeepSeek-V3 without MTP: 671,026M params (models.md); the default has PP8.
-  EXPECT_NE(o.out.find("\"params_total\": 671026"), std::string::npos);
-  size_t stages = 0;
-  for (size_t p = o.out.find("\"pp_rank\""); p != std::string::npos;
-       p = o.out.find("\"pp_rank\"", p + 1)) {
-    ++stages;
+  EXPECT_NEAR(JsonNumberAt(root, "params_total"), 671026e6, 1e6);
+  const auto* stages = JsonAt(root, "stages");
+  ASSERT_NE(stages, nullptr);
+  ASSERT_EQ(stages->list_value().values_size(), 8);
+  // Each stage's peak under run --json's key; the top-level peak is the
+  // busiest stage's.
+  double busiest = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string at = "stages." + std::to_string(i) + ".";
+    EXPECT_EQ(JsonNumberAt(root, at + "pp_rank"), i);
+    for (const char* key : {"params_gib", "grads_gib", "optimizer_gib",
+                            "activations_gib", "buffers_gib"}) {
+      EXPECT_GE(JsonNumberAt(root, at + key), 0) << at << key;
+    }
+    busiest = std::max(busiest, JsonNumberAt(root, at + "peak_memory_gib"));
   }
-  EXPECT_EQ(stages, 8u);
-  // Each stage's peak and the busiest stage's, under run --json's key.
-  size_t peaks = 0;
-  for (size_t p = o.out.find("\"peak_memory_gib\""); p != std::string::npos;
-       p = o.out.find("\"peak_memory_gib\"", p + 1)) {
-    ++peaks;
-  }
-  EXPECT_EQ(peaks, stages + 1);
+  EXPECT_EQ(JsonNumberAt(root, "peak_memory_gib"), busiest);
 }
 
 // `moesim run --json`: the keys the replay issue promises, with the five
@@ -58,17 +65,19 @@ TEST(RunCommand, JsonHasTheContractKeysAndIsDeterministic) {
       "--gbs 64 --json";
   const Output o = RunMoesim(args);
   ASSERT_EQ(o.status, 0);
+  const auto root = ParseJsonObject(o.out);
   for (const char* key :
-       {"\"step_time_s\"", "\"tflops_per_gpu\"", "\"tokens_per_sec_per_gpu\"",
-        "\"mfu\"", "\"peak_memory_gib\"", "\"fits\"", "\"bubble_fraction\"",
-        "\"exposed_comm_s\"", "\"time_by_op_class_s\"", "\"stages\""}) {
-    EXPECT_NE(o.out.find(key), std::string::npos) << key;
+       {"step_time_s", "tflops_per_gpu", "tokens_per_sec_per_gpu", "mfu",
+        "peak_memory_gib", "fits", "bubble_fraction", "exposed_comm_s",
+        "time_by_op_class_s", "stages"}) {
+    EXPECT_NE(JsonAt(root, key), nullptr) << key;
   }
-  const size_t exposed = o.out.find("\"exposed_comm_s\"");
-  const size_t end = o.out.find('}', exposed);
-  for (const char* kind : {"\"tp\"", "\"cp\"", "\"ep\"", "\"dp\"", "\"pp\""}) {
-    const size_t at = o.out.find(kind, exposed);
-    EXPECT_LT(at, end) << kind;
+  const auto* exposed = JsonAt(root, "exposed_comm_s");
+  ASSERT_NE(exposed, nullptr);
+  EXPECT_EQ(exposed->struct_value().fields_size(), 5);
+  for (const char* kind : {"tp", "cp", "ep", "dp", "pp"}) {
+    EXPECT_GE(JsonNumberAt(root, std::string("exposed_comm_s.") + kind), 0)
+        << kind;
   }
   EXPECT_EQ(RunMoesim(args).out, o.out);
 }
@@ -86,11 +95,12 @@ TEST(RunCommand, ReportsTheSustainedComputeRate) {
             std::string::npos)
       << text.out;
   const Output json = RunMoesim(b200 + " --json");
-  EXPECT_NE(json.out.find("\"sustained_compute_rate\": 0.853"),
-            std::string::npos);
+  EXPECT_EQ(JsonNumberAt(ParseJsonObject(json.out), "sustained_compute_rate"),
+            0.853);
   const Output h100 =
       RunMoesim("run --model llama3-8b --system dgx-h100 --gpus 8 --json");
-  EXPECT_NE(h100.out.find("\"sustained_compute_rate\": 1"), std::string::npos);
+  EXPECT_EQ(JsonNumberAt(ParseJsonObject(h100.out), "sustained_compute_rate"),
+            1);
   EXPECT_EQ(RunMoesim("run --model llama3-8b --system dgx-h100 --gpus 8")
                 .out.find("sustained load"),
             std::string::npos);
@@ -106,18 +116,19 @@ TEST(RunCommand, FullModeJsonIsDeterministicAndNamesTheMode) {
   const Output symmetric = RunMoesim(base);
   const Output o = RunMoesim(base + " --full --straggler 5:1.2");
   ASSERT_EQ(o.status, 0);
-  for (const char* key :
-       {"\"mode\": \"full\"", "\"ranks_simulated\": 16", "\"slowest_rank\": 5",
-        "\"slowest_rank_compute_s\""}) {
-    EXPECT_NE(o.out.find(key), std::string::npos) << key;
-  }
-  EXPECT_EQ(symmetric.out.find("\"mode\""), std::string::npos);
+  const auto full = ParseJsonObject(o.out);
+  const auto* mode = JsonAt(full, "mode");
+  ASSERT_NE(mode, nullptr);
+  EXPECT_EQ(mode->string_value(), "full");
+  EXPECT_EQ(JsonNumberAt(full, "ranks_simulated"), 16);
+  EXPECT_EQ(JsonNumberAt(full, "slowest_rank"), 5);
+  EXPECT_GT(JsonNumberAt(full, "slowest_rank_compute_s"), 0);
+  const auto sym = ParseJsonObject(symmetric.out);
+  EXPECT_EQ(JsonAt(sym, "mode"), nullptr);
   EXPECT_EQ(RunMoesim(base + " --full --straggler 5:1.2").out, o.out);
   const Output balanced = RunMoesim(base + " --full");
-  const size_t at = balanced.out.find("\"step_time_s\"");
-  ASSERT_NE(at, std::string::npos);
-  EXPECT_EQ(balanced.out.substr(at, 40),
-            symmetric.out.substr(symmetric.out.find("\"step_time_s\""), 40));
+  EXPECT_EQ(JsonNumberAt(ParseJsonObject(balanced.out), "step_time_s"),
+            JsonNumberAt(sym, "step_time_s"));
 }
 
 // The value of `"key": ` in `block` (up to the next comma or brace).
