@@ -45,6 +45,21 @@ def test_flags_full_mode_and_flow_network_match_the_cli():
     assert api.mode == "full"
 
 
+def test_every_ring_step_matches_the_cli():
+    # The Qwen3-Next 64K seed's CP8 p2p ring: its steady steps run as one
+    # op of each kind unless every_ring_step; the step is the same.
+    seed = os.path.join(SOURCE, "scenarios", "seeds",
+                        "qwen3-next-64k-gb200.textproto")
+    merged = moesim.run(seed)
+    every = moesim.run(seed, every_ring_step=True)
+    assert every.to_dict() == cli_json("run", seed, "--json", "--network",
+                                       "analytical", "--every-ring-step")
+    assert merged.cp_ring["merged_steps"] == 5
+    assert every.cp_ring["merged_steps"] == 0
+    assert merged.step_time_s == every.step_time_s
+    assert merged.ops < every.ops
+
+
 def test_memory_matches_the_cli():
     seed = SEEDS[0]
     assert moesim.memory(seed).to_dict() == cli_json("memory", seed, "--json")
