@@ -165,7 +165,7 @@ CommandResult Dispatch(Commands& c, int argc, char** argv, bool join_mpi) {
   if (c.topo->parsed()) {
     if (c.topo_flags.check) {
       // Exit 1 when a prediction is off by more than 15% (not an input error).
-      auto check = RunTopoCheck(15.0);
+      auto check = RunTopoCheck(15.0, c.topo_flags.json);
       if (!check) return Fail(check.error().message);
       return {check->all_within ? 0 : 1, check->text, ""};
     }

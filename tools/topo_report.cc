@@ -206,16 +206,36 @@ util::Result<std::string> RunTopo(const TopoFlags& f) {
              : Text(*system, summary, cluster->domain_gpus(), p, f.rank_order);
 }
 
-util::Result<TopoCheck> RunTopoCheck(double tolerance_pct) {
+util::Result<TopoCheck> RunTopoCheck(double tolerance_pct, bool json) {
   auto checks = topology::RunCommChecks();
   if (!checks) return std::unexpected(checks.error());
   TopoCheck result;
-  result.text = topology::FormatCommChecks(*checks);
   for (const topology::CommCheck& c : *checks) {
     if (std::abs(c.error_pct) > tolerance_pct) result.all_within = false;
   }
-  result.text += Format("%s: every row within %.0f%%\n",
-                        result.all_within ? "ok" : "FAILED", tolerance_pct);
+  if (!json) {
+    result.text = topology::FormatCommChecks(*checks) +
+                  Format("%s: every row within %.0f%%\n",
+                         result.all_within ? "ok" : "FAILED", tolerance_pct);
+    return result;
+  }
+  using Layout = util::JsonWriter::Layout;
+  util::JsonWriter w;
+  w.BeginObject(Layout::kLines).Key("rows").BeginArray(Layout::kLines);
+  for (const topology::CommCheck& c : *checks) {
+    w.BeginObject().Key("system").String(c.system).Key("collective");
+    w.String(topology::CollectiveName(c.collective)).Key("gpus").Number(c.gpus);
+    w.Key("bytes").Number(c.bytes).Key("algorithm");
+    w.String(std::string(topology::AlgorithmName(c.algorithm)) + "/" +
+             topology::ProtocolName(c.protocol));
+    w.Key("measured_busbw_gb_s").Number(c.measured_bus_gb_s);
+    w.Key("predicted_busbw_gb_s").Number(c.predicted_bus_gb_s);
+    w.Key("error_pct").Number(c.error_pct).Key("source").String(c.source);
+    w.EndObject();
+  }
+  w.EndArray().Key("tolerance_pct").Number(tolerance_pct);
+  w.Key("all_within").Bool(result.all_within).EndObject();
+  result.text = std::move(w).Take();
   return result;
 }
 

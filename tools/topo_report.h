@@ -34,7 +34,10 @@ struct TopoCheck {
   std::string text;
   bool all_within = true;
 };
-[[nodiscard]] util::Result<TopoCheck> RunTopoCheck(double tolerance_pct);
+// `json`: the rows, the tolerance and the verdict as JSON (topo --check
+// --json); else the table and an ok / FAILED line.
+[[nodiscard]] util::Result<TopoCheck> RunTopoCheck(double tolerance_pct,
+                                                   bool json);
 
 }  // namespace moesim::tools
 

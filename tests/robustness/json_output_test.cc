@@ -67,6 +67,7 @@ TEST_F(JsonOutputTest, EveryCommandPrintsStrictJson) {
   StrictJson(With({"run"}, With(kQwen, {"--full", "--json"})));
   StrictJson(With({"memory"}, With(kQwen, {"--json"})));
   StrictJson({"topo", "gb200-nvl72", "--gpus", "144", "--tp", "4", "--json"});
+  StrictJson({"topo", "--check", "--json"});
   StrictJson(With({"advise"}, With(kQwen, {"--json", "--max-steps", "2"})));
   StrictJson({"validate-kernels", "--gpu", "h100", "--json"});
   StrictJson({"validate", "--json"});
