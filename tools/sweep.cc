@@ -1,8 +1,5 @@
 #include "tools/sweep.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <google/protobuf/util/json_util.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -26,7 +22,6 @@
 #include "tools/physical_limits.h"
 #include "tools/sweep_format.h"
 #include "tools/text_format.h"
-#include "util/fnv.h"
 #include "util/output.h"
 #include "util/textproto.h"
 #include "util/thread_errors.h"
@@ -38,136 +33,6 @@ using util::Result;
 
 // Resolve()'s origin for candidates; stripped from the rule text.
 constexpr std::string_view kOrigin = "sweep";
-
-// SweepShard.rows_fnv: FNV-1a over each candidate's deterministic binary
-// form (field-number order; JSON doubles read back exactly, so the value
-// recomputed from a part read from disk is the one its shard wrote).
-std::string RowsChecksum(const SweepShard& part) {
-  uint64_t h = util::kFnvOffsetBasis;
-  std::string bytes;
-  for (const SweepCandidate& c : part.candidates()) {
-    bytes.clear();
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    c.SerializeToCodedStream(&coded);
-    coded.Trim();
-    util::FnvAddValue(h, bytes);
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx",
-                static_cast<unsigned long long>(h));
-  return hex;
-}
-
-// The rules a candidate row of a part obeys, as EvaluateSweep writes it:
-// a known verdict; a reason exactly when not ok; replay metrics only when
-// ok, positive, finite and under the physical ceilings; an analytic peak
-// for ok and oom rows (the margin >= 0 when ok, < 0 when oom); layout
-// sizes within what a scenario may hold and, when ok, a mesh that divides
-// the GPUs; known words. Error: "<field>: <rule>".
-Result<void> CheckCandidateRow(const SweepCandidate& c) {
-  namespace limits = scenarios;
-  auto fail = [](std::string_view field, const std::string& rule) {
-    return util::Fail(std::string(field) + ": " + rule);
-  };
-  const std::string& v = c.verdict();
-  const bool ok = v == "ok", oom = v == "oom";
-  if (!ok && !oom && v != "invalid" && v != "excluded" && v != "failed") {
-    return fail("verdict",
-                "must be ok, oom, invalid, excluded or failed, got '" +
-                    util::Excerpt(v) + "'");
-  }
-  if (ok != c.reason().empty()) {
-    return fail("reason", ok ? "must be empty when the verdict is ok"
-                             : "must say why when the verdict is " + v);
-  }
-  const std::tuple<std::string_view, double, double> metrics[] = {
-      {"tokens_per_sec_per_gpu", c.tokens_per_sec_per_gpu(),
-       kMaxTokensPerSecPerGpu},
-      {"tflops_per_gpu", c.tflops_per_gpu(), kMaxTflopsPerGpu},
-      {"step_time_s", c.step_time_s(), kMaxStepSeconds},
-  };
-  for (const auto& [field, value, max] : metrics) {
-    if (ok && !(value > 0 && value <= max)) {
-      return fail(field, "must be > 0 and at most " + Format("%g", max) +
-                             " when the verdict is ok, got " +
-                             Format("%.17g", value));
-    }
-    if (!ok && value != 0) {
-      return fail(field, "must be 0 (not replayed) when the verdict is " + v +
-                             ", got " + Format("%.17g", value));
-    }
-  }
-  if (!(c.peak_memory_gib() >= 0 && c.peak_memory_gib() <= kMaxGibPerGpu) ||
-      ((ok || oom) && c.peak_memory_gib() == 0)) {
-    return fail("peak_memory_gib",
-                std::string(ok || oom ? "must be > 0" : "must be >= 0") +
-                    " and at most " + Format("%g", kMaxGibPerGpu) + ", got " +
-                    Format("%.17g", c.peak_memory_gib()));
-  }
-  if (!std::isfinite(c.margin_gib()) ||
-      std::fabs(c.margin_gib()) > kMaxGibPerGpu || (ok && c.margin_gib() < 0) ||
-      (oom && c.margin_gib() >= 0)) {
-    return fail("margin_gib",
-                std::string(ok    ? "must be >= 0 when the verdict is ok"
-                            : oom ? "must be < 0 when the verdict is oom"
-                                  : "must be finite") +
-                    " (and within +-" + Format("%g", kMaxGibPerGpu) +
-                    "), got " + Format("%.17g", c.margin_gib()));
-  }
-  const std::tuple<std::string_view, int64_t, int64_t> sizes[] = {
-      {"num_gpus", c.num_gpus(), limits::kMaxGpus},
-      {"seq_len", c.seq_len(), limits::kMaxSeqLength},
-      {"tp", c.tp(), limits::kMaxGpus},
-      {"cp", c.cp(), limits::kMaxGpus},
-      {"ep", c.ep(), limits::kMaxGpus},
-      {"etp", c.etp(), limits::kMaxGpus},
-      {"pp", c.pp(), limits::kMaxLayers},
-      {"vpp", c.vpp(), limits::kMaxLayers},
-      {"mbs", c.mbs(), limits::kMaxGlobalBatch},
-      {"gbs", c.gbs(), limits::kMaxGlobalBatch},
-  };
-  for (const auto& [field, value, max] : sizes) {
-    // Invalid rows keep the layout as requested (0: left to the default).
-    const int64_t min = v == "invalid" ? 0 : 1;
-    if (value < min || value > max) {
-      return fail(field, "must be in [" + std::to_string(min) + ", " +
-                             std::to_string(max) + "], got " +
-                             std::to_string(value));
-    }
-  }
-  if (v != "invalid") {
-    const int64_t attention = int64_t{c.tp()} * c.cp() * c.pp();
-    const int64_t moe = int64_t{c.etp()} * c.ep() * c.pp();
-    for (const auto& [mesh, size] :
-         {std::pair{"tp*cp*pp", attention}, std::pair{"etp*ep*pp", moe}}) {
-      if (c.num_gpus() % size != 0) {
-        return fail("num_gpus", std::string("must be a multiple of ") + mesh +
-                                    " = " + std::to_string(size) + ", got " +
-                                    std::to_string(c.num_gpus()));
-      }
-    }
-  }
-  if (!(c.cpu_offload() >= 0 && c.cpu_offload() <= 1)) {
-    return fail("cpu_offload",
-                "must be in [0, 1], got " + Format("%.17g", c.cpu_offload()));
-  }
-  for (const auto& [kind, word] :
-       {std::pair{"precision", &c.precision()},
-        std::pair{"dispatcher", &c.dispatcher()},
-        std::pair{"recompute", &c.recompute()},
-        std::pair{"cuda_graph", &c.cuda_graph()},
-        std::pair{"activation_offload", &c.activation_offload()}}) {
-    // Parts written before the activation_offload column hold no value.
-    if (word->empty() &&
-        (v == "invalid" || kind == std::string_view("activation_offload")))
-      continue;
-    if (auto known = scenarios::CheckWord(kind, *word); !known)
-      return fail(kind, known.error().message);
-  }
-  return {};
-}
 
 // Runs work(i) for i in [0, n) on `jobs` threads; with `progress`, the
 // calling thread draws a bar on stderr while they run.
@@ -366,163 +231,6 @@ SweepOutcome EvaluateSweep(const SweepSpace& space,
   out.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  return out;
-}
-
-std::string FormatSweepShard(const SweepOutcome& o, int shard, int num_shards) {
-  SweepShard part;
-  part.set_format(1);
-  part.set_model(o.model);
-  part.set_system(o.system);
-  part.set_fingerprint(o.fingerprint);
-  part.set_total(o.total);
-  part.set_shard(shard);
-  part.set_num_shards(num_shards);
-  part.set_seconds(o.seconds);
-  for (const SweepCandidate& c : o.candidates) *part.add_candidates() = c;
-  part.set_rows_fnv(RowsChecksum(part));
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = false;
-  options.preserve_proto_field_names = true;
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(part, &json, options);
-  return json + "\n";
-}
-
-Result<SweepOutcome> MergeSweepShards(const std::vector<std::string>& files) {
-  std::vector<std::string> texts;
-  for (const std::string& file : files) {
-    auto text = util::ReadFile(file);
-    if (!text) return std::unexpected(text.error());
-    texts.push_back(std::move(*text));
-  }
-  return MergeSweepTexts(files, texts);
-}
-
-Result<SweepOutcome> MergeSweepTexts(const std::vector<std::string>& files,
-                                     const std::vector<std::string>& texts) {
-  if (files.empty()) return util::Fail("sweep merge: no partial results given");
-  SweepOutcome out;
-  std::vector<SweepShard> parts;
-  std::set<int> seen;
-  for (size_t f = 0; f < files.size(); ++f) {
-    const std::string& file = files[f];
-    SweepShard& part = parts.emplace_back();
-    google::protobuf::util::JsonParseOptions options;
-    if (auto status = google::protobuf::util::JsonStringToMessage(
-            texts[f], &part, options);
-        !status.ok()) {
-      std::string message(status.message());
-      return util::Fail(file + ": not a sweep shard: " +
-                        message.substr(0, message.find('\n')));
-    }
-    if (part.format() != 1) {
-      return util::Fail(file + ": format: expected 1, got " +
-                        std::to_string(part.format()));
-    }
-    // A part is checked on its own before it is trusted: its counts size
-    // the merge (a shard count of 0 divided by zero, a crafted total
-    // allocated without bound).
-    if (part.total() < 1 || part.total() > kMaxSweepCandidates) {
-      return util::Fail(file + ": total: must be in [1, " +
-                        std::to_string(kMaxSweepCandidates) +
-                        "] (the limit of a sweep), got " +
-                        std::to_string(part.total()));
-    }
-    if (part.num_shards() < 1 || part.num_shards() > part.total()) {
-      return util::Fail(file + ": num_shards: must be in [1, total = " +
-                        std::to_string(part.total()) + "], got " +
-                        std::to_string(part.num_shards()));
-    }
-    if (part.shard() < 0 || part.shard() >= part.num_shards()) {
-      return util::Fail(file + ": shard: must be in [0, num_shards = " +
-                        std::to_string(part.num_shards()) + "), got " +
-                        std::to_string(part.shard()));
-    }
-    const int64_t expected =
-        (part.total() - part.shard() + part.num_shards() - 1) /
-        part.num_shards();
-    if (part.candidates_size() != expected) {
-      return util::Fail(
-          file + ": candidates: shard " + std::to_string(part.shard()) + "/" +
-          std::to_string(part.num_shards()) + " of " +
-          std::to_string(part.total()) + " candidates holds " +
-          std::to_string(expected) + ", the file has " +
-          std::to_string(part.candidates_size()) + " (truncated or edited?)");
-    }
-    const SweepShard& first = parts.front();
-    if (part.fingerprint() != first.fingerprint() ||
-        part.total() != first.total() ||
-        part.num_shards() != first.num_shards()) {
-      return util::Fail(file + ": fingerprint: shard of another sweep (" +
-                        part.fingerprint() + ", " +
-                        std::to_string(part.total()) + " candidates, " +
-                        std::to_string(part.num_shards()) + " shards) than " +
-                        files.front() + " (" + first.fingerprint() + ", " +
-                        std::to_string(first.total()) + ", " +
-                        std::to_string(first.num_shards()) + ")");
-    }
-    if (!seen.insert(part.shard()).second) {
-      return util::Fail(file + ": shard: " + std::to_string(part.shard()) +
-                        "/" + std::to_string(part.num_shards()) +
-                        " given twice");
-    }
-  }
-  const SweepShard& first = parts.front();
-  for (int k = 0; k < first.num_shards(); ++k) {
-    if (!seen.count(k)) {
-      return util::Fail("sweep merge: shard " + std::to_string(k) + "/" +
-                        std::to_string(first.num_shards()) + " is missing");
-    }
-  }
-  out.model = first.model();
-  out.system = first.system();
-  out.fingerprint = first.fingerprint();
-  out.total = first.total();
-  out.candidates.resize(static_cast<size_t>(first.total()));
-  std::vector<bool> filled(out.candidates.size(), false);
-  for (size_t p = 0; p < parts.size(); ++p) {
-    out.seconds += parts[p].seconds();
-    // Each row is checked against the rules first (the more specific
-    // message), then the part against its checksum.
-    const std::string sum = RowsChecksum(parts[p]);
-    for (int k = 0; k < parts[p].candidates_size(); ++k) {
-      SweepCandidate& c = *parts[p].mutable_candidates(k);
-      const int64_t i = c.index();
-      if (i < 0 || i >= out.total ||
-          i % first.num_shards() != parts[p].shard() || filled[i]) {
-        return util::Fail(files[p] + ": candidates: index " +
-                          std::to_string(i) + " does not belong to shard " +
-                          std::to_string(parts[p].shard()));
-      }
-      if (auto row = CheckCandidateRow(c); !row) {
-        return util::Fail(files[p] + ": candidates[" + std::to_string(k) +
-                          "] (index " + std::to_string(i) +
-                          "): " + row.error().message);
-      }
-      filled[i] = true;
-      out.candidates[i] = std::move(c);
-    }
-    if (parts[p].rows_fnv().empty()) {
-      return util::Fail(files[p] +
-                        ": rows_fnv: missing (a part of an older moesim, or "
-                        "edited: run its shard again)");
-    }
-    if (sum != parts[p].rows_fnv()) {
-      return util::Fail(files[p] +
-                        ": rows_fnv: the rows do not match their "
-                        "checksum (" +
-                        parts[p].rows_fnv() + "; they give " + sum +
-                        "): edited or damaged after the shard wrote "
-                        "them");
-    }
-  }
-  for (size_t i = 0; i < filled.size(); ++i) {
-    if (!filled[i]) {
-      return util::Fail("sweep merge: candidate " + std::to_string(i) +
-                        " is in no shard (truncated file?)");
-    }
-  }
   return out;
 }
 

@@ -86,6 +86,14 @@ std::string FormatSweepShard(const SweepOutcome& outcome, int shard,
 
 // Joins shard files: every shard 0..N-1 exactly once, all of one space.
 // Errors name the file and what does not match.
+// The rules a candidate row of a shard obeys, as EvaluateSweep writes it:
+// a known verdict; a reason exactly when not ok; replay metrics only when
+// ok, positive, finite and under the physical ceilings; an analytic peak
+// for ok and oom rows (the margin >= 0 when ok, < 0 when oom); layout
+// sizes within what a scenario may hold and, when ok, a mesh that divides
+// the GPUs; known words. Error: "<field>: <rule>" (tools/sweep_row_check.cc).
+[[nodiscard]] util::Result<void> CheckCandidateRow(const SweepCandidate& c);
+
 [[nodiscard]] util::Result<SweepOutcome> MergeSweepShards(
     const std::vector<std::string>& files);
 // The same for shard texts already read; names[i] names texts[i] in errors.
