@@ -1,5 +1,7 @@
 #include "sim/template_emitter.h"
 
+#include <algorithm>
+
 #include "util/check.h"
 
 namespace moesim::sim {
@@ -53,6 +55,15 @@ void TemplateEmitter::EmitParts(std::span<const Lane> lanes, int first,
   CheckOrDie(!segments.empty() && segments.front().first == first &&
                  segments.back().last == last,
              "TemplateEmitter::EmitParts: the segments cover the part");
+  for (const Lane& lane : lanes) {
+    const std::vector<HostSegment>& own = *lane.host;
+    CheckOrDie(own.size() == segments.size() &&
+                   std::equal(own.begin(), own.end(), segments.begin(),
+                              [](const HostSegment& a, const HostSegment& b) {
+                                return a.first == b.first && a.last == b.last;
+                              }),
+               "TemplateEmitter::EmitParts: lanes with other segments");
+  }
   launches_.resize(lanes.size());
   windows_.assign(lanes.size(), stretch_s);  // each lane's own window
   for (size_t s = 0; s < segments.size(); ++s) {
