@@ -10,6 +10,7 @@
 #include "scenarios/pipeline_split.h"
 #include "scenarios/vocabulary.h"
 #include "tools/sweep_flags.h"
+#include "tools/sweep_spec_internal.h"
 #include "topology/system.h"
 #include "util/csv.h"
 #include "util/fnv.h"
@@ -40,169 +41,10 @@ constexpr const char* kAxisNames[] = {"num_gpus",
                                       "activation_offload",
                                       "offload_optimizer_states"};
 
-// Line (1-based) of `field` written at the top level of a text-format file
-// (outside any `{ }`), or 0. Skips comments and quoted strings.
-int TopLevelLine(std::string_view text, std::string_view field) {
-  int depth = 0, line = 1;
-  bool line_start = true;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '\n') {
-      ++line;
-      line_start = true;
-      continue;
-    }
-    if (c == ' ' || c == '\t') continue;
-    if (c == '#') {
-      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      for (++i; i < text.size() && text[i] != c && text[i] != '\n'; ++i) {
-        if (text[i] == '\\') ++i;
-      }
-      line_start = false;
-      continue;
-    }
-    if (c == '{' || c == '<') ++depth;
-    if (c == '}' || c == '>') --depth;
-    if (line_start && depth == 0 && text.substr(i).starts_with(field)) {
-      std::string_view rest = text.substr(i + field.size());
-      size_t next = rest.find_first_not_of(" \t");
-      if (next != std::string_view::npos &&
-          (rest[next] == ':' || rest[next] == '{'))
-        return line;
-    }
-    line_start = false;
-  }
-  return 0;
-}
-
-// True when `field` is written at the top level as an empty list: "x: []".
-bool WrittenEmpty(std::string_view text, std::string_view field) {
-  const int line = TopLevelLine(text, field);
-  if (line == 0) return false;
-  size_t start = 0;
-  for (int l = 1; l < line; ++l) start = text.find('\n', start) + 1;
-  std::string_view row = text.substr(start, text.find('\n', start) - start);
-  std::string compact;
-  for (char c : row) {
-    if (c == '#') break;
-    if (c != ' ' && c != '\t') compact += c;
-  }
-  return compact == std::string(field) + ":[]";
-}
-
-// Names fields of the sweep file in errors.
-class Namer {
- public:
-  Namer(std::string_view origin, std::string_view text)
-      : origin_(origin), text_(text) {}
-  util::Error Error(std::string_view field, std::string_view rule) const {
-    if (origin_ == "flags") {
-      return util::Error{"flags: " + SweepFieldFlag(field) + ": " +
-                         std::string(rule)};
-    }
-    std::string where(origin_);
-    const size_t dot = field.rfind('.');
-    // A nested field's own line, else the line of the message holding it.
-    int line = dot == std::string_view::npos
-                   ? 0
-                   : util::FieldLine(text_, field.substr(dot + 1));
-    if (line == 0) line = TopLevelLine(text_, field.substr(0, field.find('.')));
-    if (line > 0) where += ":" + std::to_string(line);
-    return util::Error{where + ": " + std::string(field) + ": " +
-                       std::string(rule)};
-  }
-  // Error() for a message of another module, keeping its first line and
-  // dropping a leading "<leaf>: " that names the field again.
-  util::Error Wrap(std::string_view field, std::string_view message) const {
-    message = message.substr(0, message.find('\n'));
-    const std::string leaf(field.substr(field.rfind('.') + 1));
-    if (message.starts_with(leaf + ": "))
-      message.remove_prefix(leaf.size() + 2);
-    return Error(field, message);
-  }
-
- private:
-  std::string_view origin_;
-  std::string_view text_;
-};
-
-// The values of an integer axis, in order, without duplicates. Sizes are
-// counted before anything is built (a range's by arithmetic), and duplicates
-// are dropped in linear time, so a hostile axis is refused at once.
-Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
-                                    std::string_view name, const Namer& at) {
-  const bool range = axis.from() != 0 || axis.to() != 0 || axis.times() != 0 ||
-                     axis.step() != 0;
-  int64_t range_size = 0;
-  if (range) {
-    if (axis.from() < 1 || axis.to() < axis.from()) {
-      return std::unexpected(
-          at.Error(name, "a range needs 1 <= from <= to, got from " +
-                             std::to_string(axis.from()) + " to " +
-                             std::to_string(axis.to())));
-    }
-    if ((axis.times() != 0) == (axis.step() != 0) || axis.times() < 0 ||
-        axis.times() == 1 || axis.step() < 0) {
-      return std::unexpected(at.Error(
-          name, "a range needs exactly one of times >= 2 or step >= 1"));
-    }
-    if (axis.step() != 0) {
-      range_size = (int64_t{axis.to()} - axis.from()) / axis.step() + 1;
-    } else {
-      for (int64_t v = axis.from(); v <= axis.to(); v *= axis.times())
-        ++range_size;  // at most 31 steps
-    }
-  }
-  if (int64_t{axis.values_size()} + range_size > kMaxSweepCandidates) {
-    return std::unexpected(
-        at.Error(name, "more than " + std::to_string(kMaxSweepCandidates) +
-                           " values (the limit of a sweep)"));
-  }
-
-  std::vector<int32_t> out;
-  std::unordered_set<int32_t> seen;
-  out.reserve(static_cast<size_t>(axis.values_size() + range_size));
-  seen.reserve(out.capacity());
-  auto add = [&](int64_t v) -> Result<void> {
-    if (v < 1) {
-      return std::unexpected(
-          at.Error(name, "values must be >= 1, got " + std::to_string(v)));
-    }
-    if (seen.insert(static_cast<int32_t>(v)).second)
-      out.push_back(static_cast<int32_t>(v));
-    return {};
-  };
-  for (int32_t v : axis.values()) {
-    if (auto ok = add(v); !ok) return std::unexpected(ok.error());
-  }
-  if (range) {
-    for (int64_t v = axis.from(); v <= axis.to();
-         v = axis.times() ? v * axis.times() : v + axis.step()) {
-      if (auto ok = add(v); !ok) return std::unexpected(ok.error());
-    }
-  }
-  if (out.empty()) {
-    return std::unexpected(at.Error(
-        name, "empty axis: give values or a range (from, to, times|step)"));
-  }
-  return out;
-}
-
-// Checks a string axis against its vocabulary (scenarios/vocabulary.h);
-// `name` is the field.
-// `kind` is the axis ("precision"), `field` where the words are written.
-Result<void> CheckWords(const std::vector<std::string>& values,
-                        std::string_view kind, std::string_view field,
-                        const Namer& at) {
-  for (const std::string& v : values) {
-    if (auto ok = scenarios::CheckWord(kind, v); !ok)
-      return std::unexpected(at.Error(field, ok.error().message));
-  }
-  return {};
-}
+using internal::CheckWords;
+using internal::Expand;
+using internal::WrittenEmpty;
+using Namer = internal::SweepNamer;
 
 // The base: base_file's scenario, then the fields written in `base`.
 Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
@@ -238,23 +80,20 @@ Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
 
 }  // namespace
 
-Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
-                                     std::string_view origin,
-                                     std::string_view text,
-                                     const std::string& base_dir) {
-  const Namer at(origin, text);
-  SweepSpace space;
+Result<void> SweepSpace::ReadBase(const scenarios::Sweep& spec,
+                                  const std::string& base_dir,
+                                  const Namer& at) {
   auto base = LoadBase(spec, base_dir, at);
   if (!base) return std::unexpected(base.error());
-  space.base_ = std::move(*base);
-  const scenarios::Scenario& b = space.base_;
+  base_ = std::move(*base);
+  const scenarios::Scenario& b = base_;
   if (b.model().empty())
     return std::unexpected(at.Error("base.model", "required"));
   auto model = models::LoadModel(b.model());
   if (!model)
     return std::unexpected(at.Wrap("base.model", model.error().message));
-  space.num_layers_ = b.num_layers() > 0 ? b.num_layers() : model->num_layers();
-  space.mtp_layers_ =
+  num_layers_ = b.num_layers() > 0 ? b.num_layers() : model->num_layers();
+  mtp_layers_ =
       b.has_mtp_num_layers() ? b.mtp_num_layers() : model->mtp_num_layers();
   if (b.system().empty())
     return std::unexpected(at.Error("base.system", "required"));
@@ -274,7 +113,11 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
     return std::unexpected(
         at.Error("base.num_gpus", "required (here or as the num_gpus axis)"));
   }
+  return {};
+}
 
+Result<void> SweepSpace::ReadAxes(const scenarios::Sweep& spec,
+                                  std::string_view text, const Namer& at) {
   const scenarios::IntAxis* int_axes[] = {
       spec.has_num_gpus() ? &spec.num_gpus() : nullptr,
       spec.has_seq_len() ? &spec.seq_len() : nullptr,
@@ -290,9 +133,9 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
     if (!int_axes[a]) continue;
     auto values = Expand(*int_axes[a], kAxisNames[a], at);
     if (!values) return std::unexpected(values.error());
-    space.ints_[a] = std::move(*values);
+    ints_[a] = std::move(*values);
   }
-  space.pipeline_swept_ = spec.has_pp() || spec.has_vpp();
+  pipeline_swept_ = spec.has_pp() || spec.has_vpp();
 
   auto strings = [&](const auto& field, int axis,
                      std::vector<std::string>& out) -> Result<void> {
@@ -304,16 +147,16 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
     out.assign(field.begin(), field.end());
     return CheckWords(out, name, name, at);
   };
-  if (auto ok = strings(spec.recompute(), kRecompute, space.recompute_); !ok)
+  if (auto ok = strings(spec.recompute(), kRecompute, recompute_); !ok)
     return std::unexpected(ok.error());
-  if (auto ok = strings(spec.precision(), kPrecision, space.precision_); !ok)
+  if (auto ok = strings(spec.precision(), kPrecision, precision_); !ok)
     return std::unexpected(ok.error());
-  if (auto ok = strings(spec.dispatcher(), kDispatcher, space.dispatcher_); !ok)
+  if (auto ok = strings(spec.dispatcher(), kDispatcher, dispatcher_); !ok)
     return std::unexpected(ok.error());
-  if (auto ok = strings(spec.cuda_graph(), kCudaGraph, space.cuda_graph_); !ok)
+  if (auto ok = strings(spec.cuda_graph(), kCudaGraph, cuda_graph_); !ok)
     return std::unexpected(ok.error());
   if (auto ok = strings(spec.activation_offload(), kActivationOffload,
-                        space.activation_offload_);
+                        activation_offload_);
       !ok)
     return std::unexpected(ok.error());
   for (const auto& [name, empty] :
@@ -337,28 +180,35 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
                        value));
     }
   }
-  space.cpu_offload_.assign(spec.cpu_offload().begin(),
-                            spec.cpu_offload().end());
-  space.ep_overlap_.assign(spec.ep_overlap().begin(), spec.ep_overlap().end());
-  space.offload_optimizer_states_.assign(
-      spec.offload_optimizer_states().begin(),
-      spec.offload_optimizer_states().end());
+  cpu_offload_.assign(spec.cpu_offload().begin(), spec.cpu_offload().end());
+  ep_overlap_.assign(spec.ep_overlap().begin(), spec.ep_overlap().end());
+  offload_optimizer_states_.assign(spec.offload_optimizer_states().begin(),
+                                   spec.offload_optimizer_states().end());
 
+  return {};
+}
+
+Result<void> SweepSpace::ReadConstraints(const scenarios::Sweep& spec,
+                                         const Namer& at) {
   const scenarios::Constraints& c = spec.constraints();
   if (c.max_gpus_per_model_replica() < 0) {
     return std::unexpected(at.Error(
         "constraints.max_gpus_per_model_replica",
         "must be >= 1, got " + std::to_string(c.max_gpus_per_model_replica())));
   }
-  space.max_gpus_per_replica_ = c.max_gpus_per_model_replica();
+  max_gpus_per_replica_ = c.max_gpus_per_model_replica();
   for (const std::string& text_rule : c.rule()) {
     auto rule = SweepRule::Parse(text_rule);
     if (!rule)
       return std::unexpected(
           at.Error("constraints.rule", rule.error().message));
-    space.rules_.push_back(std::move(*rule));
+    rules_.push_back(std::move(*rule));
   }
 
+  return {};
+}
+
+Result<void> SweepSpace::CheckSize(const Namer& at) {
   // The size, refused above the limit before anything is enumerated. Each
   // axis holds at most kMaxSweepCandidates values (Expand), so the product
   // of the 16 axes is exact enough in a long double to print.
@@ -366,8 +216,8 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   int largest = 0;
   std::string factors;
   for (int a = 0; a < kNumAxes; ++a) {
-    const size_t n = space.AxisSize(a);
-    if (n > space.AxisSize(largest)) largest = a;
+    const size_t n = AxisSize(a);
+    if (n > AxisSize(largest)) largest = a;
     if (n > 1) {
       factors += (factors.empty() ? "" : " x ") + std::to_string(n) + " " +
                  kAxisNames[a];
@@ -383,39 +233,57 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
             "), more than the limit of " + std::to_string(kMaxSweepCandidates) +
             "; narrow the axes or split the sweep"));
   }
-  space.size_ = static_cast<int64_t>(size);
+  size_ = static_cast<int64_t>(size);
 
+  return {};
+}
+
+std::string SweepSpace::Fingerprint() const {
   uint64_t h = util::kFnvOffsetBasis;
   std::string base_bytes;
-  (void)space.base_.SerializeToString(&base_bytes);
+  (void)base_.SerializeToString(&base_bytes);
   util::FnvAddValue(h, base_bytes);
   for (int a = 0; a <= kGbs; ++a) {
-    for (int32_t v : space.ints_[a]) util::FnvAddValue(h, std::to_string(v));
+    for (int32_t v : ints_[a]) util::FnvAddValue(h, std::to_string(v));
     util::FnvAddValue(h, kAxisNames[a]);
   }
-  for (const auto* list : {&space.recompute_, &space.precision_,
-                           &space.dispatcher_, &space.cuda_graph_}) {
+  for (const auto* list :
+       {&recompute_, &precision_, &dispatcher_, &cuda_graph_}) {
     for (const std::string& v : *list) util::FnvAddValue(h, v);
     util::FnvAddValue(h, "|");
   }
-  for (double v : space.cpu_offload_) util::FnvAddValue(h, std::to_string(v));
-  for (int v : space.ep_overlap_) util::FnvAddValue(h, std::to_string(v));
+  for (double v : cpu_offload_) util::FnvAddValue(h, std::to_string(v));
+  for (int v : ep_overlap_) util::FnvAddValue(h, std::to_string(v));
   // The offload axes enter only when written, so that older specs keep
   // their fingerprints.
-  if (!space.activation_offload_.empty() ||
-      !space.offload_optimizer_states_.empty()) {
-    for (const std::string& v : space.activation_offload_)
-      util::FnvAddValue(h, v);
+  if (!activation_offload_.empty() || !offload_optimizer_states_.empty()) {
+    for (const std::string& v : activation_offload_) util::FnvAddValue(h, v);
     util::FnvAddValue(h, "|");
-    for (int v : space.offload_optimizer_states_)
+    for (int v : offload_optimizer_states_)
       util::FnvAddValue(h, std::to_string(v));
   }
-  util::FnvAddValue(h, std::to_string(space.max_gpus_per_replica_));
-  for (const SweepRule& r : space.rules_) util::FnvAddValue(h, r.text());
+  util::FnvAddValue(h, std::to_string(max_gpus_per_replica_));
+  for (const SweepRule& r : rules_) util::FnvAddValue(h, r.text());
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx",
                 static_cast<unsigned long long>(h));
-  space.fingerprint_ = hex;
+  return hex;
+}
+
+Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
+                                     std::string_view origin,
+                                     std::string_view text,
+                                     const std::string& base_dir) {
+  const Namer at(origin, text);
+  SweepSpace space;
+  if (auto ok = space.ReadBase(spec, base_dir, at); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = space.ReadAxes(spec, text, at); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = space.ReadConstraints(spec, at); !ok)
+    return std::unexpected(ok.error());
+  if (auto ok = space.CheckSize(at); !ok) return std::unexpected(ok.error());
+  space.fingerprint_ = space.Fingerprint();
   return space;
 }
 

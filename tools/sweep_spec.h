@@ -28,6 +28,10 @@ namespace moesim::tools {
 // The most candidates a sweep may enumerate.
 inline constexpr int64_t kMaxSweepCandidates = 1'000'000;
 
+namespace internal {
+class SweepNamer;  // names a sweep file's fields in errors (sweep_spec.cc)
+}  // namespace internal
+
 class SweepSpace {
  public:
   // Builds the space of `spec`. `origin` names it in errors ("x.textproto",
@@ -86,6 +90,18 @@ class SweepSpace {
     kNumAxes
   };
   SweepSpace() = default;
+  // Build's parts (sweep_spec.cc): the base, the axes, the constraints,
+  // the size (refused above kMaxSweepCandidates) and the fingerprint.
+  util::Result<void> ReadBase(const scenarios::Sweep& spec,
+                              const std::string& base_dir,
+                              const internal::SweepNamer& at);
+  util::Result<void> ReadAxes(const scenarios::Sweep& spec,
+                              std::string_view text,
+                              const internal::SweepNamer& at);
+  util::Result<void> ReadConstraints(const scenarios::Sweep& spec,
+                                     const internal::SweepNamer& at);
+  util::Result<void> CheckSize(const internal::SweepNamer& at);
+  std::string Fingerprint() const;
   size_t AxisSize(int axis) const;
   void Apply(int axis, size_t position, scenarios::Scenario& s) const;
 
