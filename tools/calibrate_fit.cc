@@ -9,7 +9,7 @@
 
 #include "calibration/fit.h"
 #include "calibration/tables.h"
-#include "tools/calibrate_fit_format.h"
+#include "tools/calibrate_fit_cli.h"
 #include "tools/cli_checks.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
@@ -101,40 +101,32 @@ std::string FactorList(const std::vector<Factor>& factors) {
   return out.empty() ? "none" : out;
 }
 
-}  // namespace
-
-void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
-  app.add_option("--runs", f.runs_file,
-                 "Measured runs CSV (calibration/runs/SCHEMA.md; default: the "
-                 "shipped calibration/runs/runs.csv)");
-  app.add_option("--out", f.out, "Profile to write (.textproto)")->required();
-  app.add_option("--factors", f.factors,
-                 "Comma-separated factors to fit (default: every factor some "
-                 "row's prediction moves with)");
-  app.add_option("--folds", f.folds,
-                 "Cross-validation folds (rows assigned by a hash of their id)")
-      ->check(IntInRange(2, 100));
-  app.add_option("--confidence", f.confidence,
-                 "Comma-separated confidence levels of the rows to fit: high, "
-                 "medium, low");
-  app.add_option("--name", f.name, "The profile's name");
-  app.add_option("--loss", f.loss,
-                 "squared (default: least squares on the log error) or "
-                 "soft_l1 (quadratic within ~10%, linear beyond, like MAPE)")
-      ->check(CLI::IsMember({"squared", "soft_l1"}));
-  app.add_option("--max-evaluations", f.max_evaluations,
-                 "Replays of every row one fit may take, its Jacobian's "
-                 "included (default 14; each fold is a fit)")
-      ->check(IntInRange(2, 1000));
-  app.add_option("-j,--jobs", f.jobs,
-                 "Replay threads (default: one per hardware thread); the "
-                 "output does not depend on it")
-      ->check(IntInRange(0));
-  app.add_flag("--per-gpu", f.per_gpu,
-               "Fit each GPU type's rows on their own and write one gpu "
-               "entry per type");
-  app.add_flag("--json", f.json, "Print the report as JSON");
+// result.fitted: the factors (options.factors, or every one) that move some
+// row's prediction by at least kMinSensitivity per unit of log factor at
+// the identity; the rest go to result.not_fitted.
+void ScreenFactors(Evaluator& evaluator, const std::vector<double>& identity,
+                   const std::vector<bool>& on_tflops,
+                   const FitOptions& options, double step, FitResult& result) {
+  const std::vector<Factor> candidates =
+      options.factors.empty()
+          ? std::vector<Factor>(std::begin(calibration::kFactors),
+                                std::end(calibration::kFactors))
+          : options.factors;
+  for (Factor f : candidates) {
+    Corrections c;
+    c.at(f) = std::exp(step);
+    const std::vector<double>& moved = evaluator.LogPredictions(c, on_tflops);
+    double sensitivity = 0;
+    for (size_t k = 0; k < identity.size(); ++k) {
+      sensitivity =
+          std::max(sensitivity, std::abs(moved[k] - identity[k]) / step);
+    }
+    (sensitivity >= kMinSensitivity ? result.fitted : result.not_fitted)
+        .push_back(f);
+  }
 }
+
+}  // namespace
 
 util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
                                        const FitOptions& options) {
@@ -174,23 +166,8 @@ util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
   // Jacobian at the identity takes (so they are replayed once).
   calibration::LeastSquaresOptions ls;
   ls.max_evaluations = options.max_evaluations;
-  const std::vector<Factor> candidates =
-      options.factors.empty()
-          ? std::vector<Factor>(std::begin(calibration::kFactors),
-                                std::end(calibration::kFactors))
-          : options.factors;
-  for (Factor f : candidates) {
-    Corrections c;
-    c.at(f) = std::exp(ls.jacobian_step);
-    const std::vector<double>& moved = evaluator.LogPredictions(c, on_tflops);
-    double sensitivity = 0;
-    for (size_t k = 0; k < rows.size(); ++k) {
-      sensitivity = std::max(
-          sensitivity, std::abs(moved[k] - identity[k]) / ls.jacobian_step);
-    }
-    (sensitivity >= kMinSensitivity ? result.fitted : result.not_fitted)
-        .push_back(f);
-  }
+  ScreenFactors(evaluator, identity, on_tflops, options, ls.jacobian_step,
+                result);
 
   const size_t n = result.fitted.size();
   auto corrections_of = [&](const std::vector<double>& x) {

@@ -1,8 +1,9 @@
-#include "tools/calibrate_fit_format.h"
+#include "tools/calibrate_fit_cli.h"
 
 #include <utility>
 
 #include "calibration/fit.h"
+#include "tools/cli_checks.h"
 #include "tools/text_format.h"
 #include "util/json_write.h"
 
@@ -110,6 +111,39 @@ std::string FormatFitText(const CalibrateFitFlags& f, const std::string& data,
   for (const std::string& why : skipped) s += "not fitted: " + why + "\n";
   s += "\nwrote " + f.out + "\n";
   return s;
+}
+
+void AddCalibrateFitFlags(CLI::App& app, CalibrateFitFlags& f) {
+  app.add_option("--runs", f.runs_file,
+                 "Measured runs CSV (calibration/runs/SCHEMA.md; default: the "
+                 "shipped calibration/runs/runs.csv)");
+  app.add_option("--out", f.out, "Profile to write (.textproto)")->required();
+  app.add_option("--factors", f.factors,
+                 "Comma-separated factors to fit (default: every factor some "
+                 "row's prediction moves with)");
+  app.add_option("--folds", f.folds,
+                 "Cross-validation folds (rows assigned by a hash of their id)")
+      ->check(IntInRange(2, 100));
+  app.add_option("--confidence", f.confidence,
+                 "Comma-separated confidence levels of the rows to fit: high, "
+                 "medium, low");
+  app.add_option("--name", f.name, "The profile's name");
+  app.add_option("--loss", f.loss,
+                 "squared (default: least squares on the log error) or "
+                 "soft_l1 (quadratic within ~10%, linear beyond, like MAPE)")
+      ->check(CLI::IsMember({"squared", "soft_l1"}));
+  app.add_option("--max-evaluations", f.max_evaluations,
+                 "Replays of every row one fit may take, its Jacobian's "
+                 "included (default 14; each fold is a fit)")
+      ->check(IntInRange(2, 1000));
+  app.add_option("-j,--jobs", f.jobs,
+                 "Replay threads (default: one per hardware thread); the "
+                 "output does not depend on it")
+      ->check(IntInRange(0));
+  app.add_flag("--per-gpu", f.per_gpu,
+               "Fit each GPU type's rows on their own and write one gpu "
+               "entry per type");
+  app.add_flag("--json", f.json, "Print the report as JSON");
 }
 
 }  // namespace moesim::tools

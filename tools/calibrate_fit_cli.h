@@ -1,7 +1,8 @@
-// calibrate fit's report: its JSON and its text (tools/calibrate_fit.cc
-// runs the fit and writes the profile).
-#ifndef MOESIM_TOOLS_CALIBRATE_FIT_FORMAT_H_
-#define MOESIM_TOOLS_CALIBRATE_FIT_FORMAT_H_
+// calibrate fit's command-line side: its report as JSON and as text (its
+// flags, AddCalibrateFitFlags, are declared in tools/calibrate_fit.h);
+// tools/calibrate_fit.cc runs the fit and writes the profile.
+#ifndef MOESIM_TOOLS_CALIBRATE_FIT_CLI_H_
+#define MOESIM_TOOLS_CALIBRATE_FIT_CLI_H_
 
 #include <string>
 #include <vector>
@@ -35,4 +36,4 @@ std::string FormatFitText(const CalibrateFitFlags& f, const std::string& data,
 
 }  // namespace moesim::tools
 
-#endif  // MOESIM_TOOLS_CALIBRATE_FIT_FORMAT_H_
+#endif  // MOESIM_TOOLS_CALIBRATE_FIT_CLI_H_
