@@ -169,6 +169,10 @@ inline constexpr int kMaxTracedRanks = 64;
 struct CommTime {
   double total_s = 0;
   double exposed_s = 0;
+  // The share hidden under compute; 1 without communication.
+  double hidden_fraction() const {
+    return total_s > 0 ? 1 - exposed_s / total_s : 1;
+  }
 };
 
 struct StageTime {
