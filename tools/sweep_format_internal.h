@@ -37,6 +37,10 @@ std::map<std::string, int> Counts(const SweepOutcome& outcome);
 // "3 ok, 1 oom, 0 invalid, 0 excluded, 0 failed".
 std::string CountsLine(const SweepOutcome& outcome);
 
+// Whether the candidate has an analytic peak to report (ok, oom, and a
+// failed replay that got as far as the memory estimate).
+bool HasMemory(const SweepCandidate& c);
+
 }  // namespace moesim::tools::sweep_internal
 
 #endif  // MOESIM_TOOLS_SWEEP_FORMAT_INTERNAL_H_
