@@ -41,6 +41,12 @@ std::string CountsLine(const SweepOutcome& outcome);
 // failed replay that got as far as the memory estimate).
 bool HasMemory(const SweepCandidate& c);
 
+// `s` with <, >, & and " as HTML entities.
+std::string Escape(std::string_view s);
+
+// The best `metric` over TP x CP as an inline SVG heatmap (the HTML report).
+std::string Heatmap(const SweepOutcome& outcome, std::string_view metric);
+
 }  // namespace moesim::tools::sweep_internal
 
 #endif  // MOESIM_TOOLS_SWEEP_FORMAT_INTERNAL_H_
