@@ -2,14 +2,17 @@
 // (tools/sweep_spec_internal.h).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
+#include "scenarios/scenario.h"
 #include "scenarios/vocabulary.h"
 #include "tools/sweep_flags.h"
 #include "tools/sweep_spec.h"
 #include "tools/sweep_spec_internal.h"
+#include "util/message.h"
 #include "util/textproto.h"
 
 namespace moesim::tools::internal {
@@ -169,6 +172,38 @@ Result<void> CheckWords(const std::vector<std::string>& values,
       return std::unexpected(at.Error(field, ok.error().message));
   }
   return {};
+}
+
+// The base: base_file's scenario, then the fields written in `base`.
+Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
+                                     const std::string& base_dir,
+                                     const SweepNamer& at) {
+  scenarios::Scenario base;
+  if (!spec.base_file().empty()) {
+    std::filesystem::path path(spec.base_file());
+    if (path.extension() != ".textproto") {
+      return std::unexpected(at.Error(
+          "base_file", util::Excerpt(spec.base_file()) +
+                           ": a scenario file must end in .textproto"));
+    }
+    if (path.is_relative() && !base_dir.empty()) path = base_dir / path;
+    auto loaded = scenarios::LoadScenario(path.string());
+    if (!loaded) {
+      std::string message = loaded.error().message;
+      return std::unexpected(at.Error("base_file", message));
+    }
+    base = std::move(*loaded);
+    if (spec.base().has_recompute()) base.clear_recompute();
+    // The base's CP exchange replaces the file's whole: its type and its
+    // hierarchical sizes (a2a+p2p's sizes mean nothing to another type).
+    if (spec.base().hierarchical_context_parallel_sizes_size() > 0 ||
+        !spec.base().cp_comm_type().empty())
+      base.clear_hierarchical_context_parallel_sizes();
+  }
+  scenarios::Scenario own = spec.base();
+  scenarios::ResolvePathsAgainst(own, base_dir);
+  base.MergeFrom(own);
+  return base;
 }
 
 }  // namespace moesim::tools::internal

@@ -14,6 +14,26 @@
 
 namespace moesim::tools::internal {
 
+// The sweep axes' field names, in SweepSpace's axis order.
+inline constexpr const char* kAxisNames[] = {"num_gpus",
+                                             "seq_len",
+                                             "tp",
+                                             "cp",
+                                             "ep",
+                                             "etp",
+                                             "pp",
+                                             "vpp",
+                                             "mbs",
+                                             "gbs",
+                                             "recompute",
+                                             "precision",
+                                             "dispatcher",
+                                             "cpu_offload",
+                                             "cuda_graph",
+                                             "ep_overlap",
+                                             "activation_offload",
+                                             "offload_optimizer_states"};
+
 // Line (1-based) of `field` written at the top level of a text-format file
 // (outside any `{ }`), or 0. Skips comments and quoted strings.
 int TopLevelLine(std::string_view text, std::string_view field);
@@ -50,6 +70,11 @@ util::Result<std::vector<int32_t>> Expand(const scenarios::IntAxis& axis,
 util::Result<void> CheckWords(const std::vector<std::string>& values,
                               std::string_view kind, std::string_view field,
                               const SweepNamer& at);
+
+// The base: base_file's scenario, then the fields written in `base`.
+util::Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
+                                           const std::string& base_dir,
+                                           const SweepNamer& at);
 
 }  // namespace moesim::tools::internal
 
