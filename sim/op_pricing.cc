@@ -330,12 +330,12 @@ class RingOps {
 // so the busy time of another stream running beside the ring (a PP send, a
 // DP reduce-scatter) may overlap it differently; a hidden ring (H <= P)
 // keeps its compute back to back and its exchange inside it, as before.
-// Left step by step: the trace (merge_ring_steps off: it shows every step),
-// a flow-network hop (its length is not known here), a straggler (its
+// Left step by step: the trace, a flow-network hop (its length is not known
+// here) and EP overlap (RankContext::merge_ring_steps off), a straggler (its
 // slowdown rounds per op), and rings under 5 steps.
 int MergedSteps(const RankContext& rank, int ring) {
-  const bool merge = rank.merge_ring_steps && !rank.flow_network &&
-                     rank.compute_slowdown == 1 && ring >= 5;
+  const bool merge =
+      rank.merge_ring_steps && rank.compute_slowdown == 1 && ring >= 5;
   return merge ? ring - 3 : 0;
 }
 

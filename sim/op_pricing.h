@@ -188,8 +188,9 @@ struct RankContext {
   bool shared_expert_overlap = false;
   // A p2p ring's identical steady steps may be added as one run of ops
   // (op_pricing.cc, MergedSteps): ReplayOptions::merge_ring_steps, off for
-  // the trace, which shows every step, and with EP overlap, whose stretch
-  // of the compute beside an all-to-all rounds per op.
+  // the trace, which shows every step, on the flow network, where a hop's
+  // length is not known when the template is priced, and with EP overlap,
+  // whose stretch of the compute beside an all-to-all rounds per op.
   bool merge_ring_steps = false;
 };
 

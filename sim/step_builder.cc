@@ -122,8 +122,8 @@ RankContext StepBuilder::BaseContext(int rank) const {
   ctx.network = &platform_.network;
   ctx.cluster = platform_.cluster.get();
   ctx.flow_network = options_.network == NetworkKind::kFlow;
-  ctx.merge_ring_steps =
-      options_.merge_ring_steps && !options_.trace && !s_.training.ep_overlap;
+  ctx.merge_ring_steps = options_.merge_ring_steps && !options_.trace &&
+                         !ctx.flow_network && !s_.training.ep_overlap;
   for (int g = 0; g < kNumGroups; ++g) {
     ctx.groups[g] = placement_.Group(KindOf(static_cast<Group>(g)), rank);
     ctx.shapes[g] = topology::ShapeOf(ctx.groups[g], *platform_.cluster);

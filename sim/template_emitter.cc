@@ -55,7 +55,7 @@ void TemplateEmitter::EmitParts(std::span<const Lane> lanes, int first,
   CheckOrDie(!segments.empty() && segments.front().first == first &&
                  segments.back().last == last,
              "TemplateEmitter::EmitParts: the segments cover the part");
-  for (const Lane& lane : lanes) {
+  for (const Lane& lane : lanes.subspan(1)) {
     const std::vector<HostSegment>& own = *lane.host;
     CheckOrDie(own.size() == segments.size() &&
                    std::equal(own.begin(), own.end(), segments.begin(),

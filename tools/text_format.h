@@ -26,7 +26,6 @@ std::string Format(const char* fmt, Args... args) {
 util::Error FlagError(std::string_view flag, std::string_view rule);
 
 // The JSON scalars every report writes (util/json_write.h).
-using util::JsonList;
 using util::JsonNumber;
 using util::JsonString;
 

@@ -40,13 +40,6 @@ std::string JsonNumber(double v) {
   return text;
 }
 
-std::string JsonList(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i)
-    out += (i ? ", " : "") + JsonString(items[i]);
-  return out + "]";
-}
-
 void JsonWriter::Separate() {
   Level& level = stack_.back();
   if (level.layout == Layout::kLines) {

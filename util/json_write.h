@@ -16,8 +16,6 @@ std::string JsonString(std::string_view s);
 // Integers (up to 2^53) exactly, others with 6 significant digits; NaN and
 // infinities as null, since RFC 8259 JSON has neither.
 std::string JsonNumber(double v);
-// A JSON array of string literals.
-std::string JsonList(const std::vector<std::string>& items);
 
 // Writes one JSON value as text, laid out as every moesim report lays it
 // out: a container opened with Layout::kLines puts each member on a line of
