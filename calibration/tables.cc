@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "models/dispatchers.h"
 #include "util/bus_bandwidth.h"
 #include "util/csv.h"
 #include "util/embedded.h"
@@ -165,7 +166,18 @@ const Choice kCollective{"collective",
                           "alltoall", "sendrecv", "broadcast"}};
 const Choice kAlgorithm{"algorithm", {"ring", "tree", "nvls", "auto"}};
 const Choice kTier{"tier", {"nvlink", "net"}};
-const Choice kDispatcher{"dispatcher", {"alltoall", "deepep", "hybridep"}};
+// The `dispatcher` column names the rows a fused dispatcher is priced from
+// (models/dispatchers.h, `table_rows`): the registry's list, not a copy.
+const Choice& DispatcherChoice() {
+  static const Choice choice = [] {
+    Choice c{"dispatcher", {}};
+    for (const models::DispatcherTraits& t : models::Dispatchers()) {
+      if (!t.table_rows.empty()) c.values.push_back(t.table_rows);
+    }
+    return c;
+  }();
+  return choice;
+}
 const Choice kPhase{"phase", {"dispatch", "combine"}};
 const Choice kQuantity{"quantity",
                        {"kernel_launch_us", "torch_op_us", "te_module_us",
@@ -241,7 +253,7 @@ const std::vector<TableSpec>& Specs() {
        {"gb_s"},
        [](RowReader& r, const Provenance& p, Tables& t) {
          DispatchPoint d;
-         d.dispatcher = r.OneOf(kDispatcher);
+         d.dispatcher = r.OneOf(DispatcherChoice());
          d.phase = r.OneOf(kPhase);
          d.ep_size = r.Int("ep_size", 1);
          d.tier = r.OneOf(kTier);

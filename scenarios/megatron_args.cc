@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 
+#include "models/dispatchers.h"
 #include "scenarios/architecture.h"
 #include "scenarios/vocabulary.h"
 #include "util/csv.h"
@@ -1431,7 +1432,9 @@ void AddArg(std::vector<std::string>& out, std::string flag,
 // The dispatcher, EP overlap, routing and optimizer arguments.
 void AddMoeAndOptimizerArgs(const Scenario& spec,
                             std::vector<std::string>& out) {
-  if (spec.dispatcher() == "deepep" || spec.dispatcher() == "hybridep") {
+  // Megatron runs the fused dispatchers as flex backends of the same name.
+  const auto dispatcher = ParseDispatcher(spec.dispatcher());
+  if (dispatcher && models::TraitsOf(*dispatcher).fused) {
     AddArg(out, "--moe-token-dispatcher-type", "flex");
     AddArg(out, "--moe-flex-dispatcher-backend", spec.dispatcher());
   } else {

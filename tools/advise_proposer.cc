@@ -6,12 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include "models/dispatchers.h"
 #include "scenarios/pipeline_split.h"
 #include "tools/advise_internal.h"
 #include "tools/text_format.h"
 
 namespace moesim::tools::internal {
-
 namespace {
 
 // The selective recompute modules the workflow tries first, in its order.
@@ -152,11 +152,11 @@ class Proposer {
 
   void Communication() {
     const std::string& d = s_.dispatcher();
-    for (const char* to : {"deepep", "hybridep"}) {
-      if (d == to) continue;
+    for (const models::DispatcherTraits& t : models::Dispatchers()) {
+      if (!t.fused || d == t.word) continue;
       scenarios::Scenario s = s_;
-      s.set_dispatcher(to);
-      Add("dispatcher " + d + " -> " + to, std::move(s));
+      s.set_dispatcher(std::string(t.word));
+      Add("dispatcher " + d + " -> " + std::string(t.word), std::move(s));
     }
     if (!s_.overlap_moe_expert_parallel_comm()) {
       scenarios::Scenario s = s_;
