@@ -12,6 +12,7 @@
 #include "tools/cli_checks.h"
 #include "tools/memory_report.h"
 #include "tools/run_report.h"
+#include "tools/scenario_flags.h"
 #include "tools/text_format.h"
 #include "util/json_write.h"
 
@@ -97,22 +98,25 @@ std::string FormatScenarioFlags(const scenarios::Scenario& s) {
   std::string out = Format(
       "--model %s --system %s --gpus %d --seq %d --num-layers %d --tp %d "
       "--cp %d --ep %d --etp %d --pp %d --vpp %d",
-      ShellWord(s.model()).c_str(), ShellWord(s.system()).c_str(), s.num_gpus(),
-      s.seq_length(), s.num_layers(), l.tensor_model_parallel_size(),
-      l.context_parallel_size(), l.expert_model_parallel_size(),
-      l.expert_tensor_parallel_size(), l.pipeline_model_parallel_size(),
+      studies::ShellWord(s.model()).c_str(),
+      studies::ShellWord(s.system()).c_str(), s.num_gpus(), s.seq_length(),
+      s.num_layers(), l.tensor_model_parallel_size(), l.context_parallel_size(),
+      l.expert_model_parallel_size(), l.expert_tensor_parallel_size(),
+      l.pipeline_model_parallel_size(),
       l.virtual_pipeline_model_parallel_size());
   if (!l.pipeline_model_parallel_layout().empty())
-    out += " --pp-layout " + ShellWord(l.pipeline_model_parallel_layout());
+    out += " --pp-layout " +
+           studies::ShellWord(l.pipeline_model_parallel_layout());
   out +=
       Format(" --mbs %d --gbs %d", l.micro_batch_size(), l.global_batch_size());
-  out += " --precision " + ShellWord(s.precision()) + " --dispatcher " +
-         ShellWord(s.dispatcher()) + " --routing " + ShellWord(s.routing()) +
-         " --recompute " + ShellWord(RecomputeText(s.recompute())) +
-         " --cuda-graph " + ShellWord(s.cuda_graph());
+  out += " --precision " + studies::ShellWord(s.precision()) +
+         " --dispatcher " + studies::ShellWord(s.dispatcher()) + " --routing " +
+         studies::ShellWord(s.routing()) + " --recompute " +
+         studies::ShellWord(RecomputeText(s.recompute())) + " --cuda-graph " +
+         studies::ShellWord(s.cuda_graph());
   out += " --cpu-offload " + Number(s.optimizer_offload_fraction());
   out += Format(" --ep-overlap %d", s.overlap_moe_expert_parallel_comm());
-  out += " --cp-comm-type " + ShellWord(s.cp_comm_type());
+  out += " --cp-comm-type " + studies::ShellWord(s.cp_comm_type());
   if (s.hierarchical_context_parallel_sizes_size() > 0) {
     std::vector<std::string> sizes;
     for (int size : s.hierarchical_context_parallel_sizes())
@@ -175,7 +179,7 @@ std::string FormatAdviseJson(const AdviseResult& r) {
 }
 
 Result<std::string> RunAdvise(const AdviseFlags& flags) {
-  auto scenario = ResolveFlags(flags.scenario);
+  auto scenario = studies::ResolveFlags(flags.scenario);
   if (!scenario) return std::unexpected(scenario.error());
   auto result = Advise(*scenario, flags.max_steps, flags.max_candidates);
   if (!result) return std::unexpected(result.error());

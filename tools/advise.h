@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "scenarios/scenario.h"
-#include "tools/scenario_flags.h"
+#include "studies/scenario_flags.h"
 #include "util/error.h"
 
 namespace moesim::tools {
@@ -54,7 +54,7 @@ namespace moesim::tools {
 inline constexpr double kMinGainPct = 0.5;
 
 struct AdviseFlags {
-  ScenarioFlags scenario;
+  studies::ScenarioFlags scenario;
   bool json = false;
   int max_steps = 8;
   int max_candidates = 0;  // replays per step; 0: all

@@ -68,7 +68,7 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
   std::vector<std::string> levels;
   auto options = FitOptionsOf(f, levels);
   if (!options) return std::unexpected(options.error());
-  auto runs = LoadMeasuredRuns(f.runs_file, "--runs");
+  auto runs = studies::LoadMeasuredRuns(f.runs_file, "--runs");
   // The profile's target, checked before the fit's minutes of work: its
   // folder takes files and it is not one of the inputs.
   if (runs) {
@@ -76,8 +76,8 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
       return std::unexpected(ok.error());
   }
   if (!runs) return std::unexpected(runs.error());
-  std::vector<MeasuredRun> chosen;
-  for (const MeasuredRun& run : runs->rows) {
+  std::vector<studies::MeasuredRun> chosen;
+  for (const studies::MeasuredRun& run : runs->rows) {
     if (std::find(levels.begin(), levels.end(), run.confidence) !=
         levels.end()) {
       chosen.push_back(run);

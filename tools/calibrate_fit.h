@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "calibration/profile.h"
-#include "tools/measured_runs.h"
+#include "studies/measured_runs.h"
 #include "util/error.h"
 
 namespace moesim::tools {
@@ -92,7 +92,7 @@ struct FitResult {
 // Fits `runs` (every row with measurements that the replay can simulate;
 // filter by confidence before). Error when no row can be simulated.
 [[nodiscard]] util::Result<FitResult> FitCalibration(
-    const std::vector<MeasuredRun>& runs, const FitOptions& options);
+    const std::vector<studies::MeasuredRun>& runs, const FitOptions& options);
 
 // One GPU type's fit (--per-gpu).
 struct GpuFit {
@@ -106,7 +106,7 @@ struct PerGpuFit {
 // Fits each table GPU type's rows of `runs` on their own. Error when no
 // type has a row that simulates.
 [[nodiscard]] util::Result<PerGpuFit> FitCalibrationPerGpu(
-    const std::vector<MeasuredRun>& runs, const FitOptions& options);
+    const std::vector<studies::MeasuredRun>& runs, const FitOptions& options);
 
 // The whole command: load, fit, write --out, report (text or JSON).
 [[nodiscard]] util::Result<std::string> RunCalibrateFit(

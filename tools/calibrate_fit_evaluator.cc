@@ -13,11 +13,11 @@ const std::vector<double>& Evaluator::LogPredictions(
   if (it != cache_.end()) return it->second;
   calibration::Profile profile;
   profile.all = c;
-  const std::vector<RunPrediction> out =
+  const std::vector<studies::RunPrediction> out =
       replayer_.Simulate(profile, jobs_, selected_);
   std::vector<double> logs(rows_.size(), 0.0);
   for (size_t k = 0; k < rows_.size(); ++k) {
-    const RunPrediction& p = out[rows_[k]];
+    const studies::RunPrediction& p = out[rows_[k]];
     if (!p.simulated) {
       if (!error_) error_ = util::Error{p.row->id + ": " + p.reason};
       continue;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "calibration/profile.h"
-#include "tools/measured_runs.h"
+#include "studies/measured_runs.h"
 #include "util/error.h"
 
 namespace moesim::tools::internal {
@@ -21,7 +21,7 @@ using calibration::Corrections;
 // Replays the fitted rows under trial corrections, each distinct set once.
 class Evaluator {
  public:
-  Evaluator(const RunReplayer& replayer, std::vector<size_t> rows,
+  Evaluator(const studies::RunReplayer& replayer, std::vector<size_t> rows,
             size_t num_runs, int jobs)
       : replayer_(replayer), rows_(std::move(rows)), jobs_(jobs) {
     selected_.assign(num_runs, false);
@@ -39,7 +39,7 @@ class Evaluator {
   const std::optional<util::Error>& error() const { return error_; }
 
  private:
-  const RunReplayer& replayer_;
+  const studies::RunReplayer& replayer_;
   std::vector<size_t> rows_;
   std::vector<bool> selected_;
   int jobs_;

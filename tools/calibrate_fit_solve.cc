@@ -76,17 +76,17 @@ void ScreenFactors(Evaluator& evaluator, const std::vector<double>& identity,
 
 }  // namespace
 
-util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
-                                       const FitOptions& options) {
-  const RunReplayer replayer(runs);
+util::Result<FitResult> FitCalibration(
+    const std::vector<studies::MeasuredRun>& runs, const FitOptions& options) {
+  const studies::RunReplayer replayer(runs);
   // The identity replay of every row decides which rows are fitted.
-  const std::vector<RunPrediction> base =
+  const std::vector<studies::RunPrediction> base =
       replayer.Simulate(calibration::Profile{}, options.jobs);
   std::vector<size_t> rows;
   std::vector<bool> on_tflops;
   std::vector<double> log_measured;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const MeasuredRun& run = runs[i];
+    const studies::MeasuredRun& run = runs[i];
     if (!base[i].simulated || !(run.tflops || run.step_s)) continue;
     const double measured = run.tflops ? *run.tflops : *run.step_s;
     if (!(measured > 0)) continue;
@@ -196,11 +196,11 @@ util::Result<FitResult> FitCalibration(const std::vector<MeasuredRun>& runs,
 }
 
 util::Result<PerGpuFit> FitCalibrationPerGpu(
-    const std::vector<MeasuredRun>& runs, const FitOptions& options) {
+    const std::vector<studies::MeasuredRun>& runs, const FitOptions& options) {
   PerGpuFit out;
   for (const std::string& gpu : calibration::TableGpus()) {
-    std::vector<MeasuredRun> rows;
-    for (const MeasuredRun& run : runs) {
+    std::vector<studies::MeasuredRun> rows;
+    for (const studies::MeasuredRun& run : runs) {
       if (run.gpu == gpu) rows.push_back(run);
     }
     if (rows.empty()) continue;

@@ -11,6 +11,8 @@ Rules:
      250 lines.
   3. No function over 120 lines (top-level functions and member functions
      defined out of line, in every .cc and .h outside build folders).
+  4. studies/ takes structs and returns structs: no file there includes
+     the command-line parser (<CLI/...>) or a header of tools/.
 
 tools/structure_pending.txt lists what broke rules 2 and 3 when the check
 was written, each with its size then: an entry may shrink but not grow, and
@@ -155,6 +157,13 @@ def main():
             if m and m.group(1) in private and private[m.group(1)] != owner:
                 problems.append(f"{path}:{n}: includes {m.group(1)}, private "
                                 f"to {private[m.group(1)]}/")
+        if top == "studies":
+            for n, include in enumerate(open(path, encoding="utf-8"), 1):
+                m = re.match(r'\s*#include [<"]((CLI|tools)/[^>"]+)[>"]',
+                             include)
+                if m:
+                    problems.append(f"{path}:{n}: includes {m.group(1)}; "
+                                    "studies/ has no command line")
         if top == "tools" and path.endswith(".cc"):
             lines = sum(1 for _ in open(path, encoding="utf-8"))
             if lines > TOOLS_FILE_LIMIT:

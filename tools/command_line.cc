@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "studies/scenario_flags.h"
 #include "tools/advise.h"
 #include "tools/calibrate_fit.h"
 #include "tools/calibrate_report.h"
@@ -62,7 +63,7 @@ struct Commands {
   CLI::App* run = nullptr;
   ValidateFlags validate_flags;
   CLI::App* validate = nullptr;
-  ScenarioFlags memory_flags;
+  studies::ScenarioFlags memory_flags;
   bool memory_json = false;
   CLI::App* memory = nullptr;
   TopoFlags topo_flags;
@@ -156,7 +157,7 @@ CommandResult Dispatch(Commands& c, int argc, char** argv, bool join_mpi) {
     return Print(*report);
   }
   if (c.memory->parsed()) {
-    auto scenario = ResolveFlags(c.memory_flags);
+    auto scenario = studies::ResolveFlags(c.memory_flags);
     if (!scenario) return Fail(scenario.error().message);
     const MemoryReport report = BuildMemoryReport(*scenario);
     return Print(c.memory_json ? FormatMemoryJson(*scenario, report)

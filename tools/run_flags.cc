@@ -5,6 +5,7 @@
 
 #include "scenarios/limits.h"
 #include "tools/run_report.h"  // IWYU pragma: associated
+#include "tools/scenario_flags.h"
 #include "tools/text_format.h"
 #include "util/message.h"
 

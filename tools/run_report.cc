@@ -155,7 +155,7 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
     if (!loaded) return std::unexpected(loaded.error());
     profile = std::move(*loaded);
   }
-  auto scenario = ResolveFlags(f.scenario);
+  auto scenario = studies::ResolveFlags(f.scenario);
   if (!scenario) return std::unexpected(scenario.error());
   const int gpus = scenario->parallel.num_gpus();
   if (f.full && gpus > sim::kMaxFullRanks) {

@@ -12,14 +12,14 @@
 
 #include "scenarios/scenario.h"
 #include "sim/replay.h"
+#include "studies/scenario_flags.h"
 #include "tools/memory_report.h"
-#include "tools/scenario_flags.h"
 #include "util/error.h"
 
 namespace moesim::tools {
 
 struct RunFlags {
-  ScenarioFlags scenario;
+  studies::ScenarioFlags scenario;
   bool json = false;
   std::string trace_file;  // empty: no trace
   std::string network = "analytical";

@@ -1,25 +1,12 @@
 #include "tools/scenario_flags.h"
 
-#include <google/protobuf/text_format.h>
+#include <string>
 
-#include <algorithm>
-#include <charconv>
-#include <cstdint>
-#include <cstdio>
-#include <map>
-#include <utility>
-#include <vector>
-
-#include "scenarios/launch_file.h"
-#include "scenarios/megatron_args.h"
 #include "scenarios/vocabulary.h"
-#include "tools/text_format.h"
-#include "util/csv.h"
-#include "util/textproto.h"
 
 namespace moesim::tools {
 
-void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags) {
+void AddScenarioBaseFlags(CLI::App& app, studies::ScenarioFlags& flags) {
   app.add_option("--model", flags.model,
                  "Zoo model name, model .textproto or HF config.json");
   app.add_option("--system", flags.system,
@@ -61,7 +48,7 @@ void AddScenarioBaseFlags(CLI::App& app, ScenarioFlags& flags) {
                  "(repeatable; wins over the file's own value)");
 }
 
-void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
+void AddScenarioFlags(CLI::App& app, studies::ScenarioFlags& flags) {
   app.add_option("scenario", flags.scenario_file,
                  "Scenario .textproto (optional; flags override its fields)");
   AddScenarioBaseFlags(app, flags);
@@ -90,76 +77,6 @@ void AddScenarioFlags(CLI::App& app, ScenarioFlags& flags) {
                  "Optimizer CPU offload fraction, 0..1");
   app.add_option("--ep-overlap", flags.ep_overlap,
                  "1 = overlap_moe_expert_parallel_comm");
-}
-
-namespace {
-
-// `value` as one shell word: bare when it holds only characters the shell
-// leaves alone, otherwise single-quoted (a ' inside becomes '\'').
-}  // namespace
-
-std::string ShellWord(const std::string& value) {
-  const bool bare =
-      !value.empty() && value.find_first_not_of(
-                            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                            "VWXYZ0123456789._-/:,=+@%") == std::string::npos;
-  if (bare) return value;
-  std::string out = "'";
-  for (char c : value)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string FlagsCommandLine(const ScenarioFlags& f) {
-  std::string out;
-  auto word = [&](const std::string& w) {
-    out += (out.empty() ? "" : " ") + w;
-  };
-  auto text = [&](std::string_view flag, const std::optional<std::string>& v) {
-    if (v) word(std::string(flag) + " " + ShellWord(*v));
-  };
-  auto integer = [&](std::string_view flag, const std::optional<int>& v) {
-    if (v) word(std::string(flag) + " " + std::to_string(*v));
-  };
-  auto real = [&](std::string_view flag, const std::optional<double>& v) {
-    if (!v) return;
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *v);  // round-trips
-    word(std::string(flag) + " " + std::string(buf, end));
-  };
-  if (!f.scenario_file.empty()) word(ShellWord(f.scenario_file));
-  text("--model", f.model);
-  text("--system", f.system);
-  text("--pp-layout", f.pp_layout);
-  integer("--num-layers", f.num_layers);
-  text("--routing", f.routing);
-  real("--routing-skew", f.routing_skew);
-  text("--routing-histogram", f.routing_histogram);
-  integer("--offload-overlap", f.offload_overlap);
-  integer("--manual-gc", f.manual_gc);
-  integer("--batch-p2p-sync", f.batch_p2p_sync);
-  text("--cp-comm-type", f.cp_comm_type);
-  text("--hierarchical-cp-sizes", f.hierarchical_cp_sizes);
-  text("--megatron-args-file", f.megatron_args_file);
-  for (const std::string& v : f.vars) word("--var " + ShellWord(v));
-  text("--megatron-args", f.megatron_args);
-  integer("--gpus", f.gpus);
-  integer("--seq", f.seq);
-  integer("--mbs", f.mbs);
-  integer("--gbs", f.gbs);
-  integer("--tp", f.tp);
-  integer("--cp", f.cp);
-  integer("--ep", f.ep);
-  integer("--etp", f.etp);
-  integer("--pp", f.pp);
-  integer("--vpp", f.vpp);
-  text("--precision", f.precision);
-  text("--dispatcher", f.dispatcher);
-  text("--recompute", f.recompute);
-  text("--cuda-graph", f.cuda_graph);
-  real("--cpu-offload", f.cpu_offload);
-  integer("--ep-overlap", f.ep_overlap);
-  return out;
 }
 
 }  // namespace moesim::tools

@@ -17,9 +17,9 @@
 #include "scenarios/limits.h"
 #include "scenarios/vocabulary.h"
 #include "sim/replay.h"
+#include "studies/jobs.h"
+#include "studies/physical_limits.h"
 #include "tools/cli_checks.h"
-#include "tools/jobs.h"
-#include "tools/physical_limits.h"
 #include "tools/sweep_format.h"
 #include "tools/text_format.h"
 #include "util/output.h"
@@ -164,7 +164,7 @@ Result<std::string> RunSweep(const SweepFlags& f, SweepGroup* group) {
           {{"--csv", f.output.csv_file}, {"--html", f.output.html_file}});
       !ok)
     return std::unexpected(ok.error());
-  options.jobs = JobCount(f.jobs);
+  options.jobs = studies::JobCount(f.jobs);
   const bool grouped = group != nullptr && group->size() > 1;
   if (grouped) {
     options.shard = group->rank();

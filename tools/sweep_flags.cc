@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "tools/scenario_flags.h"
 #include "tools/sweep_flags_internal.h"
 #include "tools/text_format.h"
 #include "util/csv.h"
@@ -127,7 +128,7 @@ Result<scenarios::Sweep> SweepFromFlags(const SweepSpaceFlags& f) {
   // A flag with one plain value sets the base, as `moesim run` would; more
   // values, or a range, make it an axis.
   scenarios::Sweep spec;
-  ScenarioFlags base = f.base;
+  studies::ScenarioFlags base = f.base;
   const std::tuple<const std::vector<std::string>*, std::string_view,
                    scenarios::IntAxis* (scenarios::Sweep::*)(),
                    std::optional<int>*>
@@ -188,7 +189,7 @@ Result<scenarios::Sweep> SweepFromFlags(const SweepSpaceFlags& f) {
   if (f.constraints.empty() && f.max_gpus_per_replica == 0)
     spec.clear_constraints();
 
-  auto built = ScenarioFromFlags(base);
+  auto built = studies::ScenarioFromFlags(base);
   if (!built) return std::unexpected(built.error());
   *spec.mutable_base() = std::move(built->spec);
   return spec;

@@ -33,13 +33,13 @@
 #include <vector>
 
 #include "scenarios/sweep.pb.h"
-#include "tools/scenario_flags.h"
+#include "studies/scenario_flags.h"
 #include "util/error.h"
 
 namespace moesim::tools {
 
 struct SweepSpaceFlags {
-  ScenarioFlags base;  // the base flags only (AddScenarioBaseFlags)
+  studies::ScenarioFlags base;  // the base flags only (AddScenarioBaseFlags)
   std::vector<std::string> gpus, seq, tp, cp, ep, etp, pp, vpp, mbs, gbs,
       precision, dispatcher, recompute, cpu_offload, cuda_graph, ep_overlap,
       constraints;

@@ -6,7 +6,7 @@
 
 #include "scenarios/limits.h"
 #include "scenarios/vocabulary.h"
-#include "tools/physical_limits.h"
+#include "studies/physical_limits.h"
 #include "tools/sweep.h"
 #include "tools/text_format.h"
 #include "util/message.h"
@@ -31,9 +31,9 @@ util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
   }
   const std::tuple<std::string_view, double, double> metrics[] = {
       {"tokens_per_sec_per_gpu", c.tokens_per_sec_per_gpu(),
-       kMaxTokensPerSecPerGpu},
-      {"tflops_per_gpu", c.tflops_per_gpu(), kMaxTflopsPerGpu},
-      {"step_time_s", c.step_time_s(), kMaxStepSeconds},
+       studies::kMaxTokensPerSecPerGpu},
+      {"tflops_per_gpu", c.tflops_per_gpu(), studies::kMaxTflopsPerGpu},
+      {"step_time_s", c.step_time_s(), studies::kMaxStepSeconds},
   };
   for (const auto& [field, value, max] : metrics) {
     if (ok && !(value > 0 && value <= max)) {
@@ -46,21 +46,22 @@ util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
                              ", got " + Format("%.17g", value));
     }
   }
-  if (!(c.peak_memory_gib() >= 0 && c.peak_memory_gib() <= kMaxGibPerGpu) ||
+  if (!(c.peak_memory_gib() >= 0 &&
+        c.peak_memory_gib() <= studies::kMaxGibPerGpu) ||
       ((ok || oom) && c.peak_memory_gib() == 0)) {
     return fail("peak_memory_gib",
                 std::string(ok || oom ? "must be > 0" : "must be >= 0") +
-                    " and at most " + Format("%g", kMaxGibPerGpu) + ", got " +
-                    Format("%.17g", c.peak_memory_gib()));
+                    " and at most " + Format("%g", studies::kMaxGibPerGpu) +
+                    ", got " + Format("%.17g", c.peak_memory_gib()));
   }
   if (!std::isfinite(c.margin_gib()) ||
-      std::fabs(c.margin_gib()) > kMaxGibPerGpu || (ok && c.margin_gib() < 0) ||
-      (oom && c.margin_gib() >= 0)) {
+      std::fabs(c.margin_gib()) > studies::kMaxGibPerGpu ||
+      (ok && c.margin_gib() < 0) || (oom && c.margin_gib() >= 0)) {
     return fail("margin_gib",
                 std::string(ok    ? "must be >= 0 when the verdict is ok"
                             : oom ? "must be < 0 when the verdict is oom"
                                   : "must be finite") +
-                    " (and within +-" + Format("%g", kMaxGibPerGpu) +
+                    " (and within +-" + Format("%g", studies::kMaxGibPerGpu) +
                     "), got " + Format("%.17g", c.margin_gib()));
   }
   const std::tuple<std::string_view, int64_t, int64_t> sizes[] = {

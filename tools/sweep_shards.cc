@@ -14,7 +14,7 @@
 
 #include "scenarios/limits.h"
 #include "scenarios/vocabulary.h"
-#include "tools/physical_limits.h"
+#include "studies/physical_limits.h"
 #include "tools/sweep.h"
 #include "tools/text_format.h"
 #include "util/fnv.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "tools/measured_runs.h"
+#include "studies/measured_runs.h"
 #include "tools/text_format.h"
 #include "tools/validate_internal.h"
 #include "util/csv.h"
@@ -46,7 +46,7 @@ std::string FormatValidateJson(const Validation& v) {
   };
   w.BeginObject(Layout::kLines);
   w.Key("rows").BeginArray(Layout::kLines);
-  for (const RunPrediction& r : v.results) {
+  for (const studies::RunPrediction& r : v.results) {
     if (!r.simulated) continue;
     w.BeginObject();
     w.Key("id").String(r.row->id);
@@ -96,7 +96,7 @@ std::string FormatValidateJson(const Validation& v) {
   w.EndObject();
   w.Key("memory_mape_pct").Number(v.mem.mape);
   w.Key("skipped").BeginArray(Layout::kLines);
-  for (const RunPrediction& r : v.results) {
+  for (const studies::RunPrediction& r : v.results) {
     if (r.simulated) continue;
     w.BeginObject().Key("id").String(r.row->id);
     w.Key("reason").String(r.reason).EndObject();
@@ -129,7 +129,7 @@ std::string FormatValidateText(const Validation& v,
                                const std::string& group_by) {
   std::string out;
   int simulated = 0;
-  for (const RunPrediction& r : v.results) simulated += r.simulated;
+  for (const studies::RunPrediction& r : v.results) simulated += r.simulated;
   out +=
       Format("%s: %zu runs, %d simulated, %zu skipped\n\n", v.runs_name.c_str(),
              v.results.size(), simulated, v.results.size() - simulated);
@@ -177,12 +177,12 @@ std::string FormatValidateText(const Validation& v,
       "\nten worst rows                                            measured "
       " moesim   error\n";
   for (size_t i = 0; i < v.ranked.size() && i < 10; ++i) {
-    const RunPrediction& r = *v.ranked[i];
+    const studies::RunPrediction& r = *v.ranked[i];
     out += Format("  %-54s %8.0f %8.0f %+7.1f%%\n", r.row->id.c_str(),
                   *r.row->tflops, r.tflops, r.error_pct());
   }
   out += "\nskipped\n";
-  for (const RunPrediction& r : v.results) {
+  for (const studies::RunPrediction& r : v.results) {
     if (!r.simulated) {
       out += "  " + r.row->id + ": " + r.reason + "\n";
     }

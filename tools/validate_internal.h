@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tools/measured_runs.h"
+#include "studies/measured_runs.h"
 #include "util/csv.h"
 #include "util/error.h"
 
@@ -32,7 +32,7 @@ inline constexpr std::string_view kGroupKeys[] = {
     "cp_comm_type", "wall",       "host",      "local_experts"};
 
 // One cell per key; a key's value may hold spaces (a CPU name).
-std::vector<std::string> GroupKey(const RunPrediction& r,
+std::vector<std::string> GroupKey(const studies::RunPrediction& r,
                                   const std::vector<std::string>& by);
 
 // Keys in order, numbers by value ("2" before "16").
@@ -58,12 +58,14 @@ struct KeyLess {
 // The key's cells joined by spaces.
 std::string Joined(const std::vector<std::string>& key);
 
-inline bool Low(const MeasuredRun& row) { return row.confidence == "low"; }
+inline bool Low(const studies::MeasuredRun& row) {
+  return row.confidence == "low";
+}
 
 // Long context: 16K tokens and longer (the rows run at 4K, 8K, then 16K up);
 // the accuracy guard's short-context figure is over the rest.
 inline constexpr int kLongContextTokens = 16384;
-inline bool LongContext(const MeasuredRun& row) {
+inline bool LongContext(const studies::MeasuredRun& row) {
   return row.flags.seq.value_or(0) >= kLongContextTokens;
 }
 
@@ -89,11 +91,12 @@ struct PairResult {
 struct Validation {
   std::string runs_name;
   std::vector<std::string> by;  // --group-by keys
-  std::vector<RunPrediction> results;
+  std::vector<studies::RunPrediction> results;
   Stats main, low, mem, short_context, long_context;
   std::map<std::vector<std::string>, std::vector<double>, KeyLess> groups;
   std::map<SeriesKey, Series> series;
-  std::vector<const RunPrediction*> ranked;  // into results, worst first
+  std::vector<const studies::RunPrediction*>
+      ranked;  // into results, worst first
   bool has_pairs = false;
   std::vector<PairResult> pairs;
 };

@@ -5,8 +5,8 @@
 
 #include "calibration/profile.h"
 #include "calibration/tables.h"
+#include "studies/measured_runs.h"
 #include "tools/cli_checks.h"
-#include "tools/measured_runs.h"
 #include "tools/text_format.h"
 #include "tools/validate_internal.h"
 #include "util/csv.h"
@@ -96,7 +96,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     if (!loaded) return std::unexpected(loaded.error());
     profile = std::move(*loaded);
   }
-  auto runs = LoadMeasuredRuns(f.runs_file, "RUNS");
+  auto runs = studies::LoadMeasuredRuns(f.runs_file, "RUNS");
   if (!runs) return std::unexpected(runs.error());
   Validation v;
   v.runs_name = runs->name;
@@ -110,17 +110,17 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
             std::to_string(f.max_seq_len) + ": no run could be selected"));
   }
   if (f.min_seq_len > 0 || f.max_seq_len > 0) {
-    std::erase_if(runs->rows, [&](const MeasuredRun& row) {
+    std::erase_if(runs->rows, [&](const studies::MeasuredRun& row) {
       const int seq = row.flags.seq.value_or(0);
       return seq < f.min_seq_len || (f.max_seq_len > 0 && seq > f.max_seq_len);
     });
   }
   if (f.commands) {
     std::string out;
-    for (const MeasuredRun& row : runs->rows) {
+    for (const studies::MeasuredRun& row : runs->rows) {
       out += row.id + "\t" +
              (row.unexpressible.empty()
-                  ? "moesim run " + FlagsCommandLine(row.flags)
+                  ? "moesim run " + studies::FlagsCommandLine(row.flags)
                   : "# not expressible: " + row.unexpressible) +
              "\n";
     }
@@ -133,7 +133,7 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     if (!loaded) return std::unexpected(loaded.error());
     pairs = std::move(*loaded);
   }
-  const RunReplayer replayer(runs->rows);
+  const studies::RunReplayer replayer(runs->rows);
   v.results = replayer.Simulate(profile, f.jobs);
   AddStatistics(v);
   v.has_pairs = pairs.has_value();

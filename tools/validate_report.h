@@ -7,7 +7,7 @@
 // reason. Low-confidence rows are reported apart from the MAPE. With
 // --pairs, each one-knob A/B pair is predicted on both sides.
 //
-// Rows become scenarios as tools/measured_runs.h says; a malformed file is an
+// Rows become scenarios as studies/measured_runs.h says; a malformed file is an
 // error naming the line, a valid row whose layout the rules refuse is
 // skipped with the rule. --calibration PROFILE applies a calibration profile
 // (calibration/profile.h) to every replay.

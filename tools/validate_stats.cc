@@ -5,7 +5,7 @@
 #include <map>
 
 #include "calibration/tables.h"
-#include "tools/measured_runs.h"
+#include "studies/measured_runs.h"
 #include "tools/text_format.h"
 #include "tools/validate_internal.h"
 #include "util/csv.h"
@@ -24,7 +24,7 @@ double Median(std::vector<double> v) {
 
 // The row's CP exchange: "-" without CP, Megatron's default p2p when the
 // row states none.
-std::string CpCommOf(const MeasuredRun& row) {
+std::string CpCommOf(const studies::MeasuredRun& row) {
   if (row.flags.cp.value_or(1) <= 1) return "-";
   return row.cp_comm_type.empty() ? "p2p" : row.cp_comm_type;
 }
@@ -44,9 +44,9 @@ Stats StatsOf(const std::vector<double>& errors) {
 }
 
 // One cell per key; a key's value may hold spaces (a CPU name).
-std::vector<std::string> GroupKey(const RunPrediction& r,
+std::vector<std::string> GroupKey(const studies::RunPrediction& r,
                                   const std::vector<std::string>& by) {
-  const MeasuredRun& row = *r.row;
+  const studies::MeasuredRun& row = *r.row;
   std::vector<std::string> key;
   for (const std::string& b : by) {
     std::string v = b == "model"        ? row.model
@@ -107,8 +107,8 @@ util::Result<util::CsvTable> LoadPairs(const std::string& file,
   // compares their ratio.
   for (size_t i = 0; i < pt->num_rows(); ++i) {
     for (const char* column : {"a_measured", "b_measured"}) {
-      auto v =
-          ParseRunNumber(pt->Get(i, column), pairs_name, pt->Line(i), column);
+      auto v = studies::ParseRunNumber(pt->Get(i, column), pairs_name,
+                                       pt->Line(i), column);
       if (!v) return std::unexpected(v.error());
       if (*v && !(**v > 0)) {
         return std::unexpected(util::Error{
@@ -124,7 +124,7 @@ util::Result<util::CsvTable> LoadPairs(const std::string& file,
 void AddStatistics(Validation& v) {
   std::vector<double> main_errors, low_errors, mem_errors, short_errors,
       long_errors;
-  for (const RunPrediction& r : v.results) {
+  for (const studies::RunPrediction& r : v.results) {
     if (!r.simulated) continue;
     if (r.row->tflops) {
       (Low(*r.row) ? low_errors : main_errors).push_back(r.error_pct());
@@ -146,10 +146,11 @@ void AddStatistics(Validation& v) {
                            100);
     }
   }
-  std::stable_sort(v.ranked.begin(), v.ranked.end(),
-                   [](const RunPrediction* a, const RunPrediction* b) {
-                     return std::abs(a->error_pct()) > std::abs(b->error_pct());
-                   });
+  std::stable_sort(
+      v.ranked.begin(), v.ranked.end(),
+      [](const studies::RunPrediction* a, const studies::RunPrediction* b) {
+        return std::abs(a->error_pct()) > std::abs(b->error_pct());
+      });
   v.main = StatsOf(main_errors);
   v.low = StatsOf(low_errors);
   v.mem = StatsOf(mem_errors);
@@ -161,8 +162,8 @@ void AddStatistics(Validation& v) {
 void AddPairs(const util::CsvTable& table, const std::string& pairs_name,
               Validation& v) {
   const util::CsvTable* pt = &table;
-  std::map<std::string, const RunPrediction*> by_id;
-  for (const RunPrediction& r : v.results) by_id[r.row->id] = &r;
+  std::map<std::string, const studies::RunPrediction*> by_id;
+  for (const studies::RunPrediction& r : v.results) by_id[r.row->id] = &r;
   std::vector<std::string> seen;
   for (size_t i = 0; i < pt->num_rows(); ++i) {
     PairResult p;
@@ -174,10 +175,10 @@ void AddPairs(const util::CsvTable& table, const std::string& pairs_name,
     p.knob = pt->Get(i, "knob");
     p.metric = pt->Get(i, "metric");
     // Checked when the file was read.
-    const auto am = ParseRunNumber(pt->Get(i, "a_measured"), pairs_name,
-                                   pt->Line(i), "a_measured");
-    const auto bm = ParseRunNumber(pt->Get(i, "b_measured"), pairs_name,
-                                   pt->Line(i), "b_measured");
+    const auto am = studies::ParseRunNumber(
+        pt->Get(i, "a_measured"), pairs_name, pt->Line(i), "a_measured");
+    const auto bm = studies::ParseRunNumber(
+        pt->Get(i, "b_measured"), pairs_name, pt->Line(i), "b_measured");
     const auto a = by_id.find(pt->Get(i, "a_id"));
     const auto b = by_id.find(pt->Get(i, "b_id"));
     if (a == by_id.end() || b == by_id.end()) {

@@ -89,4 +89,11 @@ std::string Excerpt(std::string_view value, size_t max_bytes) {
   return out.substr(0, Boundary(out, max_bytes)) + "...";
 }
 
+std::string Quoted(std::string_view value) {
+  std::string out(1, '\'');
+  out += Excerpt(value);
+  out += '\'';
+  return out;
+}
+
 }  // namespace moesim::util

@@ -24,6 +24,10 @@ std::string ShowableMessage(std::string_view message);
 // at most `max_bytes` of it, "..." when cut.
 std::string Excerpt(std::string_view value, size_t max_bytes = 80);
 
+// Excerpt(value) in single quotes: "'<excerpt>'". Out of line: GCC 12's
+// -Wrestrict misfires on "'" + std::string once inlined (GCC bug 105329).
+std::string Quoted(std::string_view value);
+
 }  // namespace moesim::util
 
 #endif  // MOESIM_UTIL_MESSAGE_H_

@@ -10,7 +10,7 @@
 namespace {
 
 using moesim::calibration::Factor;
-using moesim::tools::MeasuredRun;
+using moesim::studies::MeasuredRun;
 
 MeasuredRun Run(const char* id, const char* model, const char* system, int ep,
                 int seq, int tp) {
@@ -40,7 +40,7 @@ std::vector<MeasuredRun> Measured() {
   moesim::calibration::Profile truth;
   truth.all.at(Factor::kGemm) = 0.8;
   truth.all.at(Factor::kHostOverhead) = 1.5;
-  const moesim::tools::RunReplayer replayer(runs);
+  const moesim::studies::RunReplayer replayer(runs);
   const auto predicted = replayer.Simulate(truth, 1);
   for (size_t i = 0; i < runs.size(); ++i) runs[i].tflops = predicted[i].tflops;
   return runs;
@@ -48,7 +48,7 @@ std::vector<MeasuredRun> Measured() {
 
 void BM_ReplayAllRowsOnce(benchmark::State& state) {
   const std::vector<MeasuredRun> runs = Measured();
-  const moesim::tools::RunReplayer replayer(runs);
+  const moesim::studies::RunReplayer replayer(runs);
   for (auto _ : state) {
     benchmark::DoNotOptimize(replayer.Simulate({}, 1).size());
   }

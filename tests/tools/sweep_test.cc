@@ -13,8 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "studies/scenario_flags.h"
 #include "tools/memory_report.h"
-#include "tools/scenario_flags.h"
 #include "tools/sweep_format.h"
 
 namespace moesim::tools {
@@ -188,12 +188,12 @@ ep { values: [8] }
   ASSERT_EQ(o.candidates.size(), 1u);
   const SweepCandidate& c = o.candidates[0];
   EXPECT_EQ(c.verdict(), "oom");
-  ScenarioFlags flags;
+  studies::ScenarioFlags flags;
   flags.model = "deepseek-v3";
   flags.system = "dgx-h100";
   flags.gpus = 8;
   flags.ep = 8;
-  auto scenario = ResolveFlags(flags);
+  auto scenario = studies::ResolveFlags(flags);
   ASSERT_TRUE(scenario.has_value()) << scenario.error().message;
   const MemoryReport memory = BuildMemoryReport(*scenario);
   EXPECT_DOUBLE_EQ(c.margin_gib(), memory.memory.margin_bytes / models::kGiB);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "scenarios/scenario.h"
-#include "tools/scenario_flags.h"
+#include "studies/scenario_flags.h"
 #include "tools/sweep_spec.h"
 
 namespace moesim::tools {
@@ -58,7 +58,7 @@ std::string SweepRule(const std::string& field, const std::string& word) {
 // The flags' verdict: a vocabulary error, or "" when Resolve got past the
 // word (it may still break a layout rule, which is not the vocabulary's).
 std::string FlagsRule(const std::string& flag, const std::string& word) {
-  ScenarioFlags f;
+  studies::ScenarioFlags f;
   f.model = "qwen3-30b-a3b";
   f.system = "dgx-h100";
   f.gpus = 8;
@@ -68,7 +68,7 @@ std::string FlagsRule(const std::string& flag, const std::string& word) {
   if (flag == "--dispatcher") f.dispatcher = word;
   if (flag == "--cuda-graph") f.cuda_graph = word;
   if (flag == "--recompute") f.recompute = word;
-  const std::string rule = RuleAfter(Void(ResolveFlags(f)), flag);
+  const std::string rule = RuleAfter(Void(studies::ResolveFlags(f)), flag);
   return rule.starts_with("unknown") || rule.starts_with("te:") ||
                  rule.starts_with("needs") ||
                  rule.find("cannot be combined") != std::string::npos

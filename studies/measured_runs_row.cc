@@ -1,4 +1,4 @@
-// One row of a measured-runs CSV as a run (tools/measured_runs_internal.h).
+// One row of a measured-runs CSV as a run (studies/measured_runs_internal.h).
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -6,15 +6,15 @@
 #include <vector>
 
 #include "models/flops.h"
-#include "tools/measured_runs_internal.h"
-#include "tools/physical_limits.h"
+#include "studies/measured_runs_internal.h"
+#include "studies/physical_limits.h"
 #include "topology/system.h"
 #include "util/message.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 namespace {
 
-// The measured columns and their ceilings (tools/physical_limits.h).
+// The measured columns and their ceilings (studies/physical_limits.h).
 struct MeasuredLimit {
   const char* column;
   double max;
@@ -206,4 +206,4 @@ util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
   return r;
 }
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal

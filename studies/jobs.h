@@ -1,11 +1,11 @@
 // Worker threads for the commands that take -j/--jobs.
-#ifndef MOESIM_TOOLS_JOBS_H_
-#define MOESIM_TOOLS_JOBS_H_
+#ifndef MOESIM_STUDIES_JOBS_H_
+#define MOESIM_STUDIES_JOBS_H_
 
 #include <algorithm>
 #include <thread>
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 // `requested` threads (0: one per hardware thread), at most one per
 // hardware thread: more would only queue, and -j 100000 would exhaust the
@@ -16,6 +16,6 @@ inline int JobCount(int requested) {
   return requested > 0 ? std::min(requested, hardware) : hardware;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies
 
-#endif  // MOESIM_TOOLS_JOBS_H_
+#endif  // MOESIM_STUDIES_JOBS_H_

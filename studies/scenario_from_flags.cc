@@ -1,6 +1,6 @@
 // The scenario a command's flags describe: a scenario file, a launch input
 // or flags alone, with the flags applied and what they changed named, and
-// the routing histogram file a flag names (tools/scenario_flags.h).
+// the routing histogram file a flag names (studies/scenario_flags.h).
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
@@ -14,13 +14,14 @@
 #include "scenarios/launch_file.h"
 #include "scenarios/megatron_args.h"
 #include "scenarios/vocabulary.h"
-#include "tools/scenario_flags.h"
-#include "tools/scenario_flags_internal.h"
-#include "tools/text_format.h"
+#include "studies/scenario_flags.h"
+#include "studies/scenario_flags_internal.h"
 #include "util/csv.h"
+#include "util/format.h"
+#include "util/message.h"
 #include "util/textproto.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 using internal::ApplyFlags;
 using internal::CheckRanges;
@@ -175,7 +176,7 @@ Result<std::vector<double>> ReadRoutingHistogram(const std::string& file) {
         return util::Fail(
             file + ":" + std::to_string(line) + ": moe_routing_histogram: " +
             (showable
-                 ? "'" + std::string(token) + "'"
+                 ? util::Quoted(token)
                  : "a token of " + std::to_string(token.size()) + " bytes") +
             " is not a number");
       }
@@ -189,4 +190,4 @@ Result<std::vector<double>> ReadRoutingHistogram(const std::string& file) {
   }
   return counts;
 }
-}  // namespace moesim::tools
+}  // namespace moesim::studies

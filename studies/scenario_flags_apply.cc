@@ -1,5 +1,5 @@
 // Checking the scenario flags' ranges and applying them to a scenario
-// (tools/scenario_flags_internal.h).
+// (studies/scenario_flags_internal.h).
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
@@ -13,13 +13,13 @@
 #include "scenarios/launch_file.h"
 #include "scenarios/megatron_args.h"
 #include "scenarios/vocabulary.h"
-#include "tools/scenario_flags.h"
-#include "tools/scenario_flags_internal.h"
-#include "tools/text_format.h"
+#include "studies/scenario_flags.h"
+#include "studies/scenario_flags_internal.h"
 #include "util/csv.h"
+#include "util/format.h"
 #include "util/textproto.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 using util::Result;
 
@@ -36,9 +36,9 @@ std::string FormatG(double v) {
 Result<void> AtLeast(const std::optional<int>& value, std::string_view flag,
                      int min) {
   if (value && *value < min) {
-    return std::unexpected(FlagError(flag, "must be >= " + std::to_string(min) +
-                                               ", got " +
-                                               std::to_string(*value)));
+    return std::unexpected(
+        util::FlagError(flag, "must be >= " + std::to_string(min) + ", got " +
+                                  std::to_string(*value)));
   }
   return {};
 }
@@ -49,7 +49,7 @@ Result<std::vector<int>> ParseSizes(const std::string& value) {
   std::vector<std::string> items = util::SplitList(value, ",");
   if (items.empty()) {
     return std::unexpected(
-        FlagError(kFlag, "needs comma-separated sizes, e.g. 8,4"));
+        util::FlagError(kFlag, "needs comma-separated sizes, e.g. 8,4"));
   }
   std::vector<int> sizes;
   for (const std::string& item : items) {
@@ -58,12 +58,12 @@ Result<std::vector<int>> ParseSizes(const std::string& value) {
         std::from_chars(item.data(), item.data() + item.size(), size);
     if (ec != std::errc() || end != item.data() + item.size() ||
         size > INT32_MAX) {
-      return std::unexpected(FlagError(
+      return std::unexpected(util::FlagError(
           kFlag, "'" + item + "' is not an integer (sizes like 8,4)"));
     }
     if (size < 1) {
       return std::unexpected(
-          FlagError(kFlag, "every size must be >= 1, got " + item));
+          util::FlagError(kFlag, "every size must be >= 1, got " + item));
     }
     sizes.push_back(static_cast<int>(size));
   }
@@ -75,7 +75,8 @@ Result<void> ApplyRecompute(const std::string& value,
                             scenarios::Scenario& spec) {
   auto setting = scenarios::ParseRecomputeSetting(value);
   if (!setting)
-    return std::unexpected(FlagError("--recompute", setting.error().message));
+    return std::unexpected(
+        util::FlagError("--recompute", setting.error().message));
   scenarios::ApplyRecomputeSetting(*setting, *spec.mutable_recompute());
   return {};
 }
@@ -102,26 +103,26 @@ Result<void> CheckRanges(const ScenarioFlags& f) {
     if (auto ok = AtLeast(*value, flag, 1); !ok) return ok;
   }
   if (f.ep_overlap && *f.ep_overlap != 0 && *f.ep_overlap != 1) {
-    return std::unexpected(
-        FlagError("--ep-overlap",
-                  "must be 0 or 1, got " + std::to_string(*f.ep_overlap)));
+    return std::unexpected(util::FlagError(
+        "--ep-overlap",
+        "must be 0 or 1, got " + std::to_string(*f.ep_overlap)));
   }
   if (f.offload_overlap && *f.offload_overlap != 0 && *f.offload_overlap != 1) {
-    return std::unexpected(
-        FlagError("--offload-overlap",
-                  "must be 0 or 1, got " + std::to_string(*f.offload_overlap)));
+    return std::unexpected(util::FlagError(
+        "--offload-overlap",
+        "must be 0 or 1, got " + std::to_string(*f.offload_overlap)));
   }
   if (f.manual_gc && *f.manual_gc != 0 && *f.manual_gc != 1) {
-    return std::unexpected(FlagError(
+    return std::unexpected(util::FlagError(
         "--manual-gc", "must be 0 or 1, got " + std::to_string(*f.manual_gc)));
   }
   if (f.batch_p2p_sync && *f.batch_p2p_sync != 0 && *f.batch_p2p_sync != 1) {
-    return std::unexpected(
-        FlagError("--batch-p2p-sync",
-                  "must be 0 or 1, got " + std::to_string(*f.batch_p2p_sync)));
+    return std::unexpected(util::FlagError(
+        "--batch-p2p-sync",
+        "must be 0 or 1, got " + std::to_string(*f.batch_p2p_sync)));
   }
   if (f.cpu_offload && !(*f.cpu_offload >= 0 && *f.cpu_offload <= 1)) {
-    return std::unexpected(FlagError(
+    return std::unexpected(util::FlagError(
         "--cpu-offload",
         "must be in [0, 1] (a fraction of the optimizer state), got " +
             FormatG(*f.cpu_offload)));
@@ -213,4 +214,4 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
 
 }  // namespace internal
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

@@ -9,8 +9,8 @@
 // model or GPU, a number that does not parse) is an error naming the line;
 // a valid row whose layout the rules refuse is kept, with the reason, and
 // not replayed.
-#ifndef MOESIM_TOOLS_MEASURED_RUNS_H_
-#define MOESIM_TOOLS_MEASURED_RUNS_H_
+#ifndef MOESIM_STUDIES_MEASURED_RUNS_H_
+#define MOESIM_STUDIES_MEASURED_RUNS_H_
 
 #include <cstdint>
 #include <optional>
@@ -21,10 +21,10 @@
 #include "calibration/profile.h"
 #include "models/flops.h"
 #include "scenarios/scenario.h"
-#include "tools/scenario_flags.h"
+#include "studies/scenario_flags.h"
 #include "util/error.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 struct MeasuredRun {
   std::string id, model, gpu, precision, confidence;
@@ -122,6 +122,6 @@ class RunReplayer {
   std::vector<std::string> reasons_;  // when no scenario
 };
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies
 
-#endif  // MOESIM_TOOLS_MEASURED_RUNS_H_
+#endif  // MOESIM_STUDIES_MEASURED_RUNS_H_

@@ -1,14 +1,14 @@
 // The scenario flags' range checks and their application to a scenario,
-// shared by tools/scenario_flags_apply.cc and tools/scenario_from_flags.cc.
-// Private to the tools library.
-#ifndef MOESIM_TOOLS_SCENARIO_FLAGS_INTERNAL_H_
-#define MOESIM_TOOLS_SCENARIO_FLAGS_INTERNAL_H_
+// shared by studies/scenario_flags_apply.cc and studies/scenario_from_flags.cc.
+// Private to the studies library.
+#ifndef MOESIM_STUDIES_SCENARIO_FLAGS_INTERNAL_H_
+#define MOESIM_STUDIES_SCENARIO_FLAGS_INTERNAL_H_
 
 #include "scenarios/scenario.h"
-#include "tools/scenario_flags.h"
+#include "studies/scenario_flags.h"
 #include "util/error.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 // Every flag's range, before anything is resolved; errors name the flag.
 util::Result<void> CheckRanges(const ScenarioFlags& f);
@@ -17,6 +17,6 @@ util::Result<void> CheckRanges(const ScenarioFlags& f);
 util::Result<bool> ApplyFlags(const ScenarioFlags& f,
                               scenarios::Scenario& spec);
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal
 
-#endif  // MOESIM_TOOLS_SCENARIO_FLAGS_INTERNAL_H_
+#endif  // MOESIM_STUDIES_SCENARIO_FLAGS_INTERNAL_H_

@@ -1,4 +1,4 @@
-#include "tools/measured_runs.h"
+#include "studies/measured_runs.h"
 
 #include <algorithm>
 #include <atomic>
@@ -15,17 +15,17 @@
 #include "scenarios/vocabulary.h"
 #include "sim/replay.h"
 #include "sim/step_stats.h"
-#include "tools/jobs.h"
-#include "tools/measured_runs_internal.h"
-#include "tools/physical_limits.h"
-#include "tools/text_format.h"
+#include "studies/jobs.h"
+#include "studies/measured_runs_internal.h"
+#include "studies/physical_limits.h"
 #include "topology/system.h"
 #include "util/csv.h"
+#include "util/format.h"
 #include "util/message.h"
 #include "util/textproto.h"
 #include "util/thread_errors.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 namespace {
 
@@ -70,7 +70,7 @@ util::Result<std::optional<double>> ParseRunNumber(const std::string& text,
   if (ec != std::errc() || end != text.data() + text.size() ||
       !std::isfinite(value)) {
     return std::unexpected(internal::RowError(
-        file, line, column, "'" + util::Excerpt(text) + "' is not a number"));
+        file, line, column, util::Quoted(text) + " is not a number"));
   }
   return std::optional<double>(value);
 }
@@ -86,7 +86,8 @@ util::Result<MeasuredRuns> LoadMeasuredRuns(const std::string& file,
     text = std::string(*shipped);
   } else {
     auto read = util::ReadFile(file);  // bounded; never blocks
-    if (!read) return std::unexpected(FlagError(flag, read.error().message));
+    if (!read)
+      return std::unexpected(util::FlagError(flag, read.error().message));
     text = std::move(*read);
   }
   auto table = util::CsvTable::Parse(text, runs.name);
@@ -212,4 +213,4 @@ std::vector<RunPrediction> RunReplayer::Simulate(
   return out;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

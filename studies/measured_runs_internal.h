@@ -1,8 +1,8 @@
-// Reading one row of a measured-runs CSV (tools/measured_runs.h): the
-// column readers (tools/measured_runs_columns.cc) and the row
-// (tools/measured_runs_row.cc). Private to the tools library.
-#ifndef MOESIM_TOOLS_MEASURED_RUNS_INTERNAL_H_
-#define MOESIM_TOOLS_MEASURED_RUNS_INTERNAL_H_
+// Reading one row of a measured-runs CSV (studies/measured_runs.h): the
+// column readers (studies/measured_runs_columns.cc) and the row
+// (studies/measured_runs_row.cc). Private to the studies library.
+#ifndef MOESIM_STUDIES_MEASURED_RUNS_INTERNAL_H_
+#define MOESIM_STUDIES_MEASURED_RUNS_INTERNAL_H_
 
 #include <cstddef>
 #include <optional>
@@ -10,11 +10,11 @@
 #include <string_view>
 
 #include "models/zoo.h"
-#include "tools/measured_runs.h"
+#include "studies/measured_runs.h"
 #include "util/csv.h"
 #include "util/error.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 // "<file>:<line>: <column>: <rule>", the one-line error of a bad row.
 util::Error RowError(const std::string& file, int line, std::string_view column,
@@ -49,6 +49,6 @@ util::Result<void> CheckWords(const util::CsvTable& t, size_t i,
 util::Result<MeasuredRun> ParseRow(const util::CsvTable& t, size_t i,
                                    const std::string& file);
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal
 
-#endif  // MOESIM_TOOLS_MEASURED_RUNS_INTERNAL_H_
+#endif  // MOESIM_STUDIES_MEASURED_RUNS_INTERNAL_H_

@@ -1,14 +1,14 @@
 // The column readers of a measured-runs row
-// (tools/measured_runs_internal.h).
+// (studies/measured_runs_internal.h).
 #include <cmath>
 #include <string>
 
 #include "scenarios/scenario.h"
 #include "scenarios/vocabulary.h"
-#include "tools/measured_runs_internal.h"
+#include "studies/measured_runs_internal.h"
 #include "util/message.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 util::Error RowError(const std::string& file, int line, std::string_view column,
                      std::string_view rule) {
@@ -23,9 +23,8 @@ util::Result<std::optional<int>> Integer(const std::string& text,
   if (!v) return std::unexpected(v.error());
   if (!*v) return std::optional<int>();
   if (**v != std::floor(**v) || **v < 0 || **v > 1e9) {
-    return std::unexpected(
-        RowError(file, line, column,
-                 "'" + util::Excerpt(text) + "' is not a whole number"));
+    return std::unexpected(RowError(
+        file, line, column, util::Quoted(text) + " is not a whole number"));
   }
   return std::optional<int>(static_cast<int>(**v));
 }
@@ -112,8 +111,10 @@ util::Result<void> CpExchange(const util::CsvTable& t, size_t i,
   if (!word.empty()) f.cp_comm_type = word;
   if (!sizes.empty()) {
     std::string text;
-    for (int size : sizes)
-      text += (text.empty() ? "" : ",") + std::to_string(size);
+    for (int size : sizes) {
+      if (!text.empty()) text += ',';
+      text += std::to_string(size);
+    }
     f.hierarchical_cp_sizes = text;
   }
   const std::optional<scenarios::FieldRule> broken =
@@ -159,4 +160,4 @@ util::Result<void> CheckWords(const util::CsvTable& t, size_t i,
   return {};
 }
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal
