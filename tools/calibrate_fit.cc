@@ -36,12 +36,13 @@ std::string FactorList(const std::vector<Factor>& factors) {
 namespace {
 
 // The fit's options from the flags; the --confidence levels in `levels`.
-util::Result<FitOptions> FitOptionsOf(const CalibrateFitFlags& f,
-                                      std::vector<std::string>& levels) {
-  FitOptions options;
+util::Result<studies::FitOptions> FitOptionsOf(
+    const CalibrateFitFlags& f, std::vector<std::string>& levels) {
+  studies::FitOptions options;
   options.folds = f.folds;
   options.jobs = f.jobs;
-  options.loss = f.loss == "soft_l1" ? Loss::kSoftL1 : Loss::kSquared;
+  options.loss =
+      f.loss == "soft_l1" ? studies::Loss::kSoftL1 : studies::Loss::kSquared;
   options.max_evaluations = f.max_evaluations;
   for (const std::string& name : util::SplitList(f.factors, ",")) {
     auto factor = calibration::ParseFactor(name);
@@ -84,15 +85,15 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
     }
   }
   // One fit of every chosen row, or one per GPU type.
-  std::vector<GpuFit> groups;  // gpu empty: every GPU
+  std::vector<studies::GpuFit> groups;  // gpu empty: every GPU
   std::vector<std::string> skipped;
   if (f.per_gpu) {
-    auto fitted = FitCalibrationPerGpu(chosen, *options);
+    auto fitted = studies::FitCalibrationPerGpu(chosen, *options);
     if (!fitted) return std::unexpected(fitted.error());
     groups = std::move(fitted->fits);
     skipped = std::move(fitted->skipped);
   } else {
-    auto fitted = FitCalibration(chosen, *options);
+    auto fitted = studies::FitCalibration(chosen, *options);
     if (!fitted) return std::unexpected(fitted.error());
     groups.push_back({"", std::move(*fitted)});
   }
@@ -100,8 +101,8 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
   calibration::Profile profile;
   profile.name = f.name.empty() ? "fit to " + runs->name : f.name;
   FitTotals t;  // rows-weighted sums, then means
-  for (const GpuFit& g : groups) {
-    const FitResult& r = g.result;
+  for (const studies::GpuFit& g : groups) {
+    const studies::FitResult& r = g.result;
     if (g.gpu.empty()) {
       profile.all = r.factors;
     } else {
@@ -125,8 +126,8 @@ util::Result<std::string> RunCalibrateFit(const CalibrateFitFlags& f) {
   std::vector<std::string> header = {
       "Calibration profile written by `moesim calibrate fit`.",
       "data: " + data};
-  for (const GpuFit& g : groups) {
-    const FitResult& r = g.result;
+  for (const studies::GpuFit& g : groups) {
+    const studies::FitResult& r = g.result;
     const std::string who =
         g.gpu.empty() ? "" : g.gpu + " (" + std::to_string(r.rows) + " rows): ";
     header.push_back(who + "fitted: " + FactorList(r.fitted) + " (loss " +

@@ -21,7 +21,7 @@ std::string ErrorsOf(int folds, double base, double train, double cross) {
 
 std::string FormatFitJson(const CalibrateFitFlags& f,
                           const std::string& runs_name,
-                          const std::vector<GpuFit>& groups,
+                          const std::vector<studies::GpuFit>& groups,
                           const std::vector<std::string>& skipped,
                           const FitTotals& t) {
   using Layout = util::JsonWriter::Layout;
@@ -36,7 +36,7 @@ std::string FormatFitJson(const CalibrateFitFlags& f,
     for (Factor fa : which) w.Key(calibration::FactorName(fa)).Number(c.at(fa));
     w.EndObject();
   };
-  auto fit = [&](const FitResult& r) {
+  auto fit = [&](const studies::FitResult& r) {
     w.Key("rows").Number(r.rows).Key("tflops_rows").Number(r.tflops_rows);
     w.Key("fitted").Strings(names(r.fitted));
     w.Key("not_fitted").Strings(names(r.not_fitted));
@@ -45,7 +45,7 @@ std::string FormatFitJson(const CalibrateFitFlags& f,
     w.Key("training_mape_pct").Number(r.training_mape_pct);
     w.Key("cv_mape_pct").Number(r.cv_mape_pct);
     w.Key("folds").BeginArray(Layout::kLines);
-    for (const FoldResult& fr : r.folds) {
+    for (const studies::FoldResult& fr : r.folds) {
       w.BeginObject().Key("rows").Number(fr.rows);
       w.Key("mape_pct").Number(fr.mape_pct);
       factors(fr.factors, r.fitted);
@@ -60,7 +60,7 @@ std::string FormatFitJson(const CalibrateFitFlags& f,
     w.Key("training_mape_pct").Number(t.training);
     w.Key("cv_mape_pct").Number(t.cv);
     w.Key("per_gpu").BeginArray(Layout::kLines);
-    for (const GpuFit& g : groups) {
+    for (const studies::GpuFit& g : groups) {
       w.BeginObject(Layout::kLines).Key("gpu").String(g.gpu);
       fit(g.result);
       w.EndObject();
@@ -74,14 +74,14 @@ std::string FormatFitJson(const CalibrateFitFlags& f,
 }
 
 std::string FormatFitText(const CalibrateFitFlags& f, const std::string& data,
-                          const std::vector<GpuFit>& groups,
+                          const std::vector<studies::GpuFit>& groups,
                           const std::vector<std::string>& skipped,
                           const FitTotals& t) {
   const std::string errors = ErrorsOf(f.folds, t.baseline, t.training, t.cv);
   std::string s = "calibrate fit: " + data + "\n";
   s += Format("%d replays of every row\n", t.evaluations);
-  for (const GpuFit& g : groups) {
-    const FitResult& r = g.result;
+  for (const studies::GpuFit& g : groups) {
+    const studies::FitResult& r = g.result;
     if (!g.gpu.empty()) {
       s += Format("\n%s: %d rows, ", g.gpu.c_str(), r.rows) +
            ErrorsOf(f.folds, r.baseline_mape_pct, r.training_mape_pct,
@@ -100,7 +100,7 @@ std::string FormatFitText(const CalibrateFitFlags& f, const std::string& data,
     if (g.gpu.empty()) s += "\n" + errors + "\n";
     s += "\nfold  held-out rows  MAPE     factors fitted on the other folds\n";
     for (size_t i = 0; i < r.folds.size(); ++i) {
-      const FoldResult& fr = r.folds[i];
+      const studies::FoldResult& fr = r.folds[i];
       std::string factors;
       for (Factor fa : r.fitted) factors += Format(" %.3f", fr.factors.at(fa));
       s += Format("  %-3zu %13d %6.1f%%   %s\n", i, fr.rows, fr.mape_pct,

@@ -24,13 +24,13 @@ std::string ErrorsOf(int folds, double base, double train, double cross);
 // --per-gpu one object per GPU type.
 std::string FormatFitJson(const CalibrateFitFlags& f,
                           const std::string& runs_name,
-                          const std::vector<GpuFit>& groups,
+                          const std::vector<studies::GpuFit>& groups,
                           const std::vector<std::string>& skipped,
                           const FitTotals& totals);
 
 // calibrate fit's text: each fit's factors and folds; `data` names the rows.
 std::string FormatFitText(const CalibrateFitFlags& f, const std::string& data,
-                          const std::vector<GpuFit>& groups,
+                          const std::vector<studies::GpuFit>& groups,
                           const std::vector<std::string>& skipped,
                           const FitTotals& totals);
 

@@ -13,14 +13,14 @@
 
 namespace moesim::tools::internal {
 
-std::string FormatValidateMarkdown(const Validation& v) {
+std::string FormatValidateMarkdown(const studies::Validation& v) {
   std::string out = "|";
   for (const std::string& b : v.by) out += " " + b + " |";
   out += " rows | MAPE | median signed error |\n|";
   for (size_t i = 0; i < v.by.size() + 3; ++i) out += "---|";
   out += "\n";
   for (const auto& [key, errors] : v.groups) {
-    const Stats st = StatsOf(errors);
+    const studies::Stats st = studies::StatsOf(errors);
     out += "|";
     for (const std::string& part : key) out += " " + part + " |";
     out += Format(" %d | %.1f%% | %+.1f%% |\n", st.rows, st.mape,
@@ -33,7 +33,7 @@ std::string FormatValidateMarkdown(const Validation& v) {
   return out;
 }
 
-std::string FormatValidateJson(const Validation& v) {
+std::string FormatValidateJson(const studies::Validation& v) {
   using Layout = util::JsonWriter::Layout;
   util::JsonWriter w;
   auto opt = [&w](std::string_view key, const std::optional<double>& value) {
@@ -69,7 +69,7 @@ std::string FormatValidateJson(const Validation& v) {
     w.EndObject();
   }
   w.EndArray();
-  auto stats = [&w](std::string_view key, const Stats& st) {
+  auto stats = [&w](std::string_view key, const studies::Stats& st) {
     w.Key(key).BeginObject();
     w.Key("rows").Number(st.rows).Key("mape_pct").Number(st.mape);
     w.Key("median_abs_error_pct").Number(st.median_abs);
@@ -82,7 +82,7 @@ std::string FormatValidateJson(const Validation& v) {
   stats("long_context", v.long_context);
   w.Key("long_context_series").BeginArray(Layout::kLines);
   for (const auto& [key, one] : v.series) {
-    const Stats st = StatsOf(one.errors);
+    const studies::Stats st = studies::StatsOf(one.errors);
     w.BeginObject();
     w.Key("model").String(key.model).Key("gpu").String(key.gpu);
     w.Key("container").String(one.container).Key("source").String(key.source);
@@ -104,7 +104,7 @@ std::string FormatValidateJson(const Validation& v) {
   w.EndArray();
   if (v.has_pairs) {
     w.Key("pairs").BeginArray(Layout::kLines);
-    for (const PairResult& p : v.pairs) {
+    for (const studies::PairResult& p : v.pairs) {
       w.BeginObject().Key("pair_id").String(p.pair_id);
       w.Key("knob").String(p.knob).Key("metric").String(p.metric);
       if (!p.reason.empty()) {
@@ -125,7 +125,7 @@ std::string FormatValidateJson(const Validation& v) {
   return std::move(w).Take();
 }
 
-std::string FormatValidateText(const Validation& v,
+std::string FormatValidateText(const studies::Validation& v,
                                const std::string& group_by) {
   std::string out;
   int simulated = 0;
@@ -152,21 +152,22 @@ std::string FormatValidateText(const Validation& v,
       Format("peak memory: %d rows, MAPE %.1f%%\n\n", v.mem.rows, v.mem.mape);
   int width = 36;  // the key column, wide enough for the longest key
   for (const auto& [key, errors] : v.groups) {
-    width = std::max(width, static_cast<int>(Joined(key).size()) + 1);
+    width = std::max(width, static_cast<int>(studies::Joined(key).size()) + 1);
   }
   out += Format("%-*s %5s %8s %8s\n", width, ("by " + group_by).c_str(), "rows",
                 "MAPE", "median");
   for (const auto& [key, errors] : v.groups) {
-    const Stats s = StatsOf(errors);
-    out += Format("%-*s %5d %7.1f%% %+7.1f%%\n", width, Joined(key).c_str(),
-                  s.rows, s.mape, s.median_signed);
+    const studies::Stats s = studies::StatsOf(errors);
+    out +=
+        Format("%-*s %5d %7.1f%% %+7.1f%%\n", width,
+               studies::Joined(key).c_str(), s.rows, s.mape, s.median_signed);
   }
   if (!v.series.empty()) {
     out +=
         "\nlong-context series (one source, model and GPU; 16K tokens "
         "and longer)\n";
     for (const auto& [key, one] : v.series) {
-      const Stats st = StatsOf(one.errors);
+      const studies::Stats st = studies::StatsOf(one.errors);
       out += Format(
           "  %-22s %-6s %-10s %5d %7.1f%% %+7.1f%%  %s\n", key.model.c_str(),
           key.gpu.c_str(), one.container.empty() ? "-" : one.container.c_str(),
@@ -192,7 +193,7 @@ std::string FormatValidateText(const Validation& v,
     out +=
         "\nA/B pairs                                  knob          "
         "measured   moesim  direction  ratio error\n";
-    for (const PairResult& p : v.pairs) {
+    for (const studies::PairResult& p : v.pairs) {
       if (!p.reason.empty()) {
         out += Format("  %-40s %-12s skipped: %s\n", p.pair_id.c_str(),
                       p.knob.c_str(), p.reason.substr(0, 100).c_str());

@@ -15,14 +15,12 @@
 
 namespace moesim::tools {
 
-using internal::AddPairs;
-using internal::AddStatistics;
 using internal::FormatValidateJson;
 using internal::FormatValidateMarkdown;
 using internal::FormatValidateText;
-using internal::kGroupKeys;
-using internal::LoadPairs;
-using internal::Validation;
+using studies::kGroupKeys;
+using studies::LoadPairs;
+using studies::Validation;
 
 void AddValidateFlags(CLI::App& app, ValidateFlags& f) {
   app.add_option("runs", f.runs_file,
@@ -98,11 +96,12 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
   }
   auto runs = studies::LoadMeasuredRuns(f.runs_file, "RUNS");
   if (!runs) return std::unexpected(runs.error());
-  Validation v;
-  v.runs_name = runs->name;
+  studies::ValidateOptions options;
   auto by = ParseGroupBy(f.group_by);
   if (!by) return std::unexpected(by.error());
-  v.by = std::move(*by);
+  options.by = std::move(*by);
+  options.profile = std::move(profile);
+  options.jobs = f.jobs;
   if (f.max_seq_len > 0 && f.min_seq_len > f.max_seq_len) {
     return std::unexpected(FlagError(
         "--min-seq-len",
@@ -126,18 +125,12 @@ util::Result<std::string> RunValidate(const ValidateFlags& f) {
     }
     return out;
   }
-  std::optional<util::CsvTable> pairs;
-  std::string pairs_name;
   if (!f.pairs_file.empty()) {
-    auto loaded = LoadPairs(f.pairs_file, pairs_name);
+    auto loaded = LoadPairs(f.pairs_file, options.pairs_name);
     if (!loaded) return std::unexpected(loaded.error());
-    pairs = std::move(*loaded);
+    options.pairs = std::move(*loaded);
   }
-  const studies::RunReplayer replayer(runs->rows);
-  v.results = replayer.Simulate(profile, f.jobs);
-  AddStatistics(v);
-  v.has_pairs = pairs.has_value();
-  if (pairs) AddPairs(*pairs, pairs_name, v);
+  const Validation v = studies::Validate(std::move(*runs), options);
   if (f.markdown) return FormatValidateMarkdown(v);
   if (f.json) return FormatValidateJson(v);
   return FormatValidateText(v, f.group_by);

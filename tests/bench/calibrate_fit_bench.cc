@@ -57,12 +57,12 @@ BENCHMARK(BM_ReplayAllRowsOnce)->Unit(benchmark::kMillisecond);
 
 void BM_CalibrateFit(benchmark::State& state) {
   const std::vector<MeasuredRun> runs = Measured();
-  moesim::tools::FitOptions options;
+  moesim::studies::FitOptions options;
   options.factors = {Factor::kGemm, Factor::kHostOverhead};
   options.folds = 2;
   options.jobs = 1;
   for (auto _ : state) {
-    auto fit = moesim::tools::FitCalibration(runs, options);
+    auto fit = moesim::studies::FitCalibration(runs, options);
     if (!fit) {
       state.SkipWithError(fit.error().message.c_str());
       return;

@@ -1,7 +1,7 @@
-// calibrate fit's evaluator (tools/calibrate_fit_evaluator.cc), shared by
-// the fit (tools/calibrate_fit_solve.cc). Private to the tools library.
-#ifndef MOESIM_TOOLS_CALIBRATE_FIT_INTERNAL_H_
-#define MOESIM_TOOLS_CALIBRATE_FIT_INTERNAL_H_
+// calibrate fit's evaluator (studies/calibrate_fit_evaluator.cc), shared by
+// the fit (studies/calibrate_fit_solve.cc). Private to the studies library.
+#ifndef MOESIM_STUDIES_CALIBRATE_FIT_INTERNAL_H_
+#define MOESIM_STUDIES_CALIBRATE_FIT_INTERNAL_H_
 
 #include <array>
 #include <cstddef>
@@ -14,7 +14,7 @@
 #include "studies/measured_runs.h"
 #include "util/error.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 using calibration::Corrections;
 
@@ -48,6 +48,6 @@ class Evaluator {
   std::optional<util::Error> error_;
 };
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal
 
-#endif  // MOESIM_TOOLS_CALIBRATE_FIT_INTERNAL_H_
+#endif  // MOESIM_STUDIES_CALIBRATE_FIT_INTERNAL_H_

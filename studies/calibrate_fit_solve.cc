@@ -1,4 +1,4 @@
-// The calibration fit (tools/calibrate_fit.h: FitCalibration and
+// The calibration fit (studies/calibrate_fit.h: FitCalibration and
 // FitCalibrationPerGpu): which factors move some row, a bounded least
 // squares on the log errors, and the cross-validation over folds.
 #include <algorithm>
@@ -10,15 +10,14 @@
 
 #include "calibration/fit.h"
 #include "calibration/tables.h"
-#include "tools/calibrate_fit.h"
-#include "tools/calibrate_fit_internal.h"
-#include "tools/cli_checks.h"
-#include "tools/text_format.h"
+#include "studies/calibrate_fit.h"
+#include "studies/calibrate_fit_internal.h"
 #include "util/csv.h"
 #include "util/fnv.h"
+#include "util/format.h"
 #include "util/output.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 namespace {
 
@@ -219,4 +218,4 @@ util::Result<PerGpuFit> FitCalibrationPerGpu(
   return out;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

@@ -1,11 +1,11 @@
-// The evaluator of calibrate fit (tools/calibrate_fit_internal.h).
+// The evaluator of calibrate fit (studies/calibrate_fit_internal.h).
 #include <cmath>
 #include <utility>
 #include <vector>
 
-#include "tools/calibrate_fit_internal.h"
+#include "studies/calibrate_fit_internal.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 const std::vector<double>& Evaluator::LogPredictions(
     const Corrections& c, const std::vector<bool>& tflops) {
@@ -27,4 +27,4 @@ const std::vector<double>& Evaluator::LogPredictions(
   return cache_.emplace(c.values, std::move(logs)).first->second;
 }
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal

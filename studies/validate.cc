@@ -1,18 +1,20 @@
-// validate's statistics and A/B pairs (tools/validate_internal.h).
+// validate's replay, statistics and A/B pairs (studies/validate.h).
+
+#include "studies/validate.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 
 #include "calibration/tables.h"
 #include "studies/measured_runs.h"
-#include "tools/text_format.h"
-#include "tools/validate_internal.h"
 #include "util/csv.h"
+#include "util/format.h"
 #include "util/message.h"
 #include "util/textproto.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies {
 namespace {
 
 double Median(std::vector<double> v) {
@@ -24,7 +26,7 @@ double Median(std::vector<double> v) {
 
 // The row's CP exchange: "-" without CP, Megatron's default p2p when the
 // row states none.
-std::string CpCommOf(const studies::MeasuredRun& row) {
+std::string CpCommOf(const MeasuredRun& row) {
   if (row.flags.cp.value_or(1) <= 1) return "-";
   return row.cp_comm_type.empty() ? "p2p" : row.cp_comm_type;
 }
@@ -44,9 +46,9 @@ Stats StatsOf(const std::vector<double>& errors) {
 }
 
 // One cell per key; a key's value may hold spaces (a CPU name).
-std::vector<std::string> GroupKey(const studies::RunPrediction& r,
+std::vector<std::string> GroupKey(const RunPrediction& r,
                                   const std::vector<std::string>& by) {
-  const studies::MeasuredRun& row = *r.row;
+  const MeasuredRun& row = *r.row;
   std::vector<std::string> key;
   for (const std::string& b : by) {
     std::string v = b == "model"        ? row.model
@@ -89,7 +91,7 @@ util::Result<util::CsvTable> LoadPairs(const std::string& file,
   } else {
     auto read = util::ReadFile(file);  // bounded; never blocks
     if (!read) {
-      return std::unexpected(FlagError("--pairs", read.error().message));
+      return std::unexpected(util::FlagError("--pairs", read.error().message));
     }
     pairs_text = std::move(*read);
   }
@@ -107,8 +109,8 @@ util::Result<util::CsvTable> LoadPairs(const std::string& file,
   // compares their ratio.
   for (size_t i = 0; i < pt->num_rows(); ++i) {
     for (const char* column : {"a_measured", "b_measured"}) {
-      auto v = studies::ParseRunNumber(pt->Get(i, column), pairs_name,
-                                       pt->Line(i), column);
+      auto v =
+          ParseRunNumber(pt->Get(i, column), pairs_name, pt->Line(i), column);
       if (!v) return std::unexpected(v.error());
       if (*v && !(**v > 0)) {
         return std::unexpected(util::Error{
@@ -120,11 +122,14 @@ util::Result<util::CsvTable> LoadPairs(const std::string& file,
   return std::move(*parsed);
 }
 
+namespace {
+
+// Statistics: TFLOPS over high/medium rows, low rows apart; memory.
 // Statistics: TFLOPS over high/medium rows, low rows apart; memory.
 void AddStatistics(Validation& v) {
   std::vector<double> main_errors, low_errors, mem_errors, short_errors,
       long_errors;
-  for (const studies::RunPrediction& r : v.results) {
+  for (const RunPrediction& r : v.results) {
     if (!r.simulated) continue;
     if (r.row->tflops) {
       (Low(*r.row) ? low_errors : main_errors).push_back(r.error_pct());
@@ -146,11 +151,10 @@ void AddStatistics(Validation& v) {
                            100);
     }
   }
-  std::stable_sort(
-      v.ranked.begin(), v.ranked.end(),
-      [](const studies::RunPrediction* a, const studies::RunPrediction* b) {
-        return std::abs(a->error_pct()) > std::abs(b->error_pct());
-      });
+  std::stable_sort(v.ranked.begin(), v.ranked.end(),
+                   [](const RunPrediction* a, const RunPrediction* b) {
+                     return std::abs(a->error_pct()) > std::abs(b->error_pct());
+                   });
   v.main = StatsOf(main_errors);
   v.low = StatsOf(low_errors);
   v.mem = StatsOf(mem_errors);
@@ -159,11 +163,12 @@ void AddStatistics(Validation& v) {
 }
 
 // Each A/B pair of `table` predicted from the replayed rows.
+// Each A/B pair of `table` predicted from the replayed rows.
 void AddPairs(const util::CsvTable& table, const std::string& pairs_name,
               Validation& v) {
   const util::CsvTable* pt = &table;
-  std::map<std::string, const studies::RunPrediction*> by_id;
-  for (const studies::RunPrediction& r : v.results) by_id[r.row->id] = &r;
+  std::map<std::string, const RunPrediction*> by_id;
+  for (const RunPrediction& r : v.results) by_id[r.row->id] = &r;
   std::vector<std::string> seen;
   for (size_t i = 0; i < pt->num_rows(); ++i) {
     PairResult p;
@@ -175,10 +180,10 @@ void AddPairs(const util::CsvTable& table, const std::string& pairs_name,
     p.knob = pt->Get(i, "knob");
     p.metric = pt->Get(i, "metric");
     // Checked when the file was read.
-    const auto am = studies::ParseRunNumber(
-        pt->Get(i, "a_measured"), pairs_name, pt->Line(i), "a_measured");
-    const auto bm = studies::ParseRunNumber(
-        pt->Get(i, "b_measured"), pairs_name, pt->Line(i), "b_measured");
+    const auto am = ParseRunNumber(pt->Get(i, "a_measured"), pairs_name,
+                                   pt->Line(i), "a_measured");
+    const auto bm = ParseRunNumber(pt->Get(i, "b_measured"), pairs_name,
+                                   pt->Line(i), "b_measured");
     const auto a = by_id.find(pt->Get(i, "a_id"));
     const auto b = by_id.find(pt->Get(i, "b_id"));
     if (a == by_id.end() || b == by_id.end()) {
@@ -205,4 +210,21 @@ void AddPairs(const util::CsvTable& table, const std::string& pairs_name,
     v.pairs.push_back(std::move(p));
   }
 }
-}  // namespace moesim::tools::internal
+
+}  // namespace
+
+Validation Validate(MeasuredRuns runs, const ValidateOptions& options) {
+  Validation v;
+  v.runs_name = std::move(runs.name);
+  v.by = options.by;
+  v.rows =
+      std::make_shared<const std::vector<MeasuredRun>>(std::move(runs.rows));
+  const RunReplayer replayer(*v.rows);
+  v.results = replayer.Simulate(options.profile, options.jobs);
+  AddStatistics(v);
+  v.has_pairs = options.pairs.has_value();
+  if (options.pairs) AddPairs(*options.pairs, options.pairs_name, v);
+  return v;
+}
+
+}  // namespace moesim::studies

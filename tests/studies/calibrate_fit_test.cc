@@ -1,7 +1,7 @@
-// `moesim calibrate fit` in process: on synthetic measurements made by
-// replaying runs under a known profile, the fit from the identity finds that
-// profile again.
-#include "tools/calibrate_fit.h"
+// The calibration fit behind `moesim calibrate fit` (studies/calibrate_fit.h):
+// on synthetic measurements made by replaying runs under a known profile, the
+// fit from the identity finds that profile again.
+#include "studies/calibrate_fit.h"
 
 #include <gtest/gtest.h>
 
@@ -10,15 +10,15 @@
 #include <utility>
 #include <vector>
 
-namespace moesim::tools {
+namespace moesim::studies {
 namespace {
 
 using calibration::Factor;
 
-studies::MeasuredRun Run(const std::string& id, const std::string& model,
-                         const std::string& system, int gpus, int ep, int seq,
-                         int tp, int gbs) {
-  studies::MeasuredRun r;
+MeasuredRun Run(const std::string& id, const std::string& model,
+                const std::string& system, int gpus, int ep, int seq, int tp,
+                int gbs) {
+  MeasuredRun r;
   r.id = id;
   r.model = model;
   r.gpu = system == "dgx-b200" ? "b200" : "h100";
@@ -37,7 +37,7 @@ studies::MeasuredRun Run(const std::string& id, const std::string& model,
 // dense and MoE steps on H100s (the GEMM factor moves them), and
 // short-sequence MoE steps on B200s, where each kernel is short enough that
 // the host's launches gate the GPU (the host factor moves them).
-std::vector<studies::MeasuredRun> SyntheticRuns() {
+std::vector<MeasuredRun> SyntheticRuns() {
   return {
       Run("dense-h100", "llama3-8b", "dgx-h100", 8, 1, 4096, 1, 16),
       Run("moe-h100", "qwen3-30b-a3b", "dgx-h100", 8, 8, 4096, 1, 16),
@@ -58,11 +58,10 @@ FitOptions Options(std::vector<Factor> factors, int folds, int jobs) {
 
 // Sets each run's "measured" TFLOPS to its replay under `truth`.
 void MeasureUnder(const calibration::Profile& truth,
-                  std::vector<studies::MeasuredRun>& runs) {
-  for (studies::MeasuredRun& run : runs) run.tflops = 1;  // replayed: measured
-  const studies::RunReplayer replayer(runs);
-  const std::vector<studies::RunPrediction> measured =
-      replayer.Simulate(truth, 2);
+                  std::vector<MeasuredRun>& runs) {
+  for (MeasuredRun& run : runs) run.tflops = 1;  // replayed: measured
+  const RunReplayer replayer(runs);
+  const std::vector<RunPrediction> measured = replayer.Simulate(truth, 2);
   for (size_t i = 0; i < runs.size(); ++i) {
     ASSERT_TRUE(measured[i].simulated)
         << runs[i].id << ": " << measured[i].reason;
@@ -78,7 +77,7 @@ void MeasureUnder(const calibration::Profile& truth,
 // that; the host factor is piecewise: a launch hidden behind a long kernel does
 // not move the step), with a training MAPE near 0 and under the baseline.
 TEST(CalibrateFit, RecoversAKnownProfileFromSyntheticRuns) {
-  std::vector<studies::MeasuredRun> runs = SyntheticRuns();
+  std::vector<MeasuredRun> runs = SyntheticRuns();
   calibration::Profile truth;
   truth.all.at(Factor::kGemm) = 0.8;
   truth.all.at(Factor::kHostOverhead) = 1.5;
@@ -107,9 +106,9 @@ TEST(CalibrateFit, RecoversAKnownProfileFromSyntheticRuns) {
 // each within 3% with a training MAPE near 0, and its types are in the
 // tables' order.
 TEST(CalibrateFit, PerGpuFitRecoversEachTypesFactor) {
-  std::vector<studies::MeasuredRun> runs = SyntheticRuns();
+  std::vector<MeasuredRun> runs = SyntheticRuns();
   runs.push_back(
-      tools::Run("dense-b200", "llama3-8b", "dgx-b200", 8, 1, 4096, 1, 16));
+      studies::Run("dense-b200", "llama3-8b", "dgx-b200", 8, 1, 4096, 1, 16));
   calibration::Profile truth;
   calibration::Corrections h100, b200;
   h100.at(Factor::kGemm) = 0.8;
@@ -141,7 +140,7 @@ TEST(CalibrateFit, PerGpuFitRecoversEachTypesFactor) {
 // steps have no DeepEP or HybridEP and fit within one NVLink node, so the
 // network factor cannot be fitted from them.
 TEST(CalibrateFit, FactorsWithoutEffectAreNotFitted) {
-  std::vector<studies::MeasuredRun> runs = {SyntheticRuns()[0]};
+  std::vector<MeasuredRun> runs = {SyntheticRuns()[0]};
   runs[0].tflops = 400;
   const FitOptions options = Options({Factor::kNetworkComm}, 0, 1);
   auto fit = FitCalibration(runs, options);
@@ -154,12 +153,11 @@ TEST(CalibrateFit, FactorsWithoutEffectAreNotFitted) {
 }
 
 TEST(CalibrateFit, NoSimulableRowIsAnError) {
-  std::vector<studies::MeasuredRun> runs = {
-      SyntheticRuns()[0]};  // nothing measured
+  std::vector<MeasuredRun> runs = {SyntheticRuns()[0]};  // nothing measured
   auto fit = FitCalibration(runs, FitOptions{});
   ASSERT_FALSE(fit);
   EXPECT_NE(fit.error().message.find("no row"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace moesim::tools
+}  // namespace moesim::studies
