@@ -54,7 +54,7 @@ Result<std::pair<int, int>> ParseShard(const std::string& text) {
 }
 
 // Writes --csv and --html, then returns what goes on stdout.
-Result<std::string> Emit(const SweepOutcome& outcome,
+Result<std::string> Emit(const studies::SweepOutcome& outcome,
                          const SweepOutputFlags& f) {
   if (auto ok = util::CheckOutputTargets(
           {{"--csv", f.csv_file}, {"--html", f.html_file}});
@@ -117,7 +117,7 @@ void AddSweepMergeFlags(CLI::App& app, SweepMergeFlags& f) {
   AddOutputFlags(app, f.output);
 }
 
-Result<SweepSpace> LoadSweepSpace(const SweepFlags& f) {
+Result<studies::SweepSpace> LoadSweepSpace(const SweepFlags& f) {
   const std::string given = f.space.FirstGiven();
   if (!f.spec_file.empty()) {
     if (!given.empty()) {
@@ -125,7 +125,7 @@ Result<SweepSpace> LoadSweepSpace(const SweepFlags& f) {
           given, "the space comes from '" + f.spec_file +
                      "' or from flags, not both: drop the file or the flags"));
     }
-    return SweepSpace::Load(f.spec_file);
+    return studies::SweepSpace::Load(f.spec_file);
   }
   if (given.empty()) {
     return std::unexpected(
@@ -135,11 +135,11 @@ Result<SweepSpace> LoadSweepSpace(const SweepFlags& f) {
   }
   auto spec = SweepFromFlags(f.space);
   if (!spec) return std::unexpected(spec.error());
-  return SweepSpace::Build(*spec, "flags", "", "");
+  return studies::SweepSpace::Build(*spec, "flags", "", "");
 }
 
 Result<std::string> RunSweep(const SweepFlags& f, SweepGroup* group) {
-  SweepOptions options;
+  studies::SweepOptions options;
   if (!f.shard.empty()) {
     auto shard = ParseShard(f.shard);
     if (!shard) return std::unexpected(shard.error());
@@ -171,18 +171,19 @@ Result<std::string> RunSweep(const SweepFlags& f, SweepGroup* group) {
     options.num_shards = group->size();
   }
   options.progress = !grouped && isatty(STDERR_FILENO) != 0;
-  SweepOutcome outcome = EvaluateSweep(*space, options);
+  studies::SweepOutcome outcome = studies::EvaluateSweep(*space, options);
   if (f.output.no_timing) outcome.seconds = 0;
   if (!f.shard.empty())
-    return FormatSweepShard(outcome, options.shard, options.num_shards);
+    return studies::FormatSweepShard(outcome, options.shard,
+                                     options.num_shards);
   if (grouped) {
     const std::vector<std::string> parts = group->GatherToRoot(
-        FormatSweepShard(outcome, options.shard, options.num_shards));
+        studies::FormatSweepShard(outcome, options.shard, options.num_shards));
     if (group->rank() != 0) return "";
     std::vector<std::string> names;
     for (size_t r = 0; r < parts.size(); ++r)
       names.push_back("rank " + std::to_string(r));
-    auto merged = MergeSweepTexts(names, parts);
+    auto merged = studies::MergeSweepTexts(names, parts);
     if (!merged) return std::unexpected(merged.error());
     return Emit(*merged, f.output);
   }
@@ -190,7 +191,7 @@ Result<std::string> RunSweep(const SweepFlags& f, SweepGroup* group) {
 }
 
 Result<std::string> RunSweepMerge(const SweepMergeFlags& f) {
-  auto outcome = MergeSweepShards(f.parts);
+  auto outcome = studies::MergeSweepShards(f.parts);
   if (!outcome) return std::unexpected(outcome.error());
   return Emit(*outcome, f.output);
 }

@@ -36,7 +36,7 @@ std::string CsvCell(const std::string& text) {
 
 // A candidate's layout fields (FormatSweepJson): 0 and "" (the base's
 // value) as null.
-void WriteLayoutFields(util::JsonWriter& w, const SweepCandidate& c) {
+void WriteLayoutFields(util::JsonWriter& w, const studies::SweepCandidate& c) {
   auto integer = [&w](std::string_view key, int v) {
     v ? w.Key(key).Number(v) : w.Key(key).Null();
   };
@@ -67,7 +67,8 @@ void WriteLayoutFields(util::JsonWriter& w, const SweepCandidate& c) {
 
 }  // namespace
 
-std::string FormatSweepJson(const SweepOutcome& o, const SweepOutputFlags& f) {
+std::string FormatSweepJson(const studies::SweepOutcome& o,
+                            const SweepOutputFlags& f) {
   using Layout = util::JsonWriter::Layout;
   util::JsonWriter w;
   auto number_or_null = [&w](std::string_view key, bool has, double v) {
@@ -83,10 +84,10 @@ std::string FormatSweepJson(const SweepOutcome& o, const SweepOutputFlags& f) {
   w.EndObject();
   std::map<int64_t, int> rank_of;
   int rank = 0;
-  for (const SweepCandidate* c : RankSweep(o, f.metric))
+  for (const studies::SweepCandidate* c : studies::RankSweep(o, f.metric))
     rank_of[c->index()] = ++rank;
   w.Key("layouts").BeginArray(Layout::kLines);
-  for (const SweepCandidate& c : o.candidates) {
+  for (const studies::SweepCandidate& c : o.candidates) {
     const bool ok = c.verdict() == "ok", mem = HasMemory(c);
     auto it = rank_of.find(c.index());
     w.BeginObject().Key("index").Number(static_cast<double>(c.index()));
@@ -103,12 +104,12 @@ std::string FormatSweepJson(const SweepOutcome& o, const SweepOutputFlags& f) {
   }
   w.EndArray();
   w.Key("pareto").BeginArray(Layout::kLines);
-  for (const ParetoPoint& p : SweepPareto(o, f.metric)) {
+  for (const studies::ParetoPoint& p : studies::SweepPareto(o, f.metric)) {
     const bool gpus = p.front == "num_gpus";
     w.BeginObject().Key("front").String(p.front);
     w.Key("index").Number(static_cast<double>(p.candidate->index()));
     w.Key("metric").String(
-        gpus && HigherIsBetter(f.metric)
+        gpus && studies::HigherIsBetter(f.metric)
             ? (f.metric == "tflops_per_gpu" ? "tflops" : "tokens_per_sec")
             : f.metric);
     w.Key("value").Number(p.value).Key("num_gpus");
@@ -119,7 +120,7 @@ std::string FormatSweepJson(const SweepOutcome& o, const SweepOutputFlags& f) {
   return std::move(w).Take();
 }
 
-std::string FormatSweepCsv(const SweepOutcome& o) {
+std::string FormatSweepCsv(const studies::SweepOutcome& o) {
   std::string out =
       "index,num_gpus,seq_len,tp,cp,ep,etp,pp,vpp,mbs,gbs,recompute,precision,"
       "dispatcher,cpu_offload,cuda_graph,ep_overlap,activation_offload,"
@@ -127,7 +128,7 @@ std::string FormatSweepCsv(const SweepOutcome& o) {
       "tokens_per_sec_per_gpu,tflops_per_gpu,step_time_s,peak_memory_gib,"
       "margin_gib\n";
   auto num = [](int v) { return v ? std::to_string(v) : std::string(); };
-  for (const SweepCandidate& c : o.candidates) {
+  for (const studies::SweepCandidate& c : o.candidates) {
     const bool ok = c.verdict() == "ok", mem = HasMemory(c);
     out += std::to_string(c.index()) + "," + num(c.num_gpus()) + "," +
            num(c.seq_len()) + "," + num(c.tp()) + "," + num(c.cp()) + "," +

@@ -20,42 +20,7 @@ using internal::ParseFractions;
 using internal::ParseIntAxis;
 using util::Result;
 
-// Sweep field -> flag, for errors and for FieldFlag().
-constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
-    {"num_gpus", "--gpus"},
-    {"seq_len", "--seq"},
-    {"tp", "--tp"},
-    {"cp", "--cp"},
-    {"ep", "--ep"},
-    {"etp", "--etp"},
-    {"pp", "--pp"},
-    {"vpp", "--vpp"},
-    {"mbs", "--mbs"},
-    {"gbs", "--gbs"},
-    {"recompute", "--recompute"},
-    {"precision", "--precision"},
-    {"dispatcher", "--dispatcher"},
-    {"cpu_offload", "--cpu-offload"},
-    {"cuda_graph", "--cuda-graph"},
-    {"ep_overlap", "--ep-overlap"},
-    {"base.model", "--model"},
-    {"base.system", "--system"},
-    {"base.num_gpus", "--gpus"},
-    {"base.precision", "--precision"},
-    {"base.dispatcher", "--dispatcher"},
-    {"base.cuda_graph", "--cuda-graph"},
-    {"constraints.rule", "--constraint"},
-    {"constraints.max_gpus_per_model_replica", "--max-gpus-per-replica"},
-};
-
 }  // namespace
-
-std::string SweepFieldFlag(std::string_view field) {
-  for (auto [name, flag] : kFlags) {
-    if (name == field) return std::string(flag);
-  }
-  return std::string(field);
-}
 
 std::string SweepSpaceFlags::FirstGiven() const {
   for (const CLI::Option* o : options) {

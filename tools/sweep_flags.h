@@ -60,11 +60,6 @@ void AddSweepSpaceFlags(CLI::App& app, SweepSpaceFlags& flags);
 [[nodiscard]] util::Result<scenarios::Sweep> SweepFromFlags(
     const SweepSpaceFlags& flags);
 
-// The flag that sets a Sweep field ("tp" -> "--tp", "base.model" ->
-// "--model", "constraints.rule" -> "--constraint"); the field itself when no
-// flag sets it.
-std::string SweepFieldFlag(std::string_view field);
-
 }  // namespace moesim::tools
 
 #endif  // MOESIM_TOOLS_SWEEP_FLAGS_H_

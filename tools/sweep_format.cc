@@ -14,8 +14,6 @@ namespace sweep_internal {
 
 const char* const kVerdicts[5] = {"ok", "oom", "invalid", "excluded", "failed"};
 
-bool Better(double a, double b, bool higher) { return higher ? a > b : a < b; }
-
 std::string Short(std::string_view metric) {
   if (metric == "tokens_per_sec_per_gpu") return "tok/s/GPU";
   if (metric == "tflops_per_gpu") return "TFLOPS/GPU";
@@ -25,40 +23,9 @@ std::string Short(std::string_view metric) {
 // 0 (unset, left to the default) prints as '-'.
 std::string IntCell(int v) { return v ? std::to_string(v) : "-"; }
 
-Varying VaryingOf(const SweepOutcome& o) {
-  Varying v;
-  // Invalid candidates hold their requested values (0 or empty where left
-  // to the default), so only resolved ones are compared.
-  const SweepCandidate* first = nullptr;
-  for (const SweepCandidate& c : o.candidates) {
-    if (c.verdict() != "invalid") {
-      first = &c;
-      break;
-    }
-  }
-  if (!first) return v;
-  const SweepCandidate& a = *first;
-  for (const SweepCandidate& c : o.candidates) {
-    if (c.verdict() == "invalid") continue;
-    v.gpus |= c.num_gpus() != a.num_gpus();
-    v.seq |= c.seq_len() != a.seq_len();
-    v.mbs |= c.mbs() != a.mbs();
-    v.gbs |= c.gbs() != a.gbs();
-    v.recompute |= c.recompute() != a.recompute();
-    v.precision |= c.precision() != a.precision();
-    v.dispatcher |= c.dispatcher() != a.dispatcher();
-    v.offload |= c.cpu_offload() != a.cpu_offload();
-    v.graph |= c.cuda_graph() != a.cuda_graph();
-    v.ep_overlap |= c.ep_overlap() != a.ep_overlap();
-    v.activation_offload |= c.activation_offload() != a.activation_offload();
-    v.state_offload |=
-        c.offload_optimizer_states() != a.offload_optimizer_states();
-  }
-  return v;
-}
-
 // "TP4 CP4 EP32 ETP1 PP4 VPP12" plus the knobs that vary.
-std::string LayoutText(const SweepCandidate& c, const Varying& v) {
+std::string LayoutText(const studies::SweepCandidate& c,
+                       const studies::Varying& v) {
   std::string s = "TP" + IntCell(c.tp()) + " CP" + IntCell(c.cp()) + " EP" +
                   IntCell(c.ep()) + " ETP" + IntCell(c.etp()) + " PP" +
                   IntCell(c.pp()) + " VPP" + IntCell(c.vpp());
@@ -78,14 +45,14 @@ std::string LayoutText(const SweepCandidate& c, const Varying& v) {
   return s;
 }
 
-std::map<std::string, int> Counts(const SweepOutcome& o) {
+std::map<std::string, int> Counts(const studies::SweepOutcome& o) {
   std::map<std::string, int> counts;
   for (const char* v : kVerdicts) counts[v] = 0;
-  for (const SweepCandidate& c : o.candidates) ++counts[c.verdict()];
+  for (const studies::SweepCandidate& c : o.candidates) ++counts[c.verdict()];
   return counts;
 }
 
-std::string CountsLine(const SweepOutcome& o) {
+std::string CountsLine(const studies::SweepOutcome& o) {
   const std::map<std::string, int> counts = Counts(o);
   std::string s;
   for (const char* v : kVerdicts) {
@@ -94,7 +61,7 @@ std::string CountsLine(const SweepOutcome& o) {
   return s;
 }
 
-bool HasMemory(const SweepCandidate& c) {
+bool HasMemory(const studies::SweepCandidate& c) {
   return c.verdict() == "ok" || c.verdict() == "oom" ||
          (c.verdict() == "failed" && c.peak_memory_gib() > 0);
 }
@@ -108,9 +75,9 @@ using namespace sweep_internal;
 // Invalid and excluded candidates grouped by the field (or constraint)
 // their reason names, most frequent first.
 std::vector<std::pair<std::string, int>> ReasonGroups(
-    const SweepOutcome& o, std::string_view verdict) {
+    const studies::SweepOutcome& o, std::string_view verdict) {
   std::map<std::string, int> groups;
-  for (const SweepCandidate& c : o.candidates) {
+  for (const studies::SweepCandidate& c : o.candidates) {
     if (c.verdict() != verdict) continue;
     const std::string& r = c.reason();
     const size_t colon = r.find(": ");
@@ -123,14 +90,15 @@ std::vector<std::pair<std::string, int>> ReasonGroups(
   return out;
 }
 
-std::string Table(const std::vector<const SweepCandidate*>& rows,
-                  std::string_view metric, const Varying& v, bool ranked) {
+std::string Table(const std::vector<const studies::SweepCandidate*>& rows,
+                  std::string_view metric, const studies::Varying& v,
+                  bool ranked) {
   std::string out = Format(
       "%s %6s  %-44s %11s %9s %9s %9s %9s\n", ranked ? "rank" : "    ", "index",
       "layout", "tok/s/GPU", "TFLOPS", "step s", "peak GiB", "free GiB");
   (void)metric;
   int rank = 0;
-  for (const SweepCandidate* c : rows) {
+  for (const studies::SweepCandidate* c : rows) {
     ++rank;
     out += Format("%4s %6lld  %-44s %11.1f %9.1f %9.3f %9.1f %9.1f\n",
                   ranked ? std::to_string(rank).c_str() : "",
@@ -143,8 +111,9 @@ std::string Table(const std::vector<const SweepCandidate*>& rows,
 
 }  // namespace
 
-std::string FormatSweepText(const SweepOutcome& o, const SweepOutputFlags& f) {
-  const Varying v = VaryingOf(o);
+std::string FormatSweepText(const studies::SweepOutcome& o,
+                            const SweepOutputFlags& f) {
+  const studies::Varying v = studies::VaryingOf(o);
   std::string out = Format("sweep %s on %s: %lld candidates: ", o.model.c_str(),
                            o.system.c_str(), static_cast<long long>(o.total)) +
                     CountsLine(o) + "\n";
@@ -160,11 +129,12 @@ std::string FormatSweepText(const SweepOutcome& o, const SweepOutputFlags& f) {
       out += Format(" %s (%d);", reason.c_str(), n);
     out.back() = '\n';
   }
-  const std::vector<const SweepCandidate*> ranked = RankSweep(o, f.metric);
+  const std::vector<const studies::SweepCandidate*> ranked =
+      studies::RankSweep(o, f.metric);
   if (ranked.empty()) {
     out += "\nno candidate fits and runs";
-    const SweepCandidate* closest = nullptr;
-    for (const SweepCandidate& c : o.candidates) {
+    const studies::SweepCandidate* closest = nullptr;
+    for (const studies::SweepCandidate& c : o.candidates) {
       if (c.verdict() == "oom" &&
           (!closest || c.margin_gib() > closest->margin_gib()))
         closest = &c;
@@ -176,15 +146,15 @@ std::string FormatSweepText(const SweepOutcome& o, const SweepOutputFlags& f) {
     }
     return out + "\n";
   }
-  std::vector<const SweepCandidate*> top(
+  std::vector<const studies::SweepCandidate*> top(
       ranked.begin(), ranked.begin() + std::min<size_t>(ranked.size(), f.top));
   out += "\ntop " + std::to_string(top.size()) + " by " + f.metric + "\n";
   out += Table(top, f.metric, v, true);
 
-  std::vector<ParetoPoint> pareto = SweepPareto(o, f.metric);
+  std::vector<studies::ParetoPoint> pareto = studies::SweepPareto(o, f.metric);
   for (const char* front : {"memory_headroom", "num_gpus"}) {
-    std::vector<const SweepCandidate*> rows;
-    for (const ParetoPoint& p : pareto)
+    std::vector<const studies::SweepCandidate*> rows;
+    for (const studies::ParetoPoint& p : pareto)
       if (p.front == front) rows.push_back(p.candidate);
     if (rows.empty()) continue;
     out += std::string("\npareto front: ") + f.metric +
@@ -196,25 +166,26 @@ std::string FormatSweepText(const SweepOutcome& o, const SweepOutputFlags& f) {
 
   if (v.seq) {
     out += "\nbest by sequence length\n";
-    std::map<int, const SweepCandidate*> best;
-    std::map<int, const SweepCandidate*> closest;
-    for (const SweepCandidate* c : ranked) {
+    std::map<int, const studies::SweepCandidate*> best;
+    std::map<int, const studies::SweepCandidate*> closest;
+    for (const studies::SweepCandidate* c : ranked) {
       if (!best.count(c->seq_len())) best[c->seq_len()] = c;
     }
-    for (const SweepCandidate& c : o.candidates) {
+    for (const studies::SweepCandidate& c : o.candidates) {
       if (c.verdict() == "oom" &&
           (!closest.count(c.seq_len()) ||
            c.margin_gib() > closest[c.seq_len()]->margin_gib()))
         closest[c.seq_len()] = &c;
     }
     std::set<int> seqs;
-    for (const SweepCandidate& c : o.candidates) seqs.insert(c.seq_len());
+    for (const studies::SweepCandidate& c : o.candidates)
+      seqs.insert(c.seq_len());
     for (int seq : seqs) {
       if (auto it = best.find(seq); it != best.end()) {
-        const SweepCandidate& c = *it->second;
+        const studies::SweepCandidate& c = *it->second;
         // The seeds' rule of thumb: CP ~ seq_len / 4096.
         out += Format("  %7d  %-50s %11.1f %s  (seq/4096 = %g)\n", seq,
-                      LayoutText(c, v).c_str(), MetricOf(c, f.metric),
+                      LayoutText(c, v).c_str(), studies::MetricOf(c, f.metric),
                       Short(f.metric).c_str(), seq / 4096.0);
       } else if (auto oom = closest.find(seq); oom != closest.end()) {
         out += Format("  %7d  nothing fits (closest #%lld, %s: %s)\n", seq,

@@ -14,38 +14,28 @@ namespace moesim::tools::sweep_internal {
 // The verdicts in the order reports list them.
 extern const char* const kVerdicts[5];
 
-// a better than b: larger when `higher`, else smaller.
-bool Better(double a, double b, bool higher);
-
 // A metric's column title ("tok/s/GPU").
 std::string Short(std::string_view metric);
 
-// The knobs besides the parallel sizes that differ between the resolved
-// (not invalid) candidates.
-struct Varying {
-  bool gpus = false, seq = false, mbs = false, gbs = false, recompute = false,
-       precision = false, dispatcher = false, offload = false, graph = false,
-       ep_overlap = false, activation_offload = false, state_offload = false;
-};
-Varying VaryingOf(const SweepOutcome& outcome);
-
 // "TP4 CP4 EP32 ETP1 PP4 VPP12" plus the knobs that vary.
-std::string LayoutText(const SweepCandidate& candidate, const Varying& v);
+std::string LayoutText(const studies::SweepCandidate& candidate,
+                       const studies::Varying& v);
 
 // Candidates per verdict (every verdict present, 0 when none).
-std::map<std::string, int> Counts(const SweepOutcome& outcome);
+std::map<std::string, int> Counts(const studies::SweepOutcome& outcome);
 // "3 ok, 1 oom, 0 invalid, 0 excluded, 0 failed".
-std::string CountsLine(const SweepOutcome& outcome);
+std::string CountsLine(const studies::SweepOutcome& outcome);
 
 // Whether the candidate has an analytic peak to report (ok, oom, and a
 // failed replay that got as far as the memory estimate).
-bool HasMemory(const SweepCandidate& c);
+bool HasMemory(const studies::SweepCandidate& c);
 
 // `s` with <, >, & and " as HTML entities.
 std::string Escape(std::string_view s);
 
 // The best `metric` over TP x CP as an inline SVG heatmap (the HTML report).
-std::string Heatmap(const SweepOutcome& outcome, std::string_view metric);
+std::string Heatmap(const studies::SweepOutcome& outcome,
+                    std::string_view metric);
 
 }  // namespace moesim::tools::sweep_internal
 

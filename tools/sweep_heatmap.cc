@@ -42,24 +42,25 @@ std::string Shade(double t) {
 
 }  // namespace
 
-std::string Heatmap(const SweepOutcome& o, std::string_view metric) {
-  const bool higher = HigherIsBetter(metric);
+std::string Heatmap(const studies::SweepOutcome& o, std::string_view metric) {
+  const bool higher = studies::HigherIsBetter(metric);
   std::set<int> tps, cps;
   struct Cell {
-    const SweepCandidate* best = nullptr;
+    const studies::SweepCandidate* best = nullptr;
     bool oom = false;
     double least_deficit = 0;
     std::map<std::string, int> reasons;
   };
   std::map<std::pair<int, int>, Cell> cells;
-  for (const SweepCandidate& c : o.candidates) {
+  for (const studies::SweepCandidate& c : o.candidates) {
     const int tp = std::max(c.tp(), 1), cp = std::max(c.cp(), 1);
     tps.insert(tp);
     cps.insert(cp);
     Cell& cell = cells[{tp, cp}];
     if (c.verdict() == "ok") {
       if (!cell.best ||
-          Better(MetricOf(c, metric), MetricOf(*cell.best, metric), higher))
+          studies::Better(studies::MetricOf(c, metric),
+                          studies::MetricOf(*cell.best, metric), higher))
         cell.best = &c;
     } else if (c.verdict() == "oom") {
       if (!cell.oom || -c.margin_gib() < cell.least_deficit)
@@ -74,7 +75,7 @@ std::string Heatmap(const SweepOutcome& o, std::string_view metric) {
   bool any = false;
   for (const auto& [key, cell] : cells) {
     if (!cell.best) continue;
-    const double v = MetricOf(*cell.best, metric);
+    const double v = studies::MetricOf(*cell.best, metric);
     lo = any ? std::min(lo, v) : v;
     hi = any ? std::max(hi, v) : v;
     any = true;
@@ -115,14 +116,14 @@ std::string Heatmap(const SweepOutcome& o, std::string_view metric) {
         label = "";
         title = "not in the sweep";
       } else if (const Cell& cell = it->second; cell.best) {
-        const double v = MetricOf(*cell.best, metric);
+        const double v = studies::MetricOf(*cell.best, metric);
         cls = "cell ok";
         fill = Shade(
             hi > lo ? (higher ? (v - lo) / (hi - lo) : (hi - v) / (hi - lo))
                     : 1.0);
         label = Format("%.4g", v);
         title = Format("#%lld ", static_cast<long long>(cell.best->index())) +
-                LayoutText(*cell.best, VaryingOf(o)) +
+                LayoutText(*cell.best, studies::VaryingOf(o)) +
                 Format(": %.4g %s, %.1f GiB free", v, Short(metric).c_str(),
                        cell.best->margin_gib());
       } else if (cell.oom) {

@@ -17,17 +17,17 @@ constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                     "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                                     "#bcbd22", "#17becf"};
 
-std::string SeqChart(const SweepOutcome& o, std::string_view metric) {
-  const bool higher = HigherIsBetter(metric);
+std::string SeqChart(const studies::SweepOutcome& o, std::string_view metric) {
+  const bool higher = studies::HigherIsBetter(metric);
   std::set<int> seqs;
   std::map<int, std::map<int, double>> by_cp;  // cp -> seq -> best
-  for (const SweepCandidate& c : o.candidates) {
+  for (const studies::SweepCandidate& c : o.candidates) {
     seqs.insert(c.seq_len());
     if (c.verdict() != "ok") continue;
-    const double v = MetricOf(c, metric);
+    const double v = studies::MetricOf(c, metric);
     auto& best = by_cp[std::max(c.cp(), 1)];
     auto it = best.find(c.seq_len());
-    if (it == best.end() || Better(v, it->second, higher))
+    if (it == best.end() || studies::Better(v, it->second, higher))
       best[c.seq_len()] = v;
   }
   double hi = 0;
@@ -100,8 +100,9 @@ std::string SeqChart(const SweepOutcome& o, std::string_view metric) {
 
 }  // namespace
 
-std::string FormatSweepHtml(const SweepOutcome& o, std::string_view metric) {
-  const Varying v = VaryingOf(o);
+std::string FormatSweepHtml(const studies::SweepOutcome& o,
+                            std::string_view metric) {
+  const studies::Varying v = studies::VaryingOf(o);
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<title>moesim sweep: " +
@@ -125,13 +126,14 @@ std::string FormatSweepHtml(const SweepOutcome& o, std::string_view metric) {
            " against sequence length, by CP</h2>\n";
     out += SeqChart(o, metric);
   }
-  const std::vector<const SweepCandidate*> ranked = RankSweep(o, metric);
+  const std::vector<const studies::SweepCandidate*> ranked =
+      studies::RankSweep(o, metric);
   out +=
       "<h2>Top layouts</h2>\n<table id=\"top\"><tr><th>rank</th>"
       "<th>index</th><th>layout</th><th>tok/s/GPU</th><th>TFLOPS/GPU</th>"
       "<th>step s</th><th>peak GiB</th><th>free GiB</th></tr>\n";
   for (size_t i = 0; i < ranked.size() && i < 20; ++i) {
-    const SweepCandidate& c = *ranked[i];
+    const studies::SweepCandidate& c = *ranked[i];
     out += Format(
         "<tr><td>%zu</td><td>%lld</td><td class=\"l\">%s</td><td>%.1f</td>"
         "<td>%.1f</td><td>%.3f</td><td>%.1f</td><td>%.1f</td></tr>\n",

@@ -13,18 +13,18 @@
 namespace {
 
 void BM_Sweep(benchmark::State& state, const std::string& file, int jobs = 1) {
-  auto space = moesim::tools::SweepSpace::Load(std::string(MOESIM_SOURCE_DIR) +
-                                               "/scenarios/sweeps/" + file);
+  auto space = moesim::studies::SweepSpace::Load(
+      std::string(MOESIM_SOURCE_DIR) + "/scenarios/sweeps/" + file);
   if (!space) {
     state.SkipWithError(space.error().message.c_str());
     return;
   }
-  moesim::tools::SweepOptions options;
+  moesim::studies::SweepOptions options;
   options.jobs = jobs;
   int64_t layouts = 0, replays = 0;
   for (auto _ : state) {
-    const moesim::tools::SweepOutcome o =
-        moesim::tools::EvaluateSweep(*space, options);
+    const moesim::studies::SweepOutcome o =
+        moesim::studies::EvaluateSweep(*space, options);
     layouts += static_cast<int64_t>(o.candidates.size());
     for (const auto& c : o.candidates) replays += c.verdict() == "ok";
   }

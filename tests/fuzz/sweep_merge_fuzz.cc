@@ -17,6 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     files.push_back("part1.json");
     texts.push_back(input.substr(nul + 1));
   }
-  (void)moesim::tools::MergeSweepTexts(files, texts);
+  (void)moesim::studies::MergeSweepTexts(files, texts);
   return 0;
 }

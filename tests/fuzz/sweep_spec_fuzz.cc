@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "scenarios/scenario.h"
-#include "tools/sweep_spec.h"
+#include "studies/sweep_spec.h"
 #include "util/textproto.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   moesim::scenarios::Sweep spec;
   if (!moesim::util::ParseTextProto(text, "fuzz.textproto", spec)) return 0;
   auto space =
-      moesim::tools::SweepSpace::Build(spec, "fuzz.textproto", text, "");
+      moesim::studies::SweepSpace::Build(spec, "fuzz.textproto", text, "");
   if (!space) return 0;
   for (int64_t i = 0; i < std::min<int64_t>(space->size(), 4); ++i) {
     auto resolved = moesim::scenarios::Resolve(space->Candidate(i), "fuzz");

@@ -69,24 +69,25 @@ ep { values: [1, 2, 8, 16] }
 pp { values: [1, 2] }
 )";
 
-SweepSpace LoadSpace(const std::string& name, const std::string& text) {
-  auto space = SweepSpace::Load(WriteFile(name, text).string());
+studies::SweepSpace LoadSpace(const std::string& name,
+                              const std::string& text) {
+  auto space = studies::SweepSpace::Load(WriteFile(name, text).string());
   EXPECT_TRUE(space.has_value()) << space.error().message;
   return std::move(*space);
 }
 
-SweepOutcome Evaluate(const SweepSpace& space, int jobs = 2, int shard = 0,
-                      int num_shards = 1) {
-  SweepOptions options;
+studies::SweepOutcome Evaluate(const studies::SweepSpace& space, int jobs = 2,
+                               int shard = 0, int num_shards = 1) {
+  studies::SweepOptions options;
   options.jobs = jobs;
   options.shard = shard;
   options.num_shards = num_shards;
-  return EvaluateSweep(space, options);
+  return studies::EvaluateSweep(space, options);
 }
 
-std::map<std::string, int> CountVerdicts(const SweepOutcome& o) {
+std::map<std::string, int> CountVerdicts(const studies::SweepOutcome& o) {
   std::map<std::string, int> counts;
-  for (const SweepCandidate& c : o.candidates) ++counts[c.verdict()];
+  for (const studies::SweepCandidate& c : o.candidates) ++counts[c.verdict()];
   return counts;
 }
 
@@ -97,7 +98,7 @@ SweepOutputFlags NoTiming() {
 }
 
 TEST(SweepSpace, EnumeratesTheProductInAFixedOrder) {
-  const SweepSpace space = LoadSpace("order.textproto", kSmall);
+  const studies::SweepSpace space = LoadSpace("order.textproto", kSmall);
   ASSERT_EQ(space.size(), 32);  // 4 x 4 x 2
   // pp varies fastest (the last swept axis), then ep, then tp:
   // index = (tp_pos * 4 + ep_pos) * 2 + pp_pos.
@@ -110,7 +111,8 @@ TEST(SweepSpace, EnumeratesTheProductInAFixedOrder) {
 }
 
 TEST(Sweep, CountsVerdictsOfASmallSpace) {
-  const SweepOutcome o = Evaluate(LoadSpace("counts.textproto", kSmall));
+  const studies::SweepOutcome o =
+      Evaluate(LoadSpace("counts.textproto", kSmall));
   ASSERT_EQ(o.candidates.size(), 32u);
   // Invalid, 17 of 32:
   //  TP8 (8): PP1 breaks num_query_groups 4 % TP; PP2 makes the attention
@@ -134,14 +136,14 @@ TEST(Sweep, CountsVerdictsOfASmallSpace) {
 // back, no activations) binds, as with the state offload alone. An unknown
 // module is refused when the spec loads.
 TEST(Sweep, OffloadAxesLowerThePeak) {
-  const SweepOutcome o = Evaluate(LoadSpace("offload.textproto", R"(
+  const studies::SweepOutcome o = Evaluate(LoadSpace("offload.textproto", R"(
 base { model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 8 num_layers: 12
        layout { expert_model_parallel_size: 8 global_batch_size: 8 } }
 activation_offload: ["none", "expert_fc1"]
 offload_optimizer_states: [false, true]
 )"));
   ASSERT_EQ(o.candidates.size(), 4u);
-  for (const SweepCandidate& c : o.candidates)
+  for (const studies::SweepCandidate& c : o.candidates)
     ASSERT_EQ(c.verdict(), "ok") << c.reason();
   EXPECT_EQ(o.candidates[0].activation_offload(), "none");
   EXPECT_FALSE(o.candidates[0].offload_optimizer_states());
@@ -156,11 +158,11 @@ offload_optimizer_states: [false, true]
   const std::string csv = FormatSweepCsv(o);
   EXPECT_NE(csv.find(",activation_offload,offload_optimizer_states,"),
             std::string::npos);
-  auto bad = SweepSpace::Load(WriteFile("bad_offload.textproto", R"(
+  auto bad = studies::SweepSpace::Load(WriteFile("bad_offload.textproto", R"(
 base { model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 8 }
 activation_offload: ["expert_fc2"]
 )")
-                                  .string());
+                                           .string());
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("unknown module 'expert_fc2'"),
             std::string::npos)
@@ -168,9 +170,10 @@ activation_offload: ["expert_fc2"]
 }
 
 TEST(Sweep, InvalidCandidateCarriesTheRule) {
-  const SweepOutcome o = Evaluate(LoadSpace("invalid.textproto", kSmall));
+  const studies::SweepOutcome o =
+      Evaluate(LoadSpace("invalid.textproto", kSmall));
   // Index 24 = (3 * 4 + 0) * 2 + 0: TP8 EP1 PP1.
-  const SweepCandidate& c = o.candidates[24];
+  const studies::SweepCandidate& c = o.candidates[24];
   EXPECT_EQ(c.tp(), 8);
   EXPECT_EQ(c.verdict(), "invalid");
   EXPECT_EQ(c.reason(),
@@ -181,12 +184,12 @@ TEST(Sweep, InvalidCandidateCarriesTheRule) {
 TEST(Sweep, OutOfMemoryMarginMatchesMemoryCommand) {
   // DeepSeek-V3 (671B parameters) on 8 H100s cannot fit: pruned, not
   // replayed, with the margin `moesim memory` prints for the same layout.
-  const SweepOutcome o = Evaluate(LoadSpace("oom.textproto", R"(
+  const studies::SweepOutcome o = Evaluate(LoadSpace("oom.textproto", R"(
 base { model: "deepseek-v3" system: "dgx-h100" num_gpus: 8 }
 ep { values: [8] }
 )"));
   ASSERT_EQ(o.candidates.size(), 1u);
-  const SweepCandidate& c = o.candidates[0];
+  const studies::SweepCandidate& c = o.candidates[0];
   EXPECT_EQ(c.verdict(), "oom");
   studies::ScenarioFlags flags;
   flags.model = "deepseek-v3";
@@ -205,7 +208,8 @@ ep { values: [8] }
 TEST(Sweep, ConstraintsExcludeWithTheRuleText) {
   std::string text = kSmall;
   text += "constraints { rule: \"tp*pp <= 2\" }\n";
-  const SweepOutcome o = Evaluate(LoadSpace("constraint.textproto", text));
+  const studies::SweepOutcome o =
+      Evaluate(LoadSpace("constraint.textproto", text));
   // Of the 15 valid: TP4 (5) and TP2 PP2 (2) have tp*pp > 2: 7 excluded,
   // 8 run.
   const auto counts = CountVerdicts(o);
@@ -217,18 +221,18 @@ TEST(Sweep, ConstraintsExcludeWithTheRuleText) {
 }
 
 TEST(Sweep, RanksByTheMetric) {
-  const SweepOutcome o = Evaluate(LoadSpace("rank.textproto", kSmall));
+  const studies::SweepOutcome o = Evaluate(LoadSpace("rank.textproto", kSmall));
   for (const char* metric :
        {"tokens_per_sec_per_gpu", "tflops_per_gpu", "step_time_s"}) {
-    const auto ranked = RankSweep(o, metric);
+    const auto ranked = studies::RankSweep(o, metric);
     ASSERT_EQ(ranked.size(), 15u);
     for (size_t i = 1; i < ranked.size(); ++i) {
-      if (HigherIsBetter(metric)) {
-        EXPECT_GE(MetricOf(*ranked[i - 1], metric),
-                  MetricOf(*ranked[i], metric));
+      if (studies::HigherIsBetter(metric)) {
+        EXPECT_GE(studies::MetricOf(*ranked[i - 1], metric),
+                  studies::MetricOf(*ranked[i], metric));
       } else {
-        EXPECT_LE(MetricOf(*ranked[i - 1], metric),
-                  MetricOf(*ranked[i], metric));
+        EXPECT_LE(studies::MetricOf(*ranked[i - 1], metric),
+                  studies::MetricOf(*ranked[i], metric));
       }
     }
   }
@@ -236,18 +240,20 @@ TEST(Sweep, RanksByTheMetric) {
   const std::string json = FormatSweepJson(o, NoTiming());
   const std::string best =
       "{\"index\": " +
-      std::to_string(RankSweep(o, "tokens_per_sec_per_gpu").front()->index()) +
+      std::to_string(
+          studies::RankSweep(o, "tokens_per_sec_per_gpu").front()->index()) +
       ", \"rank\": 1,";
   EXPECT_NE(json.find(best), std::string::npos) << json;
 }
 
 TEST(Sweep, ParetoFrontIsNotDominated) {
-  const SweepOutcome o = Evaluate(LoadSpace("pareto.textproto", kSmall));
-  const auto front = SweepPareto(o, "tokens_per_sec_per_gpu");
+  const studies::SweepOutcome o =
+      Evaluate(LoadSpace("pareto.textproto", kSmall));
+  const auto front = studies::SweepPareto(o, "tokens_per_sec_per_gpu");
   ASSERT_FALSE(front.empty());
-  for (const ParetoPoint& p : front) {
+  for (const studies::ParetoPoint& p : front) {
     EXPECT_EQ(p.front, "memory_headroom");  // one GPU count only
-    for (const SweepCandidate& c : o.candidates) {
+    for (const studies::SweepCandidate& c : o.candidates) {
       if (c.verdict() != "ok") continue;
       const bool dominates =
           c.tokens_per_sec_per_gpu() >= p.candidate->tokens_per_sec_per_gpu() &&
@@ -263,8 +269,8 @@ TEST(Sweep, ParetoFrontIsNotDominated) {
 // A text cell that a spreadsheet would read as a formula (=, +, -, @ first:
 // OWASP "CSV Injection") is written behind a ', numbers are not.
 TEST(Sweep, CsvTextCellsCannotBeFormulas) {
-  SweepOutcome outcome;
-  SweepCandidate& c = outcome.candidates.emplace_back();
+  studies::SweepOutcome outcome;
+  studies::SweepCandidate& c = outcome.candidates.emplace_back();
   c.set_index(0);
   c.set_recompute("=HYPERLINK(\"x\")");
   c.set_precision("+bf16");
@@ -281,25 +287,26 @@ TEST(Sweep, CsvTextCellsCannotBeFormulas) {
 }
 
 TEST(Sweep, SameBytesForAnyThreadCount) {
-  const SweepSpace space = LoadSpace("threads.textproto", kSmall);
-  const SweepOutcome one = Evaluate(space, 1), two = Evaluate(space, 2);
+  const studies::SweepSpace space = LoadSpace("threads.textproto", kSmall);
+  const studies::SweepOutcome one = Evaluate(space, 1),
+                              two = Evaluate(space, 2);
   EXPECT_EQ(FormatSweepJson(one, NoTiming()), FormatSweepJson(two, NoTiming()));
   EXPECT_EQ(FormatSweepCsv(one), FormatSweepCsv(two));
   EXPECT_EQ(FormatSweepText(one, NoTiming()), FormatSweepText(two, NoTiming()));
 }
 
 TEST(Sweep, ShardsMergeIntoTheSingleRun) {
-  const SweepSpace space = LoadSpace("shards.textproto", kSmall);
-  const SweepOutcome single = Evaluate(space);
+  const studies::SweepSpace space = LoadSpace("shards.textproto", kSmall);
+  const studies::SweepOutcome single = Evaluate(space);
   std::vector<std::string> files;
   // Given out of order: the merge orders by candidate index.
   for (int k : {2, 0, 1}) {
-    const SweepOutcome part = Evaluate(space, 1, k, 3);
+    const studies::SweepOutcome part = Evaluate(space, 1, k, 3);
     files.push_back(WriteFile("part" + std::to_string(k) + ".json",
-                              FormatSweepShard(part, k, 3))
+                              studies::FormatSweepShard(part, k, 3))
                         .string());
   }
-  auto merged = MergeSweepShards(files);
+  auto merged = studies::MergeSweepShards(files);
   ASSERT_TRUE(merged.has_value()) << merged.error().message;
   EXPECT_EQ(FormatSweepJson(*merged, NoTiming()),
             FormatSweepJson(single, NoTiming()));
@@ -310,12 +317,12 @@ TEST(Sweep, ShardsMergeIntoTheSingleRun) {
             FormatSweepHtml(single, "tokens_per_sec_per_gpu"));
 
   // A shard missing, or given twice, is refused. files: shards 2, 0, 1.
-  auto missing = MergeSweepShards({files[0], files[1]});
+  auto missing = studies::MergeSweepShards({files[0], files[1]});
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message.find("shard 1/3 is missing"),
             std::string::npos)
       << missing.error().message;
-  auto twice = MergeSweepShards({files[0], files[0], files[1]});
+  auto twice = studies::MergeSweepShards({files[0], files[0], files[1]});
   ASSERT_FALSE(twice.has_value());
   EXPECT_NE(twice.error().message.find("given twice"), std::string::npos);
 }
@@ -350,7 +357,7 @@ TEST(Sweep, CommandLineShardAndMergeMatchTheSingleRun) {
 TEST(Sweep, HtmlHasTheCharts) {
   // Two sequence lengths, so the chart against sequence length is drawn;
   // CP 4 at 4096 tokens is valid, CP 3 is not (4096 % 6 != 0).
-  const SweepOutcome o = Evaluate(LoadSpace("html.textproto", R"(
+  const studies::SweepOutcome o = Evaluate(LoadSpace("html.textproto", R"(
 base { model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 8 num_layers: 4
        layout { global_batch_size: 8 } }
 seq_len { values: [4096, 8192] }

@@ -12,7 +12,7 @@
 
 #include "scenarios/scenario.h"
 #include "studies/scenario_flags.h"
-#include "tools/sweep_spec.h"
+#include "studies/sweep_spec.h"
 
 namespace moesim::tools {
 namespace {
@@ -52,7 +52,8 @@ std::string SweepRule(const std::string& field, const std::string& word) {
   if (field == "dispatcher") spec.add_dispatcher(word);
   if (field == "cuda_graph") spec.add_cuda_graph(word);
   if (field == "recompute") spec.add_recompute(word);
-  return RuleAfter(Void(SweepSpace::Build(spec, "sweep", "", "")), field);
+  return RuleAfter(Void(studies::SweepSpace::Build(spec, "sweep", "", "")),
+                   field);
 }
 
 // The flags' verdict: a vocabulary error, or "" when Resolve got past the

@@ -1,5 +1,5 @@
 // Reading a sweep spec's axes and naming its fields in errors
-// (tools/sweep_spec_internal.h).
+// (studies/sweep_spec_internal.h).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -9,13 +9,12 @@
 
 #include "scenarios/scenario.h"
 #include "scenarios/vocabulary.h"
-#include "tools/sweep_flags.h"
-#include "tools/sweep_spec.h"
-#include "tools/sweep_spec_internal.h"
+#include "studies/sweep_spec.h"
+#include "studies/sweep_spec_internal.h"
 #include "util/message.h"
 #include "util/textproto.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 using util::Result;
 
@@ -85,7 +84,7 @@ util::Error SweepNamer::Error(std::string_view field,
                  ? 0
                  : util::FieldLine(text_, field.substr(dot + 1));
   if (line == 0) line = TopLevelLine(text_, field.substr(0, field.find('.')));
-  if (line > 0) where += ":" + std::to_string(line);
+  if (line > 0) where.append(":").append(std::to_string(line));
   return util::Error{where + ": " + std::string(field) + ": " +
                      std::string(rule)};
 }
@@ -206,4 +205,4 @@ Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
   return base;
 }
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal

@@ -1,4 +1,4 @@
-#include "tools/sweep_constraint.h"
+#include "studies/sweep_constraint.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 
 #include "util/message.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 namespace {
 
 using util::Result;
@@ -140,4 +140,4 @@ std::string SweepRule::Check(const scenarios::ResolvedScenario& r) const {
          show(rhs) + " is false";
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

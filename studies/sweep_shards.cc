@@ -15,13 +15,13 @@
 #include "scenarios/limits.h"
 #include "scenarios/vocabulary.h"
 #include "studies/physical_limits.h"
-#include "tools/sweep.h"
-#include "tools/text_format.h"
+#include "studies/sweep.h"
 #include "util/fnv.h"
+#include "util/format.h"
 #include "util/message.h"
 #include "util/textproto.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 namespace {
 
 using util::Result;
@@ -216,4 +216,4 @@ Result<SweepOutcome> MergeSweepTexts(const std::vector<std::string>& files,
   return out;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

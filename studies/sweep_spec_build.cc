@@ -9,16 +9,15 @@
 #include "models/zoo.h"
 #include "scenarios/pipeline_split.h"
 #include "scenarios/vocabulary.h"
-#include "tools/sweep_flags.h"
-#include "tools/sweep_spec.h"
-#include "tools/sweep_spec_internal.h"
+#include "studies/sweep_spec.h"
+#include "studies/sweep_spec_internal.h"
 #include "topology/system.h"
 #include "util/csv.h"
 #include "util/fnv.h"
 #include "util/message.h"
 #include "util/textproto.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 namespace {
 
 using util::Result;
@@ -239,4 +238,4 @@ Result<SweepSpace> SweepSpace::Build(const scenarios::Sweep& spec,
   return space;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

@@ -1,4 +1,4 @@
-#include "tools/sweep_spec.h"
+#include "studies/sweep_spec.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,15 +9,14 @@
 #include "models/zoo.h"
 #include "scenarios/pipeline_split.h"
 #include "scenarios/vocabulary.h"
-#include "tools/sweep_flags.h"
-#include "tools/sweep_spec_internal.h"
+#include "studies/sweep_spec_internal.h"
 #include "topology/system.h"
 #include "util/csv.h"
 #include "util/fnv.h"
 #include "util/message.h"
 #include "util/textproto.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 using util::Result;
 
@@ -187,4 +186,43 @@ void FillLayout(const scenarios::Scenario& s, SweepCandidate& c) {
   c.set_offload_optimizer_states(s.offload_optimizer_states());
 }
 
-}  // namespace moesim::tools
+namespace {
+
+// Sweep field -> flag, for errors and SweepFieldFlag.
+constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+    {"num_gpus", "--gpus"},
+    {"seq_len", "--seq"},
+    {"tp", "--tp"},
+    {"cp", "--cp"},
+    {"ep", "--ep"},
+    {"etp", "--etp"},
+    {"pp", "--pp"},
+    {"vpp", "--vpp"},
+    {"mbs", "--mbs"},
+    {"gbs", "--gbs"},
+    {"recompute", "--recompute"},
+    {"precision", "--precision"},
+    {"dispatcher", "--dispatcher"},
+    {"cpu_offload", "--cpu-offload"},
+    {"cuda_graph", "--cuda-graph"},
+    {"ep_overlap", "--ep-overlap"},
+    {"base.model", "--model"},
+    {"base.system", "--system"},
+    {"base.num_gpus", "--gpus"},
+    {"base.precision", "--precision"},
+    {"base.dispatcher", "--dispatcher"},
+    {"base.cuda_graph", "--cuda-graph"},
+    {"constraints.rule", "--constraint"},
+    {"constraints.max_gpus_per_model_replica", "--max-gpus-per-replica"},
+};
+
+}  // namespace
+
+std::string SweepFieldFlag(std::string_view field) {
+  for (auto [name, flag] : kFlags) {
+    if (name == field) return std::string(flag);
+  }
+  return std::string(field);
+}
+
+}  // namespace moesim::studies

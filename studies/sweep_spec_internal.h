@@ -1,8 +1,8 @@
-// The sweep spec's parts that tools/sweep_spec.cc and tools/sweep_axes.cc
+// The sweep spec's parts that studies/sweep_spec.cc and studies/sweep_axes.cc
 // share: a field of the sweep file named in an error, and an axis read.
-// Private to the tools library.
-#ifndef MOESIM_TOOLS_SWEEP_SPEC_INTERNAL_H_
-#define MOESIM_TOOLS_SWEEP_SPEC_INTERNAL_H_
+// Private to the studies library.
+#ifndef MOESIM_STUDIES_SWEEP_SPEC_INTERNAL_H_
+#define MOESIM_STUDIES_SWEEP_SPEC_INTERNAL_H_
 
 #include <cstdint>
 #include <string>
@@ -12,7 +12,7 @@
 #include "scenarios/sweep.pb.h"
 #include "util/error.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 // The sweep axes' field names, in SweepSpace's axis order.
 inline constexpr const char* kAxisNames[] = {"num_gpus",
@@ -76,6 +76,6 @@ util::Result<scenarios::Scenario> LoadBase(const scenarios::Sweep& spec,
                                            const std::string& base_dir,
                                            const SweepNamer& at);
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal
 
-#endif  // MOESIM_TOOLS_SWEEP_SPEC_INTERNAL_H_
+#endif  // MOESIM_STUDIES_SWEEP_SPEC_INTERNAL_H_

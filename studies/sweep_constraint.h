@@ -4,8 +4,8 @@
 //   num_gpus, seq_len and integers >= 0: "tp*cp <= 8", "gbs*seq_len ==
 //   8388608".
 // A SweepRule is an immutable value; Check() is pure.
-#ifndef MOESIM_TOOLS_SWEEP_CONSTRAINT_H_
-#define MOESIM_TOOLS_SWEEP_CONSTRAINT_H_
+#ifndef MOESIM_STUDIES_SWEEP_CONSTRAINT_H_
+#define MOESIM_STUDIES_SWEEP_CONSTRAINT_H_
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +16,7 @@
 #include "scenarios/scenario.h"
 #include "util/error.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 class SweepRule {
  public:
@@ -50,6 +50,6 @@ class SweepRule {
   std::string op_;
 };
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies
 
-#endif  // MOESIM_TOOLS_SWEEP_CONSTRAINT_H_
+#endif  // MOESIM_STUDIES_SWEEP_CONSTRAINT_H_

@@ -1,5 +1,5 @@
 // Evaluating a sweep: every candidate resolved and judged on several
-// threads, then the ones that fit replayed (tools/sweep.h, EvaluateSweep).
+// threads, then the ones that fit replayed (studies/sweep.h, EvaluateSweep).
 #include <unistd.h>
 
 #include <atomic>
@@ -19,11 +19,11 @@
 #include "sim/replay.h"
 #include "studies/jobs.h"
 #include "studies/physical_limits.h"
-#include "tools/sweep.h"
-#include "tools/text_format.h"
+#include "studies/sweep.h"
+#include "util/format.h"
 #include "util/thread_errors.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 namespace {
 
 using util::Result;
@@ -114,11 +114,11 @@ SweepOutcome EvaluateSweep(const SweepSpace& space,
     c.set_margin_gib(m.margin_bytes / models::kGiB);
     if (!m.fits) {
       c.set_verdict("oom");
-      c.set_reason(
-          Format("out of memory by %.1f GiB (peak %.1f of %.1f GiB, "
-                 "pp%d)",
-                 -m.margin_bytes / models::kGiB, m.peak_bytes / models::kGiB,
-                 m.capacity_bytes / models::kGiB, m.busiest_rank));
+      c.set_reason(util::Format(
+          "out of memory by %.1f GiB (peak %.1f of %.1f GiB, "
+          "pp%d)",
+          -m.margin_bytes / models::kGiB, m.peak_bytes / models::kGiB,
+          m.capacity_bytes / models::kGiB, m.busiest_rank));
       return;
     }
     runnable[i] = std::move(*r);
@@ -168,4 +168,4 @@ SweepOutcome EvaluateSweep(const SweepSpace& space,
   return out;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

@@ -9,8 +9,8 @@
 //
 // A SweepSpace is an immutable value: Candidate() and Excluded() are pure
 // and may be called from several threads at once.
-#ifndef MOESIM_TOOLS_SWEEP_SPEC_H_
-#define MOESIM_TOOLS_SWEEP_SPEC_H_
+#ifndef MOESIM_STUDIES_SWEEP_SPEC_H_
+#define MOESIM_STUDIES_SWEEP_SPEC_H_
 
 #include <cstdint>
 #include <string>
@@ -19,11 +19,11 @@
 
 #include "scenarios/scenario.h"
 #include "scenarios/sweep.pb.h"
-#include "tools/sweep_constraint.h"
-#include "tools/sweep_result.pb.h"
+#include "studies/sweep_constraint.h"
+#include "studies/sweep_result.pb.h"
 #include "util/error.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 // The most candidates a sweep may enumerate.
 inline constexpr int64_t kMaxSweepCandidates = 1'000'000;
@@ -37,7 +37,7 @@ class SweepSpace {
   // Builds the space of `spec`. `origin` names it in errors ("x.textproto",
   // "flags"); `text`, when given, is the file's text, so errors cite the
   // field's line: "<origin>:<line>: <field>: <rule>"; with origin "flags"
-  // errors name the flag instead (tools/sweep_flags.h): "flags: --tp: <rule>".
+  // errors name the flag instead (SweepFieldFlag): "flags: --tp: <rule>".
   // `base_dir` is where a relative base_file and the base's relative model
   // and system paths are found (base_file must end in .textproto). Refused:
   // an axis written but empty, a value out of range (sizes < 1, cpu_offload
@@ -121,10 +121,15 @@ class SweepSpace {
   std::string fingerprint_;
 };
 
+// The flag that sets a Sweep field ("tp" -> "--tp", "base.model" ->
+// "--model", "constraints.rule" -> "--constraint"); the field itself when no
+// flag sets it.
+std::string SweepFieldFlag(std::string_view field);
+
 // Fills the layout fields of `candidate` (num_gpus .. ep_overlap) from a
 // scenario spec; unset fields stay 0 or empty.
 void FillLayout(const scenarios::Scenario& spec, SweepCandidate& candidate);
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies
 
-#endif  // MOESIM_TOOLS_SWEEP_SPEC_H_
+#endif  // MOESIM_STUDIES_SWEEP_SPEC_H_

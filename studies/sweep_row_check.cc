@@ -1,5 +1,5 @@
 // A candidate row of a sweep shard checked against what EvaluateSweep
-// writes (tools/sweep.h, CheckCandidateRow).
+// writes (studies/sweep.h, CheckCandidateRow).
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -7,11 +7,11 @@
 #include "scenarios/limits.h"
 #include "scenarios/vocabulary.h"
 #include "studies/physical_limits.h"
-#include "tools/sweep.h"
-#include "tools/text_format.h"
+#include "studies/sweep.h"
+#include "util/format.h"
 #include "util/message.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
 util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
   namespace limits = scenarios;
@@ -37,13 +37,13 @@ util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
   };
   for (const auto& [field, value, max] : metrics) {
     if (ok && !(value > 0 && value <= max)) {
-      return fail(field, "must be > 0 and at most " + Format("%g", max) +
+      return fail(field, "must be > 0 and at most " + util::Format("%g", max) +
                              " when the verdict is ok, got " +
-                             Format("%.17g", value));
+                             util::Format("%.17g", value));
     }
     if (!ok && value != 0) {
       return fail(field, "must be 0 (not replayed) when the verdict is " + v +
-                             ", got " + Format("%.17g", value));
+                             ", got " + util::Format("%.17g", value));
     }
   }
   if (!(c.peak_memory_gib() >= 0 &&
@@ -51,8 +51,9 @@ util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
       ((ok || oom) && c.peak_memory_gib() == 0)) {
     return fail("peak_memory_gib",
                 std::string(ok || oom ? "must be > 0" : "must be >= 0") +
-                    " and at most " + Format("%g", studies::kMaxGibPerGpu) +
-                    ", got " + Format("%.17g", c.peak_memory_gib()));
+                    " and at most " +
+                    util::Format("%g", studies::kMaxGibPerGpu) + ", got " +
+                    util::Format("%.17g", c.peak_memory_gib()));
   }
   if (!std::isfinite(c.margin_gib()) ||
       std::fabs(c.margin_gib()) > studies::kMaxGibPerGpu ||
@@ -61,8 +62,9 @@ util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
                 std::string(ok    ? "must be >= 0 when the verdict is ok"
                             : oom ? "must be < 0 when the verdict is oom"
                                   : "must be finite") +
-                    " (and within +-" + Format("%g", studies::kMaxGibPerGpu) +
-                    "), got " + Format("%.17g", c.margin_gib()));
+                    " (and within +-" +
+                    util::Format("%g", studies::kMaxGibPerGpu) + "), got " +
+                    util::Format("%.17g", c.margin_gib()));
   }
   const std::tuple<std::string_view, int64_t, int64_t> sizes[] = {
       {"num_gpus", c.num_gpus(), limits::kMaxGpus},
@@ -98,8 +100,8 @@ util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
     }
   }
   if (!(c.cpu_offload() >= 0 && c.cpu_offload() <= 1)) {
-    return fail("cpu_offload",
-                "must be in [0, 1], got " + Format("%.17g", c.cpu_offload()));
+    return fail("cpu_offload", "must be in [0, 1], got " +
+                                   util::Format("%.17g", c.cpu_offload()));
   }
   for (const auto& [kind, word] :
        {std::pair{"precision", &c.precision()},
@@ -117,4 +119,4 @@ util::Result<void> CheckCandidateRow(const SweepCandidate& c) {
   return {};
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

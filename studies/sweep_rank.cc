@@ -1,16 +1,46 @@
-// A sweep's candidates ranked by a metric and its Pareto fronts
-// (tools/sweep_format.h).
+// Which knobs a sweep varies, its candidates ranked by a metric, and its
+// Pareto fronts (studies/sweep.h).
 #include <algorithm>
 #include <string_view>
 #include <vector>
 
-#include "tools/sweep_format.h"
-#include "tools/sweep_format_internal.h"
+#include "studies/sweep.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 
-using sweep_internal::Better;
-using sweep_internal::VaryingOf;
+bool Better(double a, double b, bool higher) { return higher ? a > b : a < b; }
+
+Varying VaryingOf(const SweepOutcome& o) {
+  Varying v;
+  // Invalid candidates hold their requested values (0 or empty where left
+  // to the default), so only resolved ones are compared.
+  const SweepCandidate* first = nullptr;
+  for (const SweepCandidate& c : o.candidates) {
+    if (c.verdict() != "invalid") {
+      first = &c;
+      break;
+    }
+  }
+  if (!first) return v;
+  const SweepCandidate& a = *first;
+  for (const SweepCandidate& c : o.candidates) {
+    if (c.verdict() == "invalid") continue;
+    v.gpus |= c.num_gpus() != a.num_gpus();
+    v.seq |= c.seq_len() != a.seq_len();
+    v.mbs |= c.mbs() != a.mbs();
+    v.gbs |= c.gbs() != a.gbs();
+    v.recompute |= c.recompute() != a.recompute();
+    v.precision |= c.precision() != a.precision();
+    v.dispatcher |= c.dispatcher() != a.dispatcher();
+    v.offload |= c.cpu_offload() != a.cpu_offload();
+    v.graph |= c.cuda_graph() != a.cuda_graph();
+    v.ep_overlap |= c.ep_overlap() != a.ep_overlap();
+    v.activation_offload |= c.activation_offload() != a.activation_offload();
+    v.state_offload |=
+        c.offload_optimizer_states() != a.offload_optimizer_states();
+  }
+  return v;
+}
 
 double MetricOf(const SweepCandidate& c, std::string_view metric) {
   if (metric == "tflops_per_gpu") return c.tflops_per_gpu();
@@ -80,4 +110,4 @@ std::vector<ParetoPoint> SweepPareto(const SweepOutcome& o,
   return out;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies
