@@ -8,38 +8,18 @@
 #include "scenarios/megatron_args.h"
 #include "scenarios/pipeline_split.h"
 #include "sim/step_stats.h"
-#include "tools/advise_internal.h"
 #include "tools/cli_checks.h"
 #include "tools/memory_report.h"
 #include "tools/run_report.h"
 #include "tools/scenario_flags.h"
 #include "tools/text_format.h"
+#include "util/csv.h"
 #include "util/json_write.h"
 
 namespace moesim::tools {
 
-namespace internal {
-
-std::string Join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
-}
-
-std::string RecomputeText(const scenarios::Recompute& rc) {
-  if (rc.granularity() == "full") return "full";
-  if (rc.granularity() != "selective" || rc.modules_size() == 0) return "none";
-  return Join({rc.modules().begin(), rc.modules().end()}, ",");
-}
-
-std::string Number(double v) { return Format("%g", v); }
-
-}  // namespace internal
 namespace {
 
-using internal::Join;
-using internal::Number;
-using internal::RecomputeText;
 using util::Result;
 
 // The final layout as one Megatron-LM argument list, architecture included:
@@ -49,7 +29,7 @@ std::string LaunchArgs(const scenarios::ResolvedScenario& s) {
          scenarios::FormatMegatronArgs(s.spec);
 }
 
-void WriteStep(util::JsonWriter& w, const AdviseStep& s) {
+void WriteStep(util::JsonWriter& w, const studies::AdviseStep& s) {
   w.BeginObject();
   w.Key("change").String(s.change).Key("wall").String(s.wall);
   w.Key("tokens_per_sec_per_gpu").Number(s.tokens_per_sec_per_gpu);
@@ -60,7 +40,7 @@ void WriteStep(util::JsonWriter& w, const AdviseStep& s) {
   w.EndObject();
 }
 
-std::string StepRow(int n, const AdviseStep& s) {
+std::string StepRow(int n, const studies::AdviseStep& s) {
   return Format("%4d  %-44s %-14s %12.1f %10.1f %+8.2f %9.1f  %s\n", n,
                 s.change.c_str(), s.wall.c_str(), s.tokens_per_sec_per_gpu,
                 s.tflops_per_gpu, s.gain_pct, s.peak_memory_gib,
@@ -69,9 +49,9 @@ std::string StepRow(int n, const AdviseStep& s) {
 
 // Against the start, or when the start does not fit (its replayed speed is
 // not reachable) against the first layout that fits; 0 when none fits.
-double TotalGainPct(const AdviseResult& r) {
-  const AdviseStep* base = r.start.fits ? &r.start : nullptr;
-  for (const AdviseStep& s : r.steps) {
+double TotalGainPct(const studies::AdviseResult& r) {
+  const studies::AdviseStep* base = r.start.fits ? &r.start : nullptr;
+  for (const studies::AdviseStep& s : r.steps) {
     if (base == nullptr && s.fits) base = &s;
   }
   if (base == nullptr || base->tokens_per_sec_per_gpu <= 0) return 0;
@@ -112,21 +92,21 @@ std::string FormatScenarioFlags(const scenarios::Scenario& s) {
   out += " --precision " + studies::ShellWord(s.precision()) +
          " --dispatcher " + studies::ShellWord(s.dispatcher()) + " --routing " +
          studies::ShellWord(s.routing()) + " --recompute " +
-         studies::ShellWord(RecomputeText(s.recompute())) + " --cuda-graph " +
-         studies::ShellWord(s.cuda_graph());
-  out += " --cpu-offload " + Number(s.optimizer_offload_fraction());
+         studies::ShellWord(studies::RecomputeText(s.recompute())) +
+         " --cuda-graph " + studies::ShellWord(s.cuda_graph());
+  out += " --cpu-offload " + Format("%g", s.optimizer_offload_fraction());
   out += Format(" --ep-overlap %d", s.overlap_moe_expert_parallel_comm());
   out += " --cp-comm-type " + studies::ShellWord(s.cp_comm_type());
   if (s.hierarchical_context_parallel_sizes_size() > 0) {
     std::vector<std::string> sizes;
     for (int size : s.hierarchical_context_parallel_sizes())
       sizes.push_back(std::to_string(size));
-    out += " --hierarchical-cp-sizes " + Join(sizes, ",");
+    out += " --hierarchical-cp-sizes " + util::JoinList(sizes, ",");
   }
   return out;
 }
 
-std::string FormatAdviseText(const AdviseResult& r) {
+std::string FormatAdviseText(const studies::AdviseResult& r) {
   const scenarios::ResolvedScenario& f = r.final_layout;
   std::string out =
       Format("advise: %s on %d x %s, seq %d\n\n", f.model.name().c_str(),
@@ -138,7 +118,7 @@ std::string FormatAdviseText(const AdviseResult& r) {
   for (size_t i = 0; i < r.steps.size(); ++i)
     out += StepRow(static_cast<int>(i + 1), r.steps[i]);
   int candidates = 0, invalid = 0;
-  for (const AdviseStep& s : r.steps) {
+  for (const studies::AdviseStep& s : r.steps) {
     candidates += s.candidates;
     invalid += s.invalid;
   }
@@ -158,14 +138,14 @@ std::string FormatAdviseText(const AdviseResult& r) {
   return out;
 }
 
-std::string FormatAdviseJson(const AdviseResult& r) {
+std::string FormatAdviseJson(const studies::AdviseResult& r) {
   using Layout = util::JsonWriter::Layout;
   const scenarios::ResolvedScenario& f = r.final_layout;
   util::JsonWriter w;
   w.BeginObject(Layout::kLines);
   WriteStep(w.Key("start"), r.start);
   w.Key("steps").BeginArray(Layout::kLines);
-  for (const AdviseStep& step : r.steps) WriteStep(w, step);
+  for (const studies::AdviseStep& step : r.steps) WriteStep(w, step);
   w.EndArray();
   w.Key("final").BeginObject();
   w.Key("flags").String(FormatScenarioFlags(f.spec));
@@ -181,7 +161,8 @@ std::string FormatAdviseJson(const AdviseResult& r) {
 Result<std::string> RunAdvise(const AdviseFlags& flags) {
   auto scenario = studies::ResolveFlags(flags.scenario);
   if (!scenario) return std::unexpected(scenario.error());
-  auto result = Advise(*scenario, flags.max_steps, flags.max_candidates);
+  auto result =
+      studies::Advise(*scenario, flags.max_steps, flags.max_candidates);
   if (!result) return std::unexpected(result.error());
   return flags.json ? FormatAdviseJson(*result) : FormatAdviseText(*result);
 }

@@ -159,7 +159,7 @@ CommandResult Dispatch(Commands& c, int argc, char** argv, bool join_mpi) {
   if (c.memory->parsed()) {
     auto scenario = studies::ResolveFlags(c.memory_flags);
     if (!scenario) return Fail(scenario.error().message);
-    const MemoryReport report = BuildMemoryReport(*scenario);
+    const studies::MemoryReport report = studies::BuildMemoryReport(*scenario);
     return Print(c.memory_json ? FormatMemoryJson(*scenario, report)
                                : FormatMemoryText(*scenario, report));
   }

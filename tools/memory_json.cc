@@ -75,7 +75,7 @@ void WriteScenario(util::JsonWriter& w, const scenarios::ResolvedScenario& s) {
 }
 
 std::string FormatMemoryJson(const scenarios::ResolvedScenario& s,
-                             const MemoryReport& r) {
+                             const studies::MemoryReport& r) {
   using Layout = util::JsonWriter::Layout;
   util::JsonWriter w;
   // GiB with three decimals.

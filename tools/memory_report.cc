@@ -79,20 +79,8 @@ std::string TrainingLine(const scenarios::ResolvedScenario& s) {
   return line;
 }
 
-MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& s) {
-  MemoryReport r;
-  r.params = models::CountParams(s.model);
-  const double per_sequence = models::ModelFlopsPerSequence(
-      s.model, s.training.seq_length, s.parallel.tp);
-  r.model_flops_per_step = per_sequence * s.training.global_batch_size;
-  r.model_flops_per_token = per_sequence / s.training.seq_length;
-  r.memory = models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
-                                    s.system.gpu().memory_gib() * kGiB);
-  return r;
-}
-
 std::string FormatMemoryText(const scenarios::ResolvedScenario& s,
-                             const MemoryReport& r) {
+                             const studies::MemoryReport& r) {
   const models::Parallelism& p = s.parallel;
   std::string out;
   out += Format("model %s on %d x %s (%s, %.1f GiB)\n", s.model.name().c_str(),

@@ -5,20 +5,11 @@
 
 #include <string>
 
-#include "models/memory.h"
-#include "models/params.h"
 #include "scenarios/scenario.h"
+#include "studies/run.h"
 #include "util/json_write.h"
 
 namespace moesim::tools {
-
-struct MemoryReport {
-  models::ParamSummary params;
-  double model_flops_per_step =
-      0;  // Megatron-Bridge's count, whole global batch
-  double model_flops_per_token = 0;
-  models::MemoryEstimate memory;
-};
 
 // "layout TP.. CP.. DP.. PP.. VPP.. | EP.. ETP.. EDP.. | seq .. MBS .. GBS ..
 // (.. micro-batches)", no newline: the layout line every report starts with.
@@ -36,11 +27,9 @@ std::string TrainingLine(const scenarios::ResolvedScenario& scenario);
 void WriteScenario(util::JsonWriter& w,
                    const scenarios::ResolvedScenario& scenario);
 
-MemoryReport BuildMemoryReport(const scenarios::ResolvedScenario& scenario);
-
 // Human-readable tables. Deterministic: same input, same bytes.
 std::string FormatMemoryText(const scenarios::ResolvedScenario& scenario,
-                             const MemoryReport& report);
+                             const studies::MemoryReport& report);
 
 // JSON with at least: params_total, params_active, model_flops_per_step,
 // model_flops_per_token, stages[] {pp_rank, params, params_gib, grads_gib,
@@ -48,7 +37,7 @@ std::string FormatMemoryText(const scenarios::ResolvedScenario& scenario,
 // peak_memory_gib (the busiest stage's; `run --json` uses the same keys),
 // capacity_gib, fits, margin_gib, defaults_used, warnings.
 std::string FormatMemoryJson(const scenarios::ResolvedScenario& scenario,
-                             const MemoryReport& report);
+                             const studies::MemoryReport& report);
 
 }  // namespace moesim::tools
 

@@ -56,7 +56,7 @@ void WriteRanks(util::JsonWriter& w, const sim::StepResult& st) {
 }
 
 // The replay's figures of `st` (FormatRunJson), from the step time on.
-void WriteStepFigures(util::JsonWriter& w, const RunReport& r) {
+void WriteStepFigures(util::JsonWriter& w, const studies::RunReport& r) {
   const sim::StepResult& st = r.step;
   const models::MemoryEstimate& m = r.memory.memory;
   auto comm_object = [&](auto value) {
@@ -122,7 +122,7 @@ void WriteStepFigures(util::JsonWriter& w, const RunReport& r) {
 }  // namespace
 
 std::string FormatRunJson(const scenarios::ResolvedScenario& s,
-                          const RunReport& r) {
+                          const studies::RunReport& r) {
   const sim::StepResult& st = r.step;
   util::JsonWriter w;
   w.BeginObject(util::JsonWriter::Layout::kLines);

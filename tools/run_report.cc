@@ -17,19 +17,8 @@ using models::kGiB;
 
 }  // namespace
 
-util::Result<RunReport> BuildRunReport(const scenarios::ResolvedScenario& s,
-                                       const sim::ReplayOptions& options,
-                                       const calibration::Profile& profile) {
-  auto platform = sim::BuildPlatform(s, profile);
-  if (!platform) return std::unexpected(platform.error());
-  auto step = sim::Replay(s, *platform, options);
-  if (!step) return std::unexpected(step.error());
-  return RunReport{std::move(*step), BuildMemoryReport(s),
-                   platform->costs->tables().SustainedComputeRate()};
-}
-
 std::string FormatRunText(const scenarios::ResolvedScenario& s,
-                          const RunReport& r) {
+                          const studies::RunReport& r) {
   const models::Parallelism& p = s.parallel;
   const sim::StepResult& st = r.step;
   std::string out;
@@ -184,7 +173,7 @@ util::Result<std::string> RunCommand(const RunFlags& f) {
   // at once, not after the work.
   if (auto ok = util::CheckOutputTargets({{"--trace", f.trace_file}}); !ok)
     return std::unexpected(ok.error());
-  auto report = BuildRunReport(*scenario, options, profile);
+  auto report = studies::BuildRunReport(*scenario, options, profile);
   if (!report) {
     // The replay's own limits name the flag that asked for them.
     const std::string& message = report.error().message;

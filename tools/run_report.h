@@ -12,6 +12,7 @@
 
 #include "scenarios/scenario.h"
 #include "sim/replay.h"
+#include "studies/run.h"
 #include "studies/scenario_flags.h"
 #include "tools/memory_report.h"
 #include "util/error.h"
@@ -43,22 +44,8 @@ void AddRunFlags(CLI::App& app, RunFlags& flags);
 [[nodiscard]] util::Result<std::vector<sim::Straggler>> ParseStragglers(
     const RunFlags& flags, int num_gpus);
 
-struct RunReport {
-  sim::StepResult step;
-  MemoryReport memory;
-  // The GPU's sustained-load share of benchmarked compute rates
-  // (calibration/tables/<gpu>/sustained.csv; 1 without a row).
-  double sustained_compute_rate = 1;
-};
-
-// `profile`: corrections applied to the platform (sim::BuildPlatform).
-[[nodiscard]] util::Result<RunReport> BuildRunReport(
-    const scenarios::ResolvedScenario& scenario,
-    const sim::ReplayOptions& options,
-    const calibration::Profile& profile = {});
-
 std::string FormatRunText(const scenarios::ResolvedScenario& scenario,
-                          const RunReport& report);
+                          const studies::RunReport& report);
 
 // Keys: step_time_s, tflops_per_gpu, tokens_per_sec_per_gpu, mfu,
 // peak_memory_gib, fits, margin_gib, bubble_fraction, exposed_comm_s {tp,
@@ -71,7 +58,7 @@ std::string FormatRunText(const scenarios::ResolvedScenario& scenario,
 // finish_s} in rank order. A step extended from its periodic steady state
 // adds periodic_microbatches [m0, m0 + p, m0 + 2p] (sim/periodic.h).
 std::string FormatRunJson(const scenarios::ResolvedScenario& scenario,
-                          const RunReport& report);
+                          const studies::RunReport& report);
 
 // The whole command: resolve, replay, write the trace file, format.
 [[nodiscard]] util::Result<std::string> RunCommand(const RunFlags& flags);

@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   auto resolved = moesim::scenarios::Resolve(*spec, "fuzz.textproto", text);
   if (!resolved) return 0;
-  const moesim::tools::MemoryReport report =
-      moesim::tools::BuildMemoryReport(*resolved);
+  const moesim::studies::MemoryReport report =
+      moesim::studies::BuildMemoryReport(*resolved);
   (void)moesim::tools::FormatMemoryJson(*resolved, report);
   return 0;
 }

@@ -40,7 +40,7 @@ inline void ResolveAndReplay(const scenarios::Scenario& spec) {
   google::protobuf::TextFormat::PrintToString(spec, &text);
   auto r = scenarios::Resolve(spec, "fuzz.textproto", text);
   if (!r) return;
-  const tools::MemoryReport report = tools::BuildMemoryReport(*r);
+  const studies::MemoryReport report = studies::BuildMemoryReport(*r);
   (void)tools::FormatMemoryJson(*r, report);
   const int64_t per_step =
       int64_t{r->training.micro_batch_size} * r->parallel.dp;

@@ -198,7 +198,7 @@ ep { values: [8] }
   flags.ep = 8;
   auto scenario = studies::ResolveFlags(flags);
   ASSERT_TRUE(scenario.has_value()) << scenario.error().message;
-  const MemoryReport memory = BuildMemoryReport(*scenario);
+  const studies::MemoryReport memory = studies::BuildMemoryReport(*scenario);
   EXPECT_DOUBLE_EQ(c.margin_gib(), memory.memory.margin_bytes / models::kGiB);
   EXPECT_LT(c.margin_gib(), 0);
   EXPECT_TRUE(c.reason().starts_with("out of memory by ")) << c.reason();

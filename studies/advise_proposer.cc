@@ -1,5 +1,5 @@
 // The single-knob changes advise proposes for a wall
-// (tools/advise_internal.h), after the optimization workflow's order.
+// (studies/advise_internal.h), after the optimization workflow's order.
 #include <algorithm>
 #include <set>
 #include <string>
@@ -8,10 +8,12 @@
 
 #include "models/dispatchers.h"
 #include "scenarios/pipeline_split.h"
-#include "tools/advise_internal.h"
-#include "tools/text_format.h"
+#include "studies/advise.h"
+#include "studies/advise_internal.h"
+#include "util/csv.h"
+#include "util/format.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 namespace {
 
 // The selective recompute modules the workflow tries first, in its order.
@@ -87,14 +89,14 @@ class Proposer {
         if (std::find(modules.begin(), modules.end(), m) != modules.end())
           continue;
         modules.push_back(m);
-        Recompute(Format("recompute +%s", m), std::move(modules));
+        Recompute(util::Format("recompute +%s", m), std::move(modules));
       }
     }
     const int cp = l_.context_parallel_size();
     if (s_.seq_length() >= 8192) {
       scenarios::Scenario s = s_;
       s.mutable_layout()->set_context_parallel_size(2 * cp);
-      Add(Format("cp %d -> %d", cp, 2 * cp), std::move(s));
+      Add(util::Format("cp %d -> %d", cp, 2 * cp), std::move(s));
     }
     // Experts are most of an MoE's weights: EP before PP (workflow phase 2,
     // "prefer EP over extra TP for experts").
@@ -102,20 +104,19 @@ class Proposer {
     if (ep < r_.model.num_moe_experts()) {
       scenarios::Scenario s = s_;
       s.mutable_layout()->set_expert_model_parallel_size(2 * ep);
-      Add(Format("ep %d -> %d", ep, 2 * ep), std::move(s));
+      Add(util::Format("ep %d -> %d", ep, 2 * ep), std::move(s));
     }
     const int pp = l_.pipeline_model_parallel_size();
     const int vpp = l_.virtual_pipeline_model_parallel_size();
-    Add(Format("pp %d -> %d", pp, 2 * pp), Repiped(2 * pp, vpp));
+    Add(util::Format("pp %d -> %d", pp, 2 * pp), Repiped(2 * pp, vpp));
     if (vpp > 1)
-      Add(Format("pp %d -> %d, vpp 1", pp, 2 * pp), Repiped(2 * pp, 1));
+      Add(util::Format("pp %d -> %d, vpp 1", pp, 2 * pp), Repiped(2 * pp, 1));
     for (double fraction : {0.5, 1.0}) {
       if (s_.optimizer_offload_fraction() >= fraction) continue;
       scenarios::Scenario s = s_;
       s.set_optimizer_offload_fraction(fraction);
-      Add(Format("cpu-offload %s -> %s",
-                 Number(s_.optimizer_offload_fraction()).c_str(),
-                 Number(fraction).c_str()),
+      Add(util::Format("cpu-offload %g -> %g", s_.optimizer_offload_fraction(),
+                       fraction),
           std::move(s));
     }
     if (s_.recompute().granularity() != "full") {
@@ -124,7 +125,7 @@ class Proposer {
       s.mutable_recompute()->set_granularity("full");
       s.mutable_recompute()->set_method("uniform");
       s.mutable_recompute()->set_num_layers(1);
-      Add("recompute " + RecomputeText(s_.recompute()) + " -> full",
+      Add("recompute " + studies::RecomputeText(s_.recompute()) + " -> full",
           std::move(s));
     }
   }
@@ -142,10 +143,11 @@ class Proposer {
     sets.push_back({"mla_up_proj", "layernorm", "moe_act", "mlp"});
     sets.push_back({"mla_up_proj", "layernorm", "moe", "mlp"});
     for (const std::vector<std::string>& modules : sets)
-      Recompute("recompute full -> " + Join(modules, ","), modules);
+      Recompute("recompute full -> " + util::JoinList(modules, ","), modules);
     if (s_.optimizer_offload_fraction() >= 1) return;
     for (const std::vector<std::string>& modules : sets) {
-      Recompute("recompute full -> " + Join(modules, ",") + ", cpu-offload 1",
+      Recompute("recompute full -> " + util::JoinList(modules, ",") +
+                    ", cpu-offload 1",
                 modules, 1.0);
     }
   }
@@ -166,13 +168,13 @@ class Proposer {
     if (const int ep = l_.expert_model_parallel_size(); ep > 1) {
       scenarios::Scenario s = s_;
       s.mutable_layout()->set_expert_model_parallel_size(ep / 2);
-      Add(Format("ep %d -> %d", ep, ep / 2), std::move(s));
+      Add(util::Format("ep %d -> %d", ep, ep / 2), std::move(s));
     }
     if (const int tp = l_.tensor_model_parallel_size(); tp > 1) {
       scenarios::Scenario s = s_;
       s.mutable_layout()->set_tensor_model_parallel_size(tp / 2);
       s.mutable_layout()->clear_sequence_parallel();
-      Add(Format("tp %d -> %d", tp, tp / 2), std::move(s));
+      Add(util::Format("tp %d -> %d", tp, tp / 2), std::move(s));
     }
     const int cp = l_.context_parallel_size();
     const int tp = l_.tensor_model_parallel_size();
@@ -185,8 +187,8 @@ class Proposer {
       s.clear_hierarchical_context_parallel_sizes();
       s.add_hierarchical_context_parallel_sizes(inner);
       s.add_hierarchical_context_parallel_sizes(cp / inner);
-      Add(Format("cp-comm-type %s -> a2a+p2p (%d,%d)",
-                 s_.cp_comm_type().c_str(), inner, cp / inner),
+      Add(util::Format("cp-comm-type %s -> a2a+p2p (%d,%d)",
+                       s_.cp_comm_type().c_str(), inner, cp / inner),
           std::move(s));
     }
   }
@@ -209,7 +211,7 @@ class Proposer {
     const int mbs = l_.micro_batch_size();
     scenarios::Scenario s = s_;
     s.mutable_layout()->set_micro_batch_size(2 * mbs);
-    Add(Format("mbs %d -> %d", mbs, 2 * mbs), std::move(s));
+    Add(util::Format("mbs %d -> %d", mbs, 2 * mbs), std::move(s));
   }
 
   void Compute() {
@@ -223,14 +225,14 @@ class Proposer {
     const int pp = l_.pipeline_model_parallel_size();
     const int vpp = l_.virtual_pipeline_model_parallel_size();
     if (pp > 1) {
-      Add(Format("pp %d -> %d", pp, pp / 2), Repiped(pp / 2, vpp));
+      Add(util::Format("pp %d -> %d", pp, pp / 2), Repiped(pp / 2, vpp));
       if (vpp > 1) {
-        Add(Format("pp %d -> %d, vpp 1", pp, pp / 2), Repiped(pp / 2, 1));
+        Add(util::Format("pp %d -> %d, vpp 1", pp, pp / 2), Repiped(pp / 2, 1));
       }
-      Add(Format("vpp %d -> %d", vpp, 2 * vpp), Repiped(pp, 2 * vpp));
+      Add(util::Format("vpp %d -> %d", vpp, 2 * vpp), Repiped(pp, 2 * vpp));
     }
     if (vpp > 1)
-      Add(Format("vpp %d -> %d", vpp, vpp / 2), Repiped(pp, vpp / 2));
+      Add(util::Format("vpp %d -> %d", vpp, vpp / 2), Repiped(pp, vpp / 2));
   }
 
   const scenarios::ResolvedScenario& r_;
@@ -247,4 +249,14 @@ std::vector<Candidate> ProposeChanges(const scenarios::ResolvedScenario& r,
   return Proposer(r).For(wall, fits);
 }
 
-}  // namespace moesim::tools::internal
+}  // namespace moesim::studies::internal
+
+namespace moesim::studies {
+
+std::string RecomputeText(const scenarios::Recompute& rc) {
+  if (rc.granularity() == "full") return "full";
+  if (rc.granularity() != "selective" || rc.modules_size() == 0) return "none";
+  return util::JoinList(rc.modules(), ",");
+}
+
+}  // namespace moesim::studies

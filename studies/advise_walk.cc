@@ -1,6 +1,6 @@
-// advise's walk (tools/advise.h, Advise): from the start layout, each step
-// diagnoses the binding wall, replays the single-knob changes proposed for
-// it (tools/advise_proposer.cc) and keeps the best.
+// advise's walk (studies/advise.h, Advise): from the start layout, each
+// step diagnoses the binding wall, replays the single-knob changes proposed
+// for it (studies/advise_proposer.cc) and keeps the best.
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -9,15 +9,13 @@
 #include "scenarios/megatron_args.h"
 #include "scenarios/pipeline_split.h"
 #include "sim/step_stats.h"
-#include "tools/advise.h"
-#include "tools/advise_internal.h"
-#include "tools/cli_checks.h"
-#include "tools/memory_report.h"
-#include "tools/run_report.h"
-#include "tools/text_format.h"
+#include "studies/advise.h"
+#include "studies/advise_internal.h"
+#include "studies/run.h"
+#include "util/format.h"
 #include "util/json_write.h"
 
-namespace moesim::tools {
+namespace moesim::studies {
 namespace {
 
 using internal::Candidate;
@@ -65,7 +63,7 @@ Measured Judge(scenarios::ResolvedScenario r) {
 }
 
 Result<void> Replay(Measured& m) {
-  auto report = BuildRunReport(m.scenario, {});
+  auto report = studies::BuildRunReport(m.scenario, {});
   if (!report) return std::unexpected(report.error());
   m.replayed = true;
   m.tokens_per_sec_per_gpu = report->step.tokens_per_sec_per_gpu;
@@ -203,4 +201,4 @@ Result<AdviseResult> Advise(const scenarios::ResolvedScenario& start,
   return result;
 }
 
-}  // namespace moesim::tools
+}  // namespace moesim::studies

@@ -1,15 +1,15 @@
-// advise's proposals (tools/advise_proposer.cc): the single-knob changes
+// advise's proposals (studies/advise_proposer.cc): the single-knob changes
 // the optimization workflow tries for a wall, and the small text helpers
-// the walk and its report share. Private to the tools library.
-#ifndef MOESIM_TOOLS_ADVISE_INTERNAL_H_
-#define MOESIM_TOOLS_ADVISE_INTERNAL_H_
+// the walk and its report share. Private to the studies library.
+#ifndef MOESIM_STUDIES_ADVISE_INTERNAL_H_
+#define MOESIM_STUDIES_ADVISE_INTERNAL_H_
 
 #include <string>
 #include <vector>
 
 #include "scenarios/scenario.h"
 
-namespace moesim::tools::internal {
+namespace moesim::studies::internal {
 
 // One proposed change: a label ("ep 8 -> 16") and the changed spec.
 struct Candidate {
@@ -26,13 +26,6 @@ struct Candidate {
 std::vector<Candidate> ProposeChanges(const scenarios::ResolvedScenario& r,
                                       const std::string& wall, bool fits);
 
-// "full", "none" or the selective modules joined by ','.
-std::string RecomputeText(const scenarios::Recompute& rc);
-// `items` joined by `sep`.
-std::string Join(const std::vector<std::string>& items, const char* sep);
-// `v` as %g.
-std::string Number(double v);
+}  // namespace moesim::studies::internal
 
-}  // namespace moesim::tools::internal
-
-#endif  // MOESIM_TOOLS_ADVISE_INTERNAL_H_
+#endif  // MOESIM_STUDIES_ADVISE_INTERNAL_H_
