@@ -135,7 +135,7 @@ void AddStatistics(Validation& v) {
       (Low(*r.row) ? low_errors : main_errors).push_back(r.error_pct());
       if (!Low(*r.row)) {
         v.groups[GroupKey(r, v.by)].push_back(r.error_pct());
-        v.ranked.push_back(&r);
+        v.ranked.push_back(static_cast<size_t>(&r - v.results.data()));
         if (LongContext(*r.row)) {
           long_errors.push_back(r.error_pct());
           Series& one = v.series[{r.row->source, r.row->model, r.row->gpu}];
@@ -151,10 +151,10 @@ void AddStatistics(Validation& v) {
                            100);
     }
   }
-  std::stable_sort(v.ranked.begin(), v.ranked.end(),
-                   [](const RunPrediction* a, const RunPrediction* b) {
-                     return std::abs(a->error_pct()) > std::abs(b->error_pct());
-                   });
+  std::stable_sort(v.ranked.begin(), v.ranked.end(), [&](size_t a, size_t b) {
+    return std::abs(v.results[a].error_pct()) >
+           std::abs(v.results[b].error_pct());
+  });
   v.main = StatsOf(main_errors);
   v.low = StatsOf(low_errors);
   v.mem = StatsOf(mem_errors);

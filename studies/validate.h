@@ -98,7 +98,9 @@ struct Validation {
   Stats main, low, mem, short_context, long_context;
   std::map<std::vector<std::string>, std::vector<double>, KeyLess> groups;
   std::map<SeriesKey, Series> series;
-  std::vector<const RunPrediction*> ranked;  // into results, worst first
+  // Indices into `results`, worst |error| first (indices, so that a copy
+  // of the Validation stays whole).
+  std::vector<size_t> ranked;
   bool has_pairs = false;
   std::vector<PairResult> pairs;
 };

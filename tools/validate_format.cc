@@ -178,7 +178,7 @@ std::string FormatValidateText(const studies::Validation& v,
       "\nten worst rows                                            measured "
       " moesim   error\n";
   for (size_t i = 0; i < v.ranked.size() && i < 10; ++i) {
-    const studies::RunPrediction& r = *v.ranked[i];
+    const studies::RunPrediction& r = v.results[v.ranked[i]];
     out += Format("  %-54s %8.0f %8.0f %+7.1f%%\n", r.row->id.c_str(),
                   *r.row->tflops, r.tflops, r.error_pct());
   }
