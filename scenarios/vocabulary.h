@@ -1,7 +1,7 @@
 // The words a scenario's string-valued knobs accept, one owner per kind:
 // precision, dispatcher, recompute (none | full | MCore modules) and CUDA
 // graph scope. Scenario resolution (scenarios::Resolve), the command-line
-// flags (tools/scenario_flags) and the sweep spec (tools/sweep_spec) all
+// flags (studies/scenario_flags) and the sweep spec (studies/sweep_spec) all
 // parse through these functions, so a word one accepts the others accept.
 //
 // Each Parse* returns the value or an Error whose message is the rule alone,
