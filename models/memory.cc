@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 
 #include "models/architecture.h"
 #include "models/dispatchers.h"
 #include "models/params.h"
+#include "models/pipeline_schedules.h"
 #include "models/routing.h"
 
 namespace moesim::models {
@@ -591,43 +593,44 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
   return c;
 }
 
-// Replays Megatron's forward/backward order for pipeline rank `rank`
-// (OneFOneBSchedule, pipeline.h) far enough to reach the peak. Returns how many
-// micro-batches of each chunk are stored at the peak of the summed stored
-// bytes. EP overlap (merged forward-backward 1F1B) adds one warm-up forward but
-// runs each later forward beside a backward that frees layer by layer: the peak
-// is the same warmup + 1 stored forwards ("no extra memory", Megatron-Bridge
-// moe-optimization.md).
+// Walks pipeline rank `rank`'s schedule (models/pipeline_schedules.h) far
+// enough to reach the peak. Returns how many micro-batches of each chunk are
+// stored at the peak of the summed stored bytes. A forward stores its
+// micro-batch; a backward frees it, and where the schedule splits the
+// backward, the weight gradient does: an upper bound, since the input
+// gradient already frees what only it needed (ZB-H1 holds (pp - r) stored
+// forwards plus r micro-batches kept for their W, each smaller; Qi et al.,
+// ICLR 2024, sec. 3.1). EP overlap (merged forward-backward 1F1B) adds one
+// warm-up forward but runs each later forward beside a backward that frees
+// layer by layer: the peak is the same warmup + 1 stored forwards ("no extra
+// memory", Megatron-Bridge moe-optimization.md).
 std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp,
                                   int64_t microbatches,
+                                  PipelineScheduleKind kind,
                                   const std::vector<double>& chunk_bytes) {
-  const OneFOneBSchedule schedule(rank, pp, vpp, microbatches);
-  const int64_t total = microbatches * vpp, warmup = schedule.warmup();
-  const int64_t group = int64_t{pp} * vpp;
-
+  const std::unique_ptr<PipelineSchedule> schedule =
+      MakeSchedule(kind, rank, pp, vpp, microbatches);
+  const int64_t group = int64_t{pp} * vpp, warmup = schedule->warmup();
   std::vector<int64_t> count(vpp, 0), best(vpp, 0);
   double bytes = 0, best_bytes = -1;
-  int64_t f = 0, b = 0;
-  auto forward = [&] {
-    const int c = schedule.Forward(f++).chunk;
-    ++count[c];
-    bytes += chunk_bytes[c];
+  // Past the warm-up the order repeats with period p * v micro-batches at
+  // the latest: the warm-up and its length again plus two periods of
+  // micro-batches (two steps each, three where the backward splits) reach
+  // the peak.
+  const int64_t passes = TraitsOf(kind).splits_backward ? 3 : 2;
+  const int64_t total = schedule->size() / passes;
+  const int64_t steps =
+      warmup + passes * std::min(total - warmup, warmup + 2 * group);
+  for (int64_t i = 0; i < steps; ++i) {
+    const ScheduleStep step = (*schedule)[i];
+    if (step.kind == StepKind::kInputGrad) continue;
+    const int sign = step.forward() ? 1 : -1;
+    count[step.chunk] += sign;
+    bytes += sign * chunk_bytes[step.chunk];
     if (bytes > best_bytes) {
       best_bytes = bytes;
       best = count;
     }
-  };
-  auto backward = [&] {
-    const int c = schedule.Backward(b++).chunk;
-    --count[c];
-    bytes -= chunk_bytes[c];
-  };
-  for (int64_t i = 0; i < warmup; ++i) forward();
-  // The steady state repeats with period p * v: two periods reach the peak.
-  const int64_t steady = std::min(total - warmup, warmup + 2 * group);
-  for (int64_t i = 0; i < steady; ++i) {
-    forward();
-    backward();
   }
   return best;
 }
@@ -648,7 +651,8 @@ std::vector<int64_t> AddActivations(int rank, const PipelinePlan& plan,
   }
   st.chunk_activation_bytes = chunk_bytes;
   const std::vector<int64_t> in_flight =
-      PeakInFlight(rank, plan.pp, plan.vpp, tr.num_microbatches(), chunk_bytes);
+      PeakInFlight(rank, plan.pp, plan.vpp, tr.num_microbatches(),
+                   tr.pipeline_schedule, chunk_bytes);
   ModuleBytes total{};
   for (int chunk = 0; chunk < plan.vpp; ++chunk) {
     st.peak_in_flight += in_flight[chunk];

@@ -247,16 +247,17 @@ ScheduleStep OneFOneBSchedule::Forward(int64_t k) const {
   const int64_t full_steps = full_groups * group * vpp_;
   if (k < full_steps) {
     const int64_t r = k % (group * vpp_);
-    return {true, (k / (group * vpp_)) * group + r % group,
+    return {StepKind::kForward, (k / (group * vpp_)) * group + r % group,
             static_cast<int>(r / group)};
   }
   const int64_t r = k - full_steps, last = microbatches_ - full_groups * group;
-  return {true, full_groups * group + r % last, static_cast<int>(r / last)};
+  return {StepKind::kForward, full_groups * group + r % last,
+          static_cast<int>(r / last)};
 }
 
 ScheduleStep OneFOneBSchedule::Backward(int64_t k) const {
   ScheduleStep step = Forward(k);
-  step.forward = false;
+  step.kind = StepKind::kBackward;
   step.chunk = vpp_ - 1 - step.chunk;
   return step;
 }

@@ -65,12 +65,35 @@ std::string AccountedLayout(int64_t num_layers, int64_t mtp_layers, int pp,
     std::string_view layout, int64_t num_layers, int64_t mtp_layers, int pp,
     int vpp);
 
-// One step of a pipeline rank's schedule: the forward or backward of one
-// micro-batch through one of the rank's model chunks.
+// What one step of a pipeline rank's schedule runs. kBackward is a whole
+// backward; a schedule that splits it (zero bubble) runs kInputGrad, the
+// backward without the linear layers' weight gradients, which is what the
+// previous stage waits for, and later kWeightGrad, those weight gradients.
+enum class StepKind { kForward, kBackward, kInputGrad, kWeightGrad };
+
+// One step of a pipeline rank's schedule: a pass of one micro-batch through
+// one of the rank's model chunks.
 struct ScheduleStep {
-  bool forward = true;
+  StepKind kind = StepKind::kForward;
   int64_t microbatch = 0;
   int chunk = 0;
+  bool forward() const { return kind == StepKind::kForward; }
+  // A step whose output the neighbouring stage waits for: the forward's
+  // activation goes on, the backward's (or input gradient's) gradient back.
+  bool sends() const { return kind != StepKind::kWeightGrad; }
+};
+
+// A pipeline rank's order of steps. Steps are computed on demand, so a
+// schedule of 10^6 micro-batches costs nothing to hold.
+// models/pipeline_schedules.h lists the schedules and makes them.
+class PipelineSchedule {
+ public:
+  virtual ~PipelineSchedule() = default;
+  virtual int64_t size() const = 0;
+  // The i-th step, 0 <= i < size().
+  virtual ScheduleStep operator[](int64_t i) const = 0;
+  // Forwards before the first backward.
+  virtual int64_t warmup() const = 0;
 };
 
 // Megatron's 1F1B order for one pipeline rank (MLM
@@ -80,20 +103,19 @@ struct ScheduleStep {
 // cool-down backwards. Micro-batches go through the chunks in groups of pp
 // (microbatch_group_size_per_vp_stage's default; get_schedule_table): the
 // k-th forward takes chunk c of micro-batch mb from that table, the k-th
-// backward the same entry with the chunk order reversed. Steps are computed
-// on demand, so a schedule of 10^6 micro-batches costs nothing to hold.
-class OneFOneBSchedule {
+// backward the same entry with the chunk order reversed.
+class OneFOneBSchedule final : public PipelineSchedule {
  public:
   // REQUIRES: 0 <= rank < pp; vpp >= 1; microbatches >= 1.
   OneFOneBSchedule(int rank, int pp, int vpp, int64_t microbatches);
 
   // Forwards before the first backward: (pp - rank - 1) for 1F1B, (pp - rank
   // - 1) x 2 + (vpp - 1) x pp interleaved; at most every forward.
-  int64_t warmup() const { return warmup_; }
-  int64_t size() const { return 2 * total_; }  // forwards + backwards
-  ScheduleStep operator[](int64_t i) const;    // i-th step, 0 <= i < size()
-  ScheduleStep Forward(int64_t k) const;       // k-th forward
-  ScheduleStep Backward(int64_t k) const;      // k-th backward
+  int64_t warmup() const override { return warmup_; }
+  int64_t size() const override { return 2 * total_; }  // forwards + backwards
+  ScheduleStep operator[](int64_t i) const override;
+  ScheduleStep Forward(int64_t k) const;   // k-th forward
+  ScheduleStep Backward(int64_t k) const;  // k-th backward
 
  private:
   int pp_, vpp_;

@@ -58,6 +58,9 @@ struct Recompute {
 
 enum class Dispatcher { kAllToAll, kDeepEp, kHybridEp };
 
+// The pipeline schedule each stage runs (models/pipeline_schedules.h).
+enum class PipelineScheduleKind { kOneFOneB, kZeroBubbleH1 };
+
 enum class Routing { kForceBalanced, kDroplessNatural, kTokenDrop };
 
 // Megatron --cp-comm-type (TE context parallel): p2p ring (default), a2a
@@ -149,6 +152,7 @@ struct TrainingOptions {
   Precision precision = Precision::kBf16;
   Recompute recompute;
   Dispatcher dispatcher = Dispatcher::kAllToAll;
+  PipelineScheduleKind pipeline_schedule = PipelineScheduleKind::kOneFOneB;
   Routing routing = Routing::kForceBalanced;
   double moe_expert_capacity_factor = 0;  // token drop; 0 = dropless
   // --moe-pad-expert-input-to-capacity (token drop): experts padded to

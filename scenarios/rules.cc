@@ -11,6 +11,7 @@
 #include "models/dispatchers.h"
 #include "models/flops.h"
 #include "models/pipeline.h"
+#include "models/pipeline_schedules.h"
 #include "models/zoo.h"
 #include "util/textproto.h"
 
@@ -53,6 +54,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagNames[] = {
     {"recompute.num_layers", "--recompute"},
     {"precision", "--precision"},
     {"dispatcher", "--dispatcher"},
+    {"pipeline_schedule", "--pipeline-schedule"},
     {"cuda_graph", "--cuda-graph"},
     {"optimizer_offload_fraction", "--cpu-offload"},
     {"overlap_moe_expert_parallel_comm", "--ep-overlap"},
@@ -305,6 +307,45 @@ Result<void> CheckCpCommType(const ResolvedScenario& r, const FieldNamer& at) {
   return std::unexpected(at.Error(broken->field, broken->rule));
 }
 
+// The pipeline schedule against the layout and the features its order
+// cannot host. A schedule that is not interleaved runs VPP 1. One that
+// splits the backward (ZB-H1) runs each backward as two steps, which
+// Megatron's merged EP-overlap schedule (one forward beside one whole
+// backward) and --delay-wgrad-compute (weight gradients moved inside that
+// backward) do not have; and Megatron-FSDP's weights, gathered again for
+// each backward and freed after it, would be gone for the weight gradients
+// (the zero-bubble authors' implementation supports neither VPP nor
+// overlapped gradient sharding: sail-sg/zero-bubble-pipeline-parallelism,
+// WeightGradStore.is_supported).
+Result<void> CheckPipelineSchedule(const ResolvedScenario& r,
+                                   const FieldNamer& at) {
+  const models::PipelineScheduleTraits& s =
+      models::TraitsOf(r.training.pipeline_schedule);
+  const std::string word(s.word);
+  if (!s.interleaved && r.parallel.vpp > 1) {
+    return std::unexpected(at.Error(
+        "pipeline_schedule", word +
+                                 " runs without interleaving; needs "
+                                 "virtual_pipeline_model_parallel_size 1, "
+                                 "got " +
+                                 std::to_string(r.parallel.vpp)));
+  }
+  if (!s.splits_backward) return {};
+  if (r.training.ep_overlap) {
+    return std::unexpected(
+        at.Error("pipeline_schedule",
+                 word + " splits each backward; Megatron's EP overlap "
+                        "(overlap_moe_expert_parallel_comm) runs whole ones"));
+  }
+  if (r.training.shard_params) {
+    return std::unexpected(at.Error(
+        "pipeline_schedule",
+        word + " runs the weight gradients after the backward; Megatron-FSDP "
+               "(optim_grads_params) frees the gathered weights after it"));
+  }
+  return {};
+}
+
 // Recompute modules against the architecture and the other features.
 Result<void> CheckRecompute(const ResolvedScenario& r, const FieldNamer& at) {
   const models::Recompute& rc = r.training.recompute;
@@ -499,6 +540,7 @@ Result<void> CheckPrecisionAndRouting(const ResolvedScenario& r,
     if (auto fp8_attention = CheckFp8Attention(r, at); !fp8_attention)
       return fp8_attention;
   }
+  if (auto schedule = CheckPipelineSchedule(r, at); !schedule) return schedule;
   const bool moe = IsMoe(r.model);
   if (models::TraitsOf(t.dispatcher).fused) {
     if (!moe) {

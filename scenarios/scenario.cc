@@ -450,6 +450,7 @@ Result<void> FillTrainingDefaults(Scenario& s, const models::Model& model,
   }
   d.String("precision", "bf16", s.mutable_precision());
   d.String("dispatcher", "alltoall", s.mutable_dispatcher());
+  d.String("pipeline_schedule", "1f1b", s.mutable_pipeline_schedule());
   d.String("routing", mlm ? "dropless_natural" : "force_balanced",
            s.mutable_routing());
   if (s.routing() == "tokendrop" && s.moe_expert_capacity_factor() == 0) {
@@ -618,7 +619,8 @@ int DtypeBytes(std::string_view dtype) {
   return 0;
 }
 
-// Parses precision, dispatcher, routing, cuda_graph, cp_comm_type, recompute
+// Parses precision, dispatcher, pipeline schedule, routing, cuda_graph,
+// cp_comm_type, recompute
 // and the optimizer dtypes of `spec` (defaults filled) into `out`. Errors name
 // the field and list the accepted values.
 Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
@@ -631,6 +633,12 @@ Result<void> ParseOptions(const Scenario& spec, const FieldNamer& at,
   if (!dispatcher)
     return std::unexpected(at.Error("dispatcher", dispatcher.error().message));
   out.dispatcher = *dispatcher;
+  auto schedule = ParsePipelineSchedule(spec.pipeline_schedule());
+  if (!schedule) {
+    return std::unexpected(
+        at.Error("pipeline_schedule", schedule.error().message));
+  }
+  out.pipeline_schedule = *schedule;
   auto routing = ParseRouting(spec.routing());
   if (!routing)
     return std::unexpected(at.Error("routing", routing.error().message));

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "models/dispatchers.h"
+#include "models/pipeline_schedules.h"
 #include "util/check.h"
 #include "util/csv.h"
 #include "util/message.h"
@@ -87,6 +88,25 @@ Result<models::Dispatcher> ParseDispatcher(std::string_view word) {
     if (t.word == word) return t.id;
   }
   return util::Fail(Unknown(word, JoinWords(DispatcherWords())));
+}
+
+// The words are the schedule registry's (models/pipeline_schedules.h).
+std::span<const std::string_view> PipelineScheduleWords() {
+  static const std::vector<std::string_view> words = [] {
+    std::vector<std::string_view> out;
+    for (const models::PipelineScheduleTraits& t : models::PipelineSchedules())
+      out.push_back(t.word);
+    return out;
+  }();
+  return words;
+}
+
+Result<models::PipelineScheduleKind> ParsePipelineSchedule(
+    std::string_view word) {
+  for (const models::PipelineScheduleTraits& t : models::PipelineSchedules()) {
+    if (t.word == word) return t.id;
+  }
+  return util::Fail(Unknown(word, JoinWords(PipelineScheduleWords())));
 }
 
 std::span<const std::string_view> RoutingWords() { return kRoutingWords; }

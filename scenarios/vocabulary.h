@@ -34,6 +34,11 @@ std::span<const std::string_view> DispatcherWords();
 [[nodiscard]] util::Result<models::Dispatcher> ParseDispatcher(
     std::string_view word);
 
+// pipeline_schedule: 1f1b, zb-h1 (models/pipeline_schedules.h).
+std::span<const std::string_view> PipelineScheduleWords();
+[[nodiscard]] util::Result<models::PipelineScheduleKind> ParsePipelineSchedule(
+    std::string_view word);
+
 // routing: force_balanced, dropless_natural, tokendrop.
 std::span<const std::string_view> RoutingWords();
 [[nodiscard]] util::Result<models::Routing> ParseRouting(std::string_view word);

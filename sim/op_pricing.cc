@@ -915,6 +915,25 @@ std::vector<TemplatePart> SplitAtEpComm(const OpTemplate& t,
   return parts;
 }
 
+namespace {
+
+// What op dep `d` of `t` stands for once the ops `moved` marks are out of
+// the way, appended to `out` once each: a moved dep stands for its own deps
+// (earlier ops, so this ends); a kept one maps through `where` (index in
+// `t` -> index in the new template).
+void ResolveDeps(const OpTemplate& t, const std::vector<char>& moved,
+                 const std::vector<int>& where, int d, std::vector<int>& out) {
+  if (d == kEntry || !moved[d]) {
+    const int mapped = d == kEntry ? kEntry : where[d];
+    if (std::find(out.begin(), out.end(), mapped) == out.end())
+      out.push_back(mapped);
+    return;
+  }
+  for (const int e : t.ops[d].deps) ResolveDeps(t, moved, where, e, out);
+}
+
+}  // namespace
+
 OpTemplate DeferWeightGradients(const OpTemplate& t) {
   const int n = static_cast<int>(t.ops.size());
   std::vector<int> order;  // new position -> old index
@@ -938,17 +957,6 @@ OpTemplate DeferWeightGradients(const OpTemplate& t) {
   order.insert(order.end(), pending.begin(), pending.end());
   std::vector<int> where(n);
   for (int k = 0; k < n; ++k) where[order[k]] = k;
-  // What an op waits for once the moved ops are out of its way: a moved
-  // dep stands for its own deps (earlier ops, so this ends).
-  auto resolve = [&](auto&& self, int d, std::vector<int>& out) -> void {
-    if (d == kEntry || !moved[d]) {
-      const int mapped = d == kEntry ? kEntry : where[d];
-      if (std::find(out.begin(), out.end(), mapped) == out.end())
-        out.push_back(mapped);
-      return;
-    }
-    for (const int e : t.ops[d].deps) self(self, e, out);
-  };
   OpTemplate out;
   out.ops.reserve(n);
   for (int k = 0; k < n; ++k) {
@@ -960,13 +968,48 @@ OpTemplate DeferWeightGradients(const OpTemplate& t) {
         deps.push_back(d == kEntry ? kEntry : where[d]);
       op.deferred = true;
     } else {
-      for (const int d : op.deps) resolve(resolve, d, deps);
+      for (const int d : op.deps) ResolveDeps(t, moved, where, d, deps);
     }
     op.deps = std::move(deps);
     out.ops.push_back(std::move(op));
   }
   out.exit = n - 1;
   out.handoff = handoff_old == kEntry ? kEntry : where[handoff_old];
+  return out;
+}
+
+SplitBackward SplitWeightGradients(const OpTemplate& t) {
+  const int n = static_cast<int>(t.ops.size());
+  std::vector<char> wgrad(n, 0);
+  std::vector<int> where(n);  // index in `t` -> index in its own part
+  int inputs = 0, weights = 0;
+  for (int i = 0; i < n; ++i) {
+    wgrad[i] = t.ops[i].wgrad;
+    where[i] = wgrad[i] ? weights++ : inputs++;
+  }
+  SplitBackward out;
+  for (int i = 0; i < n; ++i) {
+    TimedOp op = t.ops[i];
+    std::vector<int> deps;
+    if (wgrad[i]) {
+      for (const int d : op.deps) {
+        if (d != kEntry && wgrad[d] &&
+            std::find(deps.begin(), deps.end(), where[d]) == deps.end())
+          deps.push_back(where[d]);
+      }
+      if (deps.empty()) deps.push_back(kEntry);
+      op.deps = std::move(deps);
+      out.weight.ops.push_back(std::move(op));
+    } else {
+      for (const int d : op.deps) ResolveDeps(t, wgrad, where, d, deps);
+      op.deps = std::move(deps);
+      out.input.ops.push_back(std::move(op));
+    }
+  }
+  out.input.exit =
+      t.exit != kEntry && !wgrad[t.exit] ? where[t.exit] : inputs - 1;
+  if (inputs == 0) out.input.exit = kEntry;
+  out.weight.exit = weights > 0 ? weights - 1 : kEntry;
   return out;
 }
 

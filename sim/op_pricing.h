@@ -247,6 +247,19 @@ std::vector<TemplatePart> SplitAtEpComm(const OpTemplate& t,
 // keeps every moved op before the compute that follows it.
 OpTemplate DeferWeightGradients(const OpTemplate& t);
 
+// A zero-bubble schedule's backward in two steps (models::StepKind): `input`
+// holds every op of `t` but the TE linears' weight gradients (wgrad), an op
+// that waited for one of them waiting for what it waited for, as
+// DeferWeightGradients resolves them; `weight` holds the weight gradients in
+// order, each waiting only for the weight gradients it waited for, since
+// the step that runs them follows `input` on the stage (Qi et al., Zero
+// Bubble Pipeline Parallelism, ICLR 2024: W depends on B alone). `weight`
+// is empty when `t` has no weight gradient.
+struct SplitBackward {
+  OpTemplate input, weight;
+};
+SplitBackward SplitWeightGradients(const OpTemplate& t);
+
 // `t` with each run of compute ops that follow one another (an op whose only
 // dependency is the previous compute op, which nothing else waits for) merged
 // into one op of their summed duration, named "first .. last". Such ops run

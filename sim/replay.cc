@@ -7,6 +7,7 @@
 
 #include "models/flops.h"
 #include "models/memory.h"
+#include "models/pipeline_schedules.h"
 #include "sim/engine.h"
 #include "sim/periodic.h"
 #include "sim/step_builder.h"
@@ -462,12 +463,15 @@ util::Result<StepResult> Replay(const scenarios::ResolvedScenario& s,
     return std::unexpected(ok.error());
   }
   // The periodic steady state (sim/periodic.h): fixed op durations only
-  // (the analytical network), and not for a trace, which shows every op.
+  // (the analytical network), not for a trace, which shows every op, and
+  // for a schedule whose steady phase it knows (1F1B's).
   // Samples that were not steady yet are tried again from 4 times their
   // count while that costs less than the step.
   const int64_t microbatches = s.training.num_microbatches();
-  const bool periodic = options.periodic && !options.trace &&
-                        options.network == NetworkKind::kAnalytical;
+  const bool periodic =
+      options.periodic && !options.trace &&
+      options.network == NetworkKind::kAnalytical &&
+      models::TraitsOf(s.training.pipeline_schedule).periodic_shortcut;
   auto priced = PriceStep(s, platform, options);
   if (!priced) return std::unexpected(priced.error());
   internal::StepBuilder& builder = *priced->builder;

@@ -5,6 +5,7 @@
 
 #include "models/dispatchers.h"
 #include "models/memory.h"
+#include "models/pipeline_schedules.h"
 #include "util/check.h"
 
 namespace moesim::sim::internal {
@@ -201,6 +202,15 @@ util::Result<StepBuilder::Item> StepBuilder::PriceItem(
   std::optional<OpTemplate> priced_backward;
   if (s_.training.ep_overlap && s_.training.delay_wgrad_compute)
     priced_backward = *priced;
+  if (models::TraitsOf(s_.training.pipeline_schedule).splits_backward) {
+    SplitBackward split = SplitWeightGradients(*priced);
+    item.input_grad = std::move(split.input);
+    item.weight_grad = std::move(split.weight);
+    Prepare(item.input_grad, item.input_grad_classes, item.input_grad_host,
+            rank);
+    Prepare(item.weight_grad, item.weight_grad_classes, item.weight_grad_host,
+            rank);
+  }
   item.backward = std::move(*priced);
   Prepare(item.forward, item.forward_classes, item.forward_host, rank);
   Prepare(item.backward, item.backward_classes, item.backward_host, rank);
@@ -754,27 +764,26 @@ StepBuilder::Bundle StepBuilder::AddOnLanes(int r, const TimedOp& op,
 }
 
 std::vector<OpId> StepBuilder::InstantiateItem(int r, int chunk, int item,
-                                               bool forward,
+                                               models::StepKind kind,
                                                const LaneDeps& deps) {
   std::vector<OpId> exits(lanes_per_stage_);
   ids_.resize(lanes_per_stage_);
   for (int l = 0; l < lanes_per_stage_; ++l) {
-    const Item& it = VariantOf(r, l).items[chunk][item];
-    const OpTemplate& t = forward ? it.forward : it.backward;
-    for (const auto& [id, seconds] :
-         forward ? it.forward_classes : it.backward_classes) {
+    const Item::Pass pass = VariantOf(r, l).items[chunk][item].PassOf(kind);
+    for (const auto& [id, seconds] : pass.classes) {
       class_s_[LaneIndex(r, l)][id] += seconds;
     }
-    const auto& host = forward ? it.forward_host : it.backward_host;
-    if (t.ops.empty()) {
-      exits[l] = emitter_.Emit(lane(r, l).streams, t, host, deps[l]).second;
+    if (pass.ops.ops.empty()) {
+      exits[l] = emitter_.Emit(lane(r, l).streams, pass.ops, pass.host, deps[l])
+                     .second;
       continue;
     }
-    ids_[l].assign(t.ops.size(), -1);
-    emit_lanes_.push_back({&lane(r, l).streams, &t, &host, &ids_[l], deps[l]});
+    ids_[l].assign(pass.ops.ops.size(), -1);
+    emit_lanes_.push_back(
+        {&lane(r, l).streams, &pass.ops, &pass.host, &ids_[l], deps[l]});
   }
-  const Item& it0 = stages_[r].variants[0].items[chunk][item];
-  const OpTemplate& t0 = forward ? it0.forward : it0.backward;
+  const OpTemplate& t0 =
+      stages_[r].variants[0].items[chunk][item].PassOf(kind).ops;
   if (!t0.ops.empty()) {
     const int last = static_cast<int>(t0.ops.size()) - 1;
     emitter_.EmitParts(emit_lanes_, 0, last);
@@ -929,7 +938,7 @@ StepBuilder::Bundle StepBuilder::Send(int from, bool forward, Bundle done) {
 void StepBuilder::HostSyncAtP2p(int r, const models::ScheduleStep& step,
                                 std::span<const OpId> entry) {
   const int pp = s_.parallel.pp;
-  const bool receives = step.forward ? r > 0 : r + 1 < pp;
+  const bool receives = step.forward() ? r > 0 : r + 1 < pp;
   for (int l = 0; l < lanes_per_stage_; ++l) {
     Lane& ln = lane(r, l);
     if (!receives && ln.pending_send < 0) continue;
@@ -1011,7 +1020,7 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
       for (int l = 0; l < lanes_per_stage_; ++l)
         deps[l].push_back(At(copied[j], l));
     }
-    exits = InstantiateItem(r, step.chunk, i, true, deps);
+    exits = InstantiateItem(r, step.chunk, i, step.kind, deps);
     for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
     for (const int j : chunk.offloads_start_after[i]) {
       copied[j] = AddOnLanes(
@@ -1097,25 +1106,50 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
         item_deps[l].push_back(At(layer_reloaded[j], l));
     }
     previous_entry = deps;
-    exits = InstantiateItem(r, step.chunk, i, false, item_deps);
+    exits = InstantiateItem(r, step.chunk, i, step.kind, item_deps);
     for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
     // Gradients reduce-scattered: with overlap_grad_reduce after the last
     // micro-batch's backward, with Megatron-FSDP's sharded gradients after
     // every one, bucket by bucket (the bucket whose backward-order last
-    // item this was).
-    if (!last && !tr.shard_grads) continue;
-    for (const Bucket& bucket : chunk.buckets) {
-      if (bucket.first_item != i) continue;
-      const TimedOp rs = CollectiveOp(
-          st.variants[0].rank, bucket.expert ? Group::kEdp : Group::kDp,
-          Collective::kReduceScatter,
-          bucket.params * static_cast<double>(tr.main_grad_bytes),
-          StreamKind::kDp, "grad reduce-scatter");
-      const Bundle done = AddOnLanes(r, rs, deps);
-      for (int l = 0; l < lanes_per_stage_; ++l) {
-        lane(r, l).reduce_scatters.push_back(At(done, l));
-      }
+    // item this was). A split backward's gradients are whole after its
+    // weight-gradient step (EmitWeightGrad).
+    if ((last || tr.shard_grads) && step.kind == models::StepKind::kBackward)
+      ReduceScatterBuckets(r, chunk, i, deps);
+  }
+  return NewBundle(exits);
+}
+
+void StepBuilder::ReduceScatterBuckets(int r, const Chunk& chunk, int i,
+                                       const LaneDeps& deps) {
+  const models::TrainingOptions& tr = s_.training;
+  for (const Bucket& bucket : chunk.buckets) {
+    if (bucket.first_item != i) continue;
+    const TimedOp rs = CollectiveOp(
+        stages_[r].variants[0].rank, bucket.expert ? Group::kEdp : Group::kDp,
+        Collective::kReduceScatter,
+        bucket.params * static_cast<double>(tr.main_grad_bytes),
+        StreamKind::kDp, "grad reduce-scatter");
+    const Bundle done = AddOnLanes(r, rs, deps);
+    for (int l = 0; l < lanes_per_stage_; ++l) {
+      lane(r, l).reduce_scatters.push_back(At(done, l));
     }
+  }
+}
+
+StepBuilder::Bundle StepBuilder::EmitWeightGrad(
+    int r, const models::ScheduleStep& step, std::span<const OpId> entry) {
+  const Stage& st = stages_[r];
+  const Chunk& chunk = st.chunks[step.chunk];
+  const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
+  LaneDeps deps = DepsOf(entry);
+  if (n == 0) return EmptyOnLanes(r, deps);
+  std::vector<OpId> exits(lanes_per_stage_);
+  const bool last = step.microbatch == microbatches_ - 1;
+  for (int i = n; i-- > 0;) {
+    exits = InstantiateItem(r, step.chunk, i, step.kind, deps);
+    for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
+    if (last || s_.training.shard_grads)
+      ReduceScatterBuckets(r, chunk, i, deps);
   }
   return NewBundle(exits);
 }
@@ -1243,20 +1277,23 @@ void StepBuilder::Emit(int64_t microbatches) {
   callbacks.run = [this](int r, const models::ScheduleStep& step,
                          const std::vector<OpId>& entry) {
     const OpId emitted = static_cast<OpId>(engine_.op_count());
-    if (p2p_sync_) HostSyncAtP2p(r, step, entry);
+    // A weight-gradient step exchanges nothing: no p2p call, no sync.
+    if (p2p_sync_ && step.sends()) HostSyncAtP2p(r, step, entry);
     const OpId begin = static_cast<OpId>(engine_.op_count());
-    const Bundle exit = step.forward ? EmitForward(r, step, entry)
-                                     : EmitBackward(r, step, entry);
+    const Bundle exit = step.forward() ? EmitForward(r, step, entry)
+                        : step.kind == models::StepKind::kWeightGrad
+                            ? EmitWeightGrad(r, step, entry)
+                            : EmitBackward(r, step, entry);
     const OpId end = static_cast<OpId>(engine_.op_count());
-    spans_.push_back(
-        {r, step.forward, step.chunk, begin, end, At(exit, 0), emitted, end});
+    spans_.push_back({r, step.forward(), step.chunk, begin, end, At(exit, 0),
+                      emitted, end, step.kind});
     return exit;
   };
   // A send follows its step's emission at once (EmitPipeline): it extends
   // the last span (both halves of a merged pair).
   callbacks.send = [this](int r, int, const models::ScheduleStep& step,
                           Bundle done) {
-    const Bundle sent = Send(r, step.forward, done);
+    const Bundle sent = Send(r, step.forward(), done);
     const OpId end = static_cast<OpId>(engine_.op_count());
     for (auto it = spans_.rbegin(); it != spans_.rend() && it->stage == r &&
                                     it->begin == spans_.back().begin;
@@ -1272,10 +1309,10 @@ void StepBuilder::Emit(int64_t microbatches) {
       const OpId begin = static_cast<OpId>(engine_.op_count());
       const PipelineCallbacks::PairEnd end = EmitPair(r, f, b, entry);
       const OpId stop = static_cast<OpId>(engine_.op_count());
-      spans_.push_back(
-          {r, true, f.chunk, begin, stop, At(end.forward, 0), begin, stop});
-      spans_.push_back(
-          {r, false, b.chunk, begin, stop, At(end.backward, 0), begin, stop});
+      spans_.push_back({r, true, f.chunk, begin, stop, At(end.forward, 0),
+                        begin, stop, models::StepKind::kForward});
+      spans_.push_back({r, false, b.chunk, begin, stop, At(end.backward, 0),
+                        begin, stop, models::StepKind::kBackward});
       return end;
     };
   }
@@ -1290,7 +1327,8 @@ void StepBuilder::Emit(int64_t microbatches) {
     }
   }
   std::vector<OpId> chain(par.pp, -1);
-  EmitPipeline(par.pp, par.vpp, microbatches_, chain, callbacks);
+  EmitPipeline(s_.training.pipeline_schedule, par.pp, par.vpp, microbatches_,
+               chain, callbacks);
   for (int r = 0; r < par.pp; ++r) EmitOptimizer(r, chain[r]);
 }
 

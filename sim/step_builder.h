@@ -139,6 +139,30 @@ class StepBuilder {
     const OpTemplate& PairedBackward() const {
       return paired_backward ? *paired_backward : backward;
     }
+    // A schedule that splits the backward (models::StepKind): its input
+    // gradient and its weight gradients (SplitWeightGradients).
+    OpTemplate input_grad, weight_grad;
+    ClassTimes input_grad_classes, weight_grad_classes;
+    std::vector<HostSegment> input_grad_host, weight_grad_host;
+    // The template, class times and host segments of pass `kind`.
+    struct Pass {
+      const OpTemplate& ops;
+      const ClassTimes& classes;
+      const std::vector<HostSegment>& host;
+    };
+    Pass PassOf(models::StepKind kind) const {
+      switch (kind) {
+        case models::StepKind::kForward:
+          return {forward, forward_classes, forward_host};
+        case models::StepKind::kBackward:
+          break;
+        case models::StepKind::kInputGrad:
+          return {input_grad, input_grad_classes, input_grad_host};
+        case models::StepKind::kWeightGrad:
+          return {weight_grad, weight_grad_classes, weight_grad_host};
+      }
+      return {backward, backward_classes, backward_host};
+    }
     int64_t dense_params = 0, expert_params = 0;
     int64_t dense_tensors = 0, expert_tensors = 0, replicated_tensors = 0;
   };
@@ -243,16 +267,26 @@ class StepBuilder {
   // `op` on every lane of stage r (with `duration` when not negative),
   // lane l waiting for deps[l]; joined by its group in full mode.
   Bundle AddOnLanes(int r, const TimedOp& op, const LaneDeps& deps);
-  // Item `item` of chunk `chunk` (forward or backward) on every lane of
-  // stage r, lane l's entry ops waiting for deps[l]; returns the exits.
-  std::vector<OpId> InstantiateItem(int r, int chunk, int item, bool forward,
+  // Pass `kind` of item `item` of chunk `chunk` on every lane of stage r,
+  // lane l's entry ops waiting for deps[l]; returns the exits.
+  std::vector<OpId> InstantiateItem(int r, int chunk, int item,
+                                    models::StepKind kind,
                                     const LaneDeps& deps);
   // An empty template on each lane of stage r (a chunk with no layers).
   Bundle EmptyOnLanes(int r, const LaneDeps& deps);
   Bundle EmitForward(int r, const models::ScheduleStep& step,
                      std::span<const OpId> entry);
+  // A whole backward, or the input gradient of a split one.
   Bundle EmitBackward(int r, const models::ScheduleStep& step,
                       std::span<const OpId> entry);
+  // The weight gradients of a split backward, layer by layer in backward
+  // order, and the gradient reduce-scatters they complete.
+  Bundle EmitWeightGrad(int r, const models::ScheduleStep& step,
+                        std::span<const OpId> entry);
+  // The data-parallel reduce-scatter of the buckets whose backward-order
+  // last item is item `i` of `chunk` on stage r, after `deps`.
+  void ReduceScatterBuckets(int r, const Chunk& chunk, int i,
+                            const LaneDeps& deps);
   // EP overlap: a steady-state forward and backward interleaved part by
   // part, each one's EP communication beside the other's compute.
   PipelineCallbacks::PairEnd EmitPair(int r, const models::ScheduleStep& f,

@@ -277,11 +277,21 @@ double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
       }
     }
     const Time done = engine.timing(span.exit).finish;
-    if (span.forward) {
-      changes.push_back({start, stored});
-    } else {
-      changes.push_back({start, transient});
-      changes.push_back({done, -stored - transient});
+    switch (span.kind) {
+      case models::StepKind::kForward:
+        changes.push_back({start, stored});
+        break;
+      case models::StepKind::kBackward:
+        changes.push_back({start, transient});
+        changes.push_back({done, -stored - transient});
+        break;
+      case models::StepKind::kInputGrad:
+        changes.push_back({start, transient});
+        changes.push_back({done, -transient});
+        break;
+      case models::StepKind::kWeightGrad:
+        changes.push_back({done, -stored});
+        break;
     }
   }
   // Frees before allocations at the same instant.

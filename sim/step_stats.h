@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/memory.h"
+#include "models/pipeline.h"
 #include "sim/engine.h"
 #include "sim/op_pricing.h"
 #include "sim/replay.h"
@@ -81,12 +82,17 @@ struct StepSpan {
   int chunk = 0;
   OpId begin = 0, end = 0, exit = 0;
   OpId emitted_begin = 0, emitted_end = 0;
+  // What the step runs: a split backward's input gradient keeps the
+  // micro-batch's activations, its weight gradient frees them.
+  models::StepKind kind = models::StepKind::kForward;
 };
 
 // The stage's memory over the replayed step: static state and buffers
 // (the accounting of models/memory.h), plus each micro-batch's stored
 // activations from the start of its forward (its first compute op) to the
-// end of its backward, plus the transient working set during a backward.
+// end of its backward (of its weight gradient where the schedule splits the
+// backward: an upper bound, as models/memory.h counts it), plus the
+// transient working set during a backward or input gradient.
 // Returns the peak bytes; with `counters`, adds a "memory_gib" counter track
 // to the stage's trace process at every change. In the 1F1B order this peak
 // is the analytic one (memory.h's in-flight replay), reached when a backward

@@ -50,6 +50,7 @@ std::string FlagsCommandLine(const ScenarioFlags& f) {
   integer("--batch-p2p-sync", f.batch_p2p_sync);
   text("--cp-comm-type", f.cp_comm_type);
   text("--hierarchical-cp-sizes", f.hierarchical_cp_sizes);
+  text("--pipeline-schedule", f.pipeline_schedule);
   text("--megatron-args-file", f.megatron_args_file);
   for (const std::string& v : f.vars) word("--var " + ShellWord(v));
   text("--megatron-args", f.megatron_args);

@@ -2,7 +2,7 @@
 //   [SCENARIO.textproto] --model --system --gpus --seq --mbs --gbs --tp --cp
 //   --ep --etp --pp --vpp --precision --dispatcher --recompute --cuda-graph
 //   --cpu-offload --ep-overlap --pp-layout --routing --num-layers
-//   --cp-comm-type --hierarchical-cp-sizes
+//   --cp-comm-type --hierarchical-cp-sizes --pipeline-schedule
 //   --megatron-args "<Megatron-LM argument string>"
 //   --megatron-args-file FILE [--var NAME=VALUE ...] (a launch script or a
 //   model_config.yaml; scenarios/launch_file.h)
@@ -27,8 +27,8 @@ namespace moesim::studies {
 struct ScenarioFlags {
   std::string scenario_file;  // positional, optional
   std::optional<std::string> model, system, precision, dispatcher, recompute,
-      cuda_graph, pp_layout, routing, cp_comm_type, megatron_args,
-      megatron_args_file;
+      cuda_graph, pp_layout, routing, cp_comm_type, pipeline_schedule,
+      megatron_args, megatron_args_file;
   // --var NAME=VALUE: shell variables of the launch file, over its own.
   std::vector<std::string> vars;
   // --hierarchical-cp-sizes: comma-separated ints, inner first ("8,4").

@@ -147,6 +147,7 @@ Result<bool> ApplyFlags(const ScenarioFlags& f, scenarios::Scenario& spec) {
   set_string(f.system, spec.mutable_system());
   set_string(f.precision, spec.mutable_precision());
   set_string(f.dispatcher, spec.mutable_dispatcher());
+  set_string(f.pipeline_schedule, spec.mutable_pipeline_schedule());
   set_string(f.cuda_graph, spec.mutable_cuda_graph());
   set_string(f.routing, spec.mutable_routing());
   set_string(f.cp_comm_type, spec.mutable_cp_comm_type());

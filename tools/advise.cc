@@ -103,6 +103,8 @@ std::string FormatScenarioFlags(const scenarios::Scenario& s) {
       sizes.push_back(std::to_string(size));
     out += " --hierarchical-cp-sizes " + util::JoinList(sizes, ",");
   }
+  if (s.pipeline_schedule() != "1f1b")
+    out += " --pipeline-schedule " + studies::ShellWord(s.pipeline_schedule());
   return out;
 }
 
@@ -135,6 +137,11 @@ std::string FormatAdviseText(const studies::AdviseResult& r) {
   out += LayoutLine(f) + "\n";
   out += "moesim flags:  " + FormatScenarioFlags(f.spec) + "\n";
   out += "megatron args: " + LaunchArgs(f) + "\n";
+  // Megatron-LM runs 1F1B only: the zero-bubble authors' fork adds theirs.
+  if (f.spec.pipeline_schedule() != "1f1b") {
+    out += "               (pipeline schedule " + f.spec.pipeline_schedule() +
+           ": no Megatron-LM argument; these arguments run 1f1b)\n";
+  }
   return out;
 }
 

@@ -41,6 +41,7 @@ void WriteScenario(util::JsonWriter& w, const scenarios::ResolvedScenario& s) {
   w.EndObject();
   w.Key("precision").String(spec.precision());
   w.Key("dispatcher").String(spec.dispatcher());
+  w.Key("pipeline_schedule").String(spec.pipeline_schedule());
   w.Key("routing").String(spec.routing());
   w.Key("recompute").BeginObject();
   w.Key("granularity").String(spec.recompute().granularity());

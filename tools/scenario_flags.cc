@@ -36,6 +36,11 @@ void AddScenarioBaseFlags(CLI::App& app, studies::ScenarioFlags& flags) {
   app.add_option("--hierarchical-cp-sizes", flags.hierarchical_cp_sizes,
                  "a2a+p2p group sizes, inner (a2a) first, e.g. 8,4; their "
                  "product is --cp");
+  app.add_option("--pipeline-schedule", flags.pipeline_schedule,
+                 "Pipeline schedule: " +
+                     scenarios::JoinWords(scenarios::PipelineScheduleWords()) +
+                     " (zb-h1: zero bubble, weight gradients split off the "
+                     "backward)");
   app.add_option("--megatron-args", flags.megatron_args,
                  "Megatron-LM argument string (applied before the flags); "
                  "with the architecture flags it defines the model");

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "calibration/profile.h"
 #include "models/dispatchers.h"
 #include "models/layer_ops.h"
 #include "models/memory.h"
 #include "models/pipeline.h"
+#include "models/pipeline_schedules.h"
 #include "models/zoo.h"
 #include "sim/pipeline_schedule.h"
 #include "sim/step_stats.h"
@@ -28,8 +30,13 @@ namespace {
 // A compute-only pipeline: every chunk's forward takes f, its backward b, and
 // stage-to-stage transfers take no time. Megatron's interleaved 1F1B leaves a
 // bubble of (pp - 1) x (f + b) per stage, i.e. (pp - 1) / (vpp x m) of the
-// ideal m x vpp x (f + b) (Narayanan et al., SC'21, section 2.2.2).
-Time ComputeOnlyPipeline(int pp, int vpp, int64_t m, Time f, Time b) {
+// ideal m x vpp x (f + b) (Narayanan et al., SC'21, section 2.2.2). A
+// schedule that splits the backward runs its input gradient in b - w and its
+// weight gradient in w.
+Time ComputeOnlyPipeline(
+    int pp, int vpp, int64_t m, Time f, Time b,
+    models::PipelineScheduleKind kind = models::PipelineScheduleKind::kOneFOneB,
+    Time w = Time::Zero()) {
   Engine engine;
   std::vector<StreamId> compute;
   for (int r = 0; r < pp; ++r) {
@@ -38,14 +45,17 @@ Time ComputeOnlyPipeline(int pp, int vpp, int64_t m, Time f, Time b) {
   PipelineCallbacks callbacks;
   callbacks.run = [&](int r, const models::ScheduleStep& step,
                       const std::vector<OpId>& entry) {
-    return engine.Add(compute[r], step.forward ? f : b, entry,
-                      step.forward ? "f" : "b");
+    const Time t = step.forward()                              ? f
+                   : step.kind == models::StepKind::kBackward  ? b
+                   : step.kind == models::StepKind::kInputGrad ? b - w
+                                                               : w;
+    return engine.Add(compute[r], t, entry, step.forward() ? "f" : "b");
   };
   callbacks.send = [&](int r, int, const models::ScheduleStep&, OpId done) {
     return engine.Add(compute[r], Time::Zero(), {done}, "send");
   };
   std::vector<OpId> chain(pp, -1);
-  EmitPipeline(pp, vpp, m, chain, callbacks);
+  EmitPipeline(kind, pp, vpp, m, chain, callbacks);
   EXPECT_TRUE(engine.Run());
   return engine.makespan();
 }
@@ -66,6 +76,76 @@ TEST(PipelineSchedule, ComputeOnlyBubbleIsPpMinusOneOverVppM) {
   }
 }
 
+// ZB-H1 (Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1
+// and its Table 2): with the backward split into B (input gradient) and W
+// (weight gradient), the bubble falls from 1F1B's (pp - 1)(F + B + W) to
+// (pp - 1)(F + B - W) per stage; here with F = B = W, a third.
+TEST(PipelineSchedule, ZeroBubbleH1BubbleIsPpMinusOneTimesFPlusBMinusW) {
+  const Time unit = Time::Millis(1);
+  for (const int pp : {2, 4, 8}) {
+    for (const int64_t m : {int64_t{pp}, 2 * int64_t{pp}, 8 * int64_t{pp}}) {
+      const Time ideal = Time::Picos(m * 3 * unit.picos());
+      const Time zb = ComputeOnlyPipeline(
+          pp, 1, m, unit, unit + unit,
+          models::PipelineScheduleKind::kZeroBubbleH1, unit);
+      EXPECT_EQ((zb - ideal).picos(), (pp - 1) * unit.picos())
+          << "pp " << pp << " m " << m;
+      const Time one_f_one_b = ComputeOnlyPipeline(pp, 1, m, unit, unit + unit);
+      EXPECT_EQ((one_f_one_b - ideal).picos(), (pp - 1) * 3 * unit.picos());
+    }
+  }
+}
+
+// Each rank of ZB-H1 runs every forward, input gradient and weight gradient
+// once, each micro-batch's in that order, with 1F1B's warm-up and at most
+// `rank` weight gradients pending (the delay that fills the rank's tail;
+// sail-sg/zero-bubble-pipeline-parallelism's quick ZB-H1 schedules.py).
+TEST(PipelineSchedule, ZeroBubbleH1RunsEachPassOnceInOrder) {
+  for (const int pp : {1, 2, 4, 8}) {
+    for (const int64_t m : {int64_t{1}, int64_t{3}, 4 * int64_t{pp}}) {
+      for (int r = 0; r < pp; ++r) {
+        const std::unique_ptr<models::PipelineSchedule> s =
+            models::MakeSchedule(models::PipelineScheduleKind::kZeroBubbleH1, r,
+                                 pp, 1, m);
+        EXPECT_EQ(s->warmup(), std::min<int64_t>(pp - r - 1, m));
+        ASSERT_EQ(s->size(), 3 * m);
+        std::vector<int> stage_of(m, 0);  // 0 none, 1 F, 2 B, 3 W
+        int64_t f = 0, b = 0, w = 0, max_pending = 0;
+        for (int64_t i = 0; i < s->size(); ++i) {
+          const models::ScheduleStep step = (*s)[i];
+          ASSERT_GE(step.microbatch, 0);
+          ASSERT_LT(step.microbatch, m);
+          int& at = stage_of[step.microbatch];
+          switch (step.kind) {
+            case models::StepKind::kForward:
+              EXPECT_EQ(at, 0);
+              EXPECT_EQ(step.microbatch, f++);
+              at = 1;
+              break;
+            case models::StepKind::kInputGrad:
+              EXPECT_EQ(at, 1);
+              EXPECT_EQ(step.microbatch, b++);
+              at = 2;
+              break;
+            case models::StepKind::kWeightGrad:
+              EXPECT_EQ(at, 2);
+              EXPECT_EQ(step.microbatch, w++);
+              at = 3;
+              break;
+            case models::StepKind::kBackward:
+              ADD_FAILURE() << "ZB-H1 splits every backward";
+          }
+          if (step.kind == models::StepKind::kInputGrad)
+            max_pending = std::max(max_pending, b - w);
+        }
+        EXPECT_EQ(f, m);
+        EXPECT_EQ(w, m);
+        EXPECT_LE(max_pending, r + 1) << "pp " << pp << " rank " << r;
+      }
+    }
+  }
+}
+
 // Megatron's warm-up count (schedules.py): (pp - rank - 1) without
 // interleaving, (pp - rank - 1) x 2 + (vpp - 1) x pp with it; the stage then
 // holds warm-up + 1 micro-batches' activations at most.
@@ -80,9 +160,9 @@ TEST(PipelineSchedule, InFlightEqualsMegatronWarmupFormula) {
         EXPECT_EQ(s.warmup(), warmup);
         int64_t in_flight = 0, peak = 0, forwards_before_backward = -1;
         for (int64_t i = 0; i < s.size(); ++i) {
-          in_flight += s[i].forward ? 1 : -1;
+          in_flight += s[i].forward() ? 1 : -1;
           peak = std::max(peak, in_flight);
-          if (!s[i].forward && forwards_before_backward < 0) {
+          if (!s[i].forward() && forwards_before_backward < 0) {
             forwards_before_backward = i;
           }
         }
