@@ -593,25 +593,33 @@ ChunkActivations ChunkBytes(const Shapes& x, const VirtualStage& stage) {
   return c;
 }
 
+// Micro-batches of each chunk stored at a stage's peak: `in_flight` past
+// their forward and before their backward (or input gradient), `awaiting`
+// past their input gradient and before their weight gradient (a schedule
+// that splits the backward).
+struct PeakCounts {
+  std::vector<int64_t> in_flight, awaiting;
+};
+
 // Walks pipeline rank `rank`'s schedule (models/pipeline_schedules.h) far
-// enough to reach the peak. Returns how many micro-batches of each chunk are
-// stored at the peak of the summed stored bytes. A forward stores its
-// micro-batch; a backward frees it, and where the schedule splits the
-// backward, the weight gradient does: an upper bound, since the input
-// gradient already frees what only it needed (ZB-H1 holds (pp - r) stored
-// forwards plus r micro-batches kept for their W, each smaller; Qi et al.,
-// ICLR 2024, sec. 3.1). EP overlap (merged forward-backward 1F1B) adds one
-// warm-up forward but runs each later forward beside a backward that frees
-// layer by layer: the peak is the same warmup + 1 stored forwards ("no extra
-// memory", Megatron-Bridge moe-optimization.md).
-std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp,
-                                  int64_t microbatches,
-                                  PipelineScheduleKind kind,
-                                  const std::vector<double>& chunk_bytes) {
+// enough to reach the peak of the summed stored bytes: a forward stores
+// `chunk_bytes`, a backward frees them; a split backward's input gradient
+// frees all but `weight_bytes`, what its weight gradient still reads, and
+// the weight gradient frees those (ZB-H1: (pp - r) stored forwards plus up
+// to r micro-batches awaiting their W; Qi et al., ICLR 2024, sec. 3.1). EP
+// overlap (merged forward-backward 1F1B) adds one warm-up forward but runs
+// each later forward beside a backward that frees layer by layer: the peak
+// is the same warmup + 1 stored forwards ("no extra memory",
+// Megatron-Bridge moe-optimization.md).
+PeakCounts PeakInFlight(int rank, int pp, int vpp, int64_t microbatches,
+                        PipelineScheduleKind kind,
+                        const std::vector<double>& chunk_bytes,
+                        const std::vector<double>& weight_bytes) {
   const std::unique_ptr<PipelineSchedule> schedule =
       MakeSchedule(kind, rank, pp, vpp, microbatches);
   const int64_t group = int64_t{pp} * vpp, warmup = schedule->warmup();
-  std::vector<int64_t> count(vpp, 0), best(vpp, 0);
+  PeakCounts now{std::vector<int64_t>(vpp, 0), std::vector<int64_t>(vpp, 0)};
+  PeakCounts best = now;
   double bytes = 0, best_bytes = -1;
   // Past the warm-up the order repeats with period p * v micro-batches at
   // the latest: the warm-up and its length again plus two periods of
@@ -623,13 +631,29 @@ std::vector<int64_t> PeakInFlight(int rank, int pp, int vpp,
       warmup + passes * std::min(total - warmup, warmup + 2 * group);
   for (int64_t i = 0; i < steps; ++i) {
     const ScheduleStep step = (*schedule)[i];
-    if (step.kind == StepKind::kInputGrad) continue;
-    const int sign = step.forward() ? 1 : -1;
-    count[step.chunk] += sign;
-    bytes += sign * chunk_bytes[step.chunk];
+    const int c = step.chunk;
+    switch (step.kind) {
+      case StepKind::kForward:
+        ++now.in_flight[c];
+        bytes += chunk_bytes[c];
+        break;
+      case StepKind::kBackward:
+        --now.in_flight[c];
+        bytes -= chunk_bytes[c];
+        break;
+      case StepKind::kInputGrad:
+        --now.in_flight[c];
+        ++now.awaiting[c];
+        bytes -= chunk_bytes[c] - weight_bytes[c];
+        break;
+      case StepKind::kWeightGrad:
+        --now.awaiting[c];
+        bytes -= weight_bytes[c];
+        break;
+    }
     if (bytes > best_bytes) {
       best_bytes = bytes;
-      best = count;
+      best = now;
     }
   }
   return best;
@@ -643,21 +667,34 @@ std::vector<int64_t> AddActivations(int rank, const PipelinePlan& plan,
                                     const TrainingOptions& tr,
                                     const std::vector<ChunkActivations>& chunks,
                                     StageMemory& st) {
-  std::vector<double> chunk_bytes;
+  std::vector<double> chunk_bytes, weight_bytes;
   double transient = 0;
   for (const ChunkActivations& c : chunks) {
     chunk_bytes.push_back(Sum(c.bytes));
+    // What a split backward's weight gradient still reads: the stored
+    // activations but the output layer's and the loss's, whose weight
+    // gradient Megatron runs in the backward (not a TE linear); an upper
+    // bound, the norms' and attention's own tensors being freed too.
+    weight_bytes.push_back(chunk_bytes.back() - c.bytes[kEmbeddingLoss]);
     transient = std::max(transient, c.transient);
   }
   st.chunk_activation_bytes = chunk_bytes;
-  const std::vector<int64_t> in_flight =
+  if (TraitsOf(tr.pipeline_schedule).splits_backward)
+    st.chunk_weight_grad_bytes = weight_bytes;
+  const PeakCounts peak =
       PeakInFlight(rank, plan.pp, plan.vpp, tr.num_microbatches(),
-                   tr.pipeline_schedule, chunk_bytes);
+                   tr.pipeline_schedule, chunk_bytes, weight_bytes);
+  std::vector<int64_t> in_flight(plan.vpp);
   ModuleBytes total{};
   for (int chunk = 0; chunk < plan.vpp; ++chunk) {
+    const int64_t awaiting = peak.awaiting[chunk];
+    in_flight[chunk] = peak.in_flight[chunk] + awaiting;
     st.peak_in_flight += in_flight[chunk];
-    for (int i = 0; i < kNumModules; ++i)
-      total[i] += in_flight[chunk] * chunks[chunk].bytes[i];
+    for (int i = 0; i < kNumModules; ++i) {
+      total[i] +=
+          (i == kEmbeddingLoss ? peak.in_flight[chunk] : in_flight[chunk]) *
+          chunks[chunk].bytes[i];
+    }
   }
   for (int i = 0; i < kNumModules; ++i) {
     if (total[i] > 0) st.activations.push_back({kModuleNames[i], total[i]});

@@ -66,8 +66,13 @@ struct StageMemory {
   // Bytes one micro-batch's forward of each model chunk stores for its
   // backward (the replay's memory timeline allocates and frees them).
   std::vector<double> chunk_activation_bytes;
-  int64_t peak_in_flight =
-      0;  // stored (micro-batch, chunk) forwards at the peak
+  // A schedule that splits the backward (ZB-H1): of those, what a
+  // micro-batch keeps from its input gradient to its weight gradient (empty
+  // otherwise).
+  std::vector<double> chunk_weight_grad_bytes;
+  // Stored (micro-batch, chunk) forwards at the peak, those awaiting only
+  // their weight gradient included.
+  int64_t peak_in_flight = 0;
   double transient_bytes = 0;  // one layer's backward working set
   // Allocations outside PyTorch's caching allocator (CUDA context, NCCL,
   // dispatcher buffers, CUDA-graph pools).

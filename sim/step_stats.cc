@@ -270,6 +270,9 @@ double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
     const double stored = memory.chunk_activation_bytes.empty()
                               ? 0
                               : memory.chunk_activation_bytes[span.chunk];
+    const double kept = memory.chunk_weight_grad_bytes.empty()
+                            ? 0
+                            : memory.chunk_weight_grad_bytes[span.chunk];
     Time start = engine.timing(span.exit).start;
     for (OpId op = span.begin; op < span.end; ++op) {
       if (engine.op_stream(op) == compute_stream) {
@@ -287,10 +290,10 @@ double MemoryTimeline(Engine& engine, const std::vector<StepSpan>& spans,
         break;
       case models::StepKind::kInputGrad:
         changes.push_back({start, transient});
-        changes.push_back({done, -transient});
+        changes.push_back({done, -(stored - kept) - transient});
         break;
       case models::StepKind::kWeightGrad:
-        changes.push_back({done, -stored});
+        changes.push_back({done, -kept});
         break;
     }
   }

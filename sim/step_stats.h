@@ -90,9 +90,10 @@ struct StepSpan {
 // The stage's memory over the replayed step: static state and buffers
 // (the accounting of models/memory.h), plus each micro-batch's stored
 // activations from the start of its forward (its first compute op) to the
-// end of its backward (of its weight gradient where the schedule splits the
-// backward: an upper bound, as models/memory.h counts it), plus the
-// transient working set during a backward or input gradient.
+// end of its backward (where the schedule splits the backward, what the
+// weight gradient reads until that ends: StageMemory::
+// chunk_weight_grad_bytes), plus the transient working set during a
+// backward or input gradient.
 // Returns the peak bytes; with `counters`, adds a "memory_gib" counter track
 // to the stage's trace process at every change. In the 1F1B order this peak
 // is the analytic one (memory.h's in-flight replay), reached when a backward

@@ -91,16 +91,26 @@ TEST(ResolveTest, DefaultsUsedListsUnsetFields) {
   spec.set_num_gpus(8);
   auto r = Resolve(spec, "flags");
   ASSERT_TRUE(r) << r.error().message;
-  for (const char* expected :
-       {"tensor_model_parallel_size=1", "context_parallel_size=1",
-        "expert_model_parallel_size=1", "expert_tensor_parallel_size=1",
-        "pipeline_model_parallel_size=1",
-        "virtual_pipeline_model_parallel_size=1", "micro_batch_size=1",
-        "global_batch_size=8",  // MBS 1 x DP 8
-        "sequence_parallel=false", "seq_length=4096", "precision=bf16",
-        "dispatcher=alltoall", "routing=force_balanced", "cuda_graph=none",
-        "recompute.granularity=none", "use_distributed_optimizer=true",
-        "main_grads_dtype=fp32", "exp_avg_dtype=fp32", "cp_comm_type=p2p"}) {
+  for (const char* expected : {"tensor_model_parallel_size=1",
+                               "context_parallel_size=1",
+                               "expert_model_parallel_size=1",
+                               "expert_tensor_parallel_size=1",
+                               "pipeline_model_parallel_size=1",
+                               "virtual_pipeline_model_parallel_size=1",
+                               "micro_batch_size=1",
+                               "global_batch_size=8",  // MBS 1 x DP 8
+                               "sequence_parallel=false",
+                               "seq_length=4096",
+                               "precision=bf16",
+                               "dispatcher=alltoall",
+                               "pipeline_schedule=1f1b",
+                               "routing=force_balanced",
+                               "cuda_graph=none",
+                               "recompute.granularity=none",
+                               "use_distributed_optimizer=true",
+                               "main_grads_dtype=fp32",
+                               "exp_avg_dtype=fp32",
+                               "cp_comm_type=p2p"}) {
     EXPECT_TRUE(Contains(r->defaults_used, expected)) << expected;
   }
   EXPECT_EQ(r->spec.cp_comm_type(), "p2p");
@@ -112,6 +122,54 @@ TEST(ResolveTest, DefaultsUsedListsUnsetFields) {
   EXPECT_EQ(r->training.exp_avg_bytes, 4);
   EXPECT_EQ(r->spec.layout().global_batch_size(), 8);
   EXPECT_EQ(r->pipeline.stages.size(), 1u);
+  EXPECT_EQ(r->training.pipeline_schedule,
+            models::PipelineScheduleKind::kOneFOneB);
+}
+
+// The pipeline schedule's word and the features a split backward cannot
+// host (scenarios/rules.cc CheckPipelineSchedule), each refused with the
+// field and the rule.
+TEST(ResolveTest, ZeroBubbleScheduleRules) {
+  auto resolve = [](const std::string& schedule, int vpp, bool ep_overlap,
+                    const std::string& fsdp) {
+    Scenario spec;
+    spec.set_model("qwen3-30b-a3b");
+    spec.set_system("dgx-h100");
+    spec.set_num_gpus(32);
+    spec.set_pipeline_schedule(schedule);
+    spec.mutable_layout()->set_expert_model_parallel_size(8);
+    spec.mutable_layout()->set_pipeline_model_parallel_size(4);
+    spec.mutable_layout()->set_virtual_pipeline_model_parallel_size(vpp);
+    spec.set_overlap_moe_expert_parallel_comm(ep_overlap);
+    if (!fsdp.empty()) {
+      spec.set_use_megatron_fsdp(true);
+      spec.set_data_parallel_sharding_strategy(fsdp);
+    }
+    return Resolve(spec, "flags");
+  };
+  auto zb = resolve("zb-h1", 1, false, "");
+  ASSERT_TRUE(zb) << zb.error().message;
+  EXPECT_EQ(zb->training.pipeline_schedule,
+            models::PipelineScheduleKind::kZeroBubbleH1);
+  auto unknown = resolve("zb-v", 1, false, "");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message,
+            "flags: --pipeline-schedule: unknown 'zb-v' (1f1b, zb-h1)");
+  auto interleaved = resolve("zb-h1", 2, false, "");
+  ASSERT_FALSE(interleaved);
+  EXPECT_EQ(interleaved.error().message,
+            "flags: --pipeline-schedule: zb-h1 runs without interleaving; "
+            "needs virtual_pipeline_model_parallel_size 1, got 2");
+  auto overlap = resolve("zb-h1", 1, true, "");
+  ASSERT_FALSE(overlap);
+  EXPECT_TRUE(overlap.error().message.starts_with(
+      "flags: --pipeline-schedule: zb-h1 splits each backward;"))
+      << overlap.error().message;
+  auto fsdp = resolve("zb-h1", 1, false, "optim_grads_params");
+  ASSERT_FALSE(fsdp);
+  EXPECT_TRUE(fsdp.error().message.find("Megatron-FSDP") != std::string::npos)
+      << fsdp.error().message;
+  EXPECT_TRUE(resolve("zb-h1", 1, false, "optim_grads")) << "grads only";
 }
 
 // No layout and an uneven split (126 layers on PP8 VPP8): the Bridge rule

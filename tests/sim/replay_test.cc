@@ -937,13 +937,11 @@ TEST(Routing, HistogramGivesEachRanksShare) {
 // start to its backward's end, the transient working set during backward)
 // peaks where the foundation's analytic model says (memory.h replays the
 // same 1F1B order): equal for every stage of an interleaved layout.
-TEST(Replay, MemoryTimelinePeakMatchesTheAnalyticPeak) {
-  const scenarios::ResolvedScenario s = Resolve(
-      R"(model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 16
-        seq_length: 4096 precision: "bf16"
-        layout { pipeline_model_parallel_size: 4
-                 virtual_pipeline_model_parallel_size: 2
-                 expert_model_parallel_size: 4 global_batch_size: 64 })");
+// Under ZB-H1 (no interleaving) likewise, with every stage holding pp
+// micro-batches at its peak: pp - r stored forwards and r awaiting their
+// weight gradient (Qi et al., ICLR 2024, sec. 3.1), against 1F1B's pp - r.
+void ExpectTimelinePeakIsTheAnalyticPeak(const std::string& text) {
+  const scenarios::ResolvedScenario s = Resolve(text);
   const StepResult r = Simulate(s);
   const models::MemoryEstimate m =
       models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
@@ -953,6 +951,32 @@ TEST(Replay, MemoryTimelinePeakMatchesTheAnalyticPeak) {
     EXPECT_NEAR(r.stages[i].memory_peak_bytes / m.stages[i].peak_bytes, 1.0,
                 1e-9)
         << "pp" << i;
+  }
+}
+
+TEST(Replay, MemoryTimelinePeakMatchesTheAnalyticPeak) {
+  ExpectTimelinePeakIsTheAnalyticPeak(
+      R"(model: "qwen3-30b-a3b" system: "dgx-h100" num_gpus: 16
+        seq_length: 4096 precision: "bf16"
+        layout { pipeline_model_parallel_size: 4
+                 virtual_pipeline_model_parallel_size: 2
+                 expert_model_parallel_size: 4 global_batch_size: 64 })");
+  const std::string zb = R"(model: "qwen3-30b-a3b" system: "dgx-h100"
+      num_gpus: 16 seq_length: 4096 precision: "bf16"
+      layout { pipeline_model_parallel_size: 4
+               expert_model_parallel_size: 4 global_batch_size: 64 })";
+  ExpectTimelinePeakIsTheAnalyticPeak(zb + " pipeline_schedule: \"zb-h1\"");
+  for (const char* schedule : {"1f1b", "zb-h1"}) {
+    const scenarios::ResolvedScenario s =
+        Resolve(zb + " pipeline_schedule: \"" + std::string(schedule) + "\"");
+    const models::MemoryEstimate m =
+        models::EstimateMemory(s.model, s.pipeline, s.parallel, s.training,
+                               s.system.gpu().memory_gib() * models::kGiB);
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ(m.stages[r].peak_in_flight,
+                std::string(schedule) == "zb-h1" ? 4 : 4 - r)
+          << schedule << " pp" << r;
+    }
   }
 }
 
@@ -1416,6 +1440,72 @@ TEST(Calibration, CommunicationFactorsReachTheNetworkModel) {
   const StepResult b = SimulateWith(s, nvlink);
   EXPECT_GT(b.comm_s.at("dp").total_s, 1.5 * a.comm_s.at("dp").total_s);
   EXPECT_EQ(b.time_by_op_class_s.at("gemm"), a.time_by_op_class_s.at("gemm"));
+}
+
+// A zero-bubble schedule's backward in two steps (SplitWeightGradients):
+// the input gradient keeps every op but the TE linears' weight gradients,
+// an op that waited for one now waiting for what that one waited for; the
+// weight gradients keep their order and wait for nothing else of theirs.
+TEST(ZeroBubble, SplitWeightGradientsPartsTheBackward) {
+  auto op = [](const char* name, StreamKind stream, int dep, bool wgrad) {
+    TimedOp o;
+    o.name = name;
+    o.category = stream == StreamKind::kEp ? "ep" : "gemm";
+    o.stream = stream;
+    o.duration = Time::Micros(100);
+    o.deps = {dep};
+    o.wgrad = wgrad;
+    return o;
+  };
+  const StreamKind c = StreamKind::kCompute, ep = StreamKind::kEp;
+  OpTemplate t;
+  t.ops = {op("combine.bwd", ep, kEntry, false), op("fc2.dgrad", c, 0, false),
+           op("fc2.wgrad", c, 1, true),          op("act.bwd", c, 2, false),
+           op("fc1.dgrad", c, 3, false),         op("fc1.wgrad", c, 4, true),
+           op("dispatch.bwd", ep, 5, false),     op("qkv.dgrad", c, 6, false),
+           op("qkv.wgrad", c, 7, true)};
+  t.exit = 8;
+  const SplitBackward split = SplitWeightGradients(t);
+  auto names = [](const OpTemplate& part) {
+    std::vector<std::string> out;
+    for (const TimedOp& o : part.ops) out.push_back(o.name);
+    return out;
+  };
+  EXPECT_EQ(names(split.input), (std::vector<std::string>{
+                                    "combine.bwd", "fc2.dgrad", "act.bwd",
+                                    "fc1.dgrad", "dispatch.bwd", "qkv.dgrad"}));
+  EXPECT_EQ(names(split.weight),
+            (std::vector<std::string>{"fc2.wgrad", "fc1.wgrad", "qkv.wgrad"}));
+  EXPECT_EQ(split.input.ops[2].deps, std::vector<int>{1});  // act <- fc2.dgrad
+  EXPECT_EQ(split.input.ops[4].deps, std::vector<int>{3});  // dispatch
+  EXPECT_EQ(split.input.ops[5].deps, std::vector<int>{4});  // qkv.dgrad
+  for (const TimedOp& o : split.weight.ops)
+    EXPECT_EQ(o.deps, std::vector<int>{kEntry}) << o.name;
+  EXPECT_EQ(split.input.exit, 5);
+  EXPECT_EQ(split.weight.exit, 2);
+}
+
+// On a replayed step: ZB-H1 runs the same kernels as 1F1B, so each stage's
+// compute time is the same, and fills the bubbles with weight gradients, so
+// each stage idles less and the step is shorter. Llama 3 8B on 8 H100s,
+// TP2 PP4, 16 micro-batches of 4K tokens (compute-bound).
+TEST(ZeroBubble, ZbH1KeepsTheComputeAndShortensTheStep) {
+  const std::string layout = R"(model: "llama3-8b" system: "dgx-h100"
+    num_gpus: 8 seq_length: 4096 precision: "bf16"
+    layout { tensor_model_parallel_size: 2 pipeline_model_parallel_size: 4
+             micro_batch_size: 1 global_batch_size: 16 })";
+  const StepResult one_f_one_b = Simulate(Resolve(layout));
+  const StepResult zb =
+      Simulate(Resolve(layout + " pipeline_schedule: \"zb-h1\""));
+  ASSERT_EQ(zb.stages.size(), one_f_one_b.stages.size());
+  for (size_t r = 0; r < zb.stages.size(); ++r) {
+    EXPECT_NEAR(zb.stages[r].compute_s, one_f_one_b.stages[r].compute_s,
+                1e-9 * one_f_one_b.stages[r].compute_s)
+        << "stage " << r;
+    EXPECT_LT(zb.stages[r].idle_s, one_f_one_b.stages[r].idle_s)
+        << "stage " << r;
+  }
+  EXPECT_LT(zb.step_time_s, one_f_one_b.step_time_s);
 }
 
 }  // namespace
