@@ -337,6 +337,10 @@ class StepBuilder {
   void ResetEmission();
 };
 
+// The placement's group kind of a parallel group (kDp: the dense
+// gradients' DP x CP group).
+topology::GroupKind GroupKindOf(models::Group group);
+
 }  // namespace moesim::sim::internal
 
 #endif  // MOESIM_SIM_STEP_BUILDER_H_
