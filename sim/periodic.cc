@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/pipeline.h"
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace moesim::sim::internal {
 namespace {

@@ -31,10 +31,10 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/time.h"
 #include "sim/engine.h"
 #include "sim/replay.h"
 #include "sim/step_stats.h"
-#include "sim/time.h"
 
 namespace moesim::sim::internal {
 

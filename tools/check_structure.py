@@ -13,6 +13,8 @@ Rules:
      defined out of line, in every .cc and .h outside build folders).
   4. studies/ takes structs and returns structs: no file there includes
      the command-line parser (<CLI/...>) or a header of tools/.
+  5. The event core (sim/core/) stands alone: its files include project
+     headers of sim/core/ and util/ only.
 
 tools/structure_pending.txt lists what broke rules 2 and 3 when the check
 was written, each with its size then: an entry may shrink but not grow, and
@@ -164,6 +166,13 @@ def main():
                 if m:
                     problems.append(f"{path}:{n}: includes {m.group(1)}; "
                                     "studies/ has no command line")
+        if path.startswith(os.path.join("sim", "core") + os.sep):
+            for n, include in enumerate(open(path, encoding="utf-8"), 1):
+                m = re.match(r'\s*#include "([^"]+)"', include)
+                if m and not m.group(1).startswith(("sim/core/", "util/")):
+                    problems.append(f"{path}:{n}: includes {m.group(1)}; "
+                                    "the event core includes sim/core/ and "
+                                    "util/ only")
         if top == "tools" and path.endswith(".cc"):
             lines = sum(1 for _ in open(path, encoding="utf-8"))
             if lines > TOOLS_FILE_LIMIT:

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/event_queue.h"
+#include "sim/core/time.h"
 #include "sim/engine.h"
-#include "sim/event_queue.h"
-#include "sim/time.h"
 #include "topology/network_model.h"
 
 namespace {

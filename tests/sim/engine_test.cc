@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/event_queue.h"
-#include "sim/time.h"
+#include "sim/core/event_queue.h"
+#include "sim/core/time.h"
 #include "tests/topology/network_fixture.h"
 #include "topology/cluster.h"
 #include "topology/collectives.h"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/time.h"
 #include "sim/engine.h"
-#include "sim/time.h"
 #include "tests/sim/trace_check.h"
 #include "tests/topology/network_fixture.h"
 #include "topology/cluster.h"

@@ -13,8 +13,8 @@
 // message naming the call site; they never return a value.
 //
 // Thread safety: a value type; no shared state.
-#ifndef MOESIM_SIM_TIME_H_
-#define MOESIM_SIM_TIME_H_
+#ifndef MOESIM_SIM_CORE_TIME_H_
+#define MOESIM_SIM_CORE_TIME_H_
 
 #include <cmath>
 #include <compare>
@@ -162,4 +162,4 @@ inline std::string Time::ToString() const {
 
 }  // namespace moesim::sim
 
-#endif  // MOESIM_SIM_TIME_H_
+#endif  // MOESIM_SIM_CORE_TIME_H_

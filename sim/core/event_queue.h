@@ -15,15 +15,15 @@
 // Scheduling before now() is a programming error and aborts.
 //
 // Thread safety: none; one queue belongs to one thread.
-#ifndef MOESIM_SIM_EVENT_QUEUE_H_
-#define MOESIM_SIM_EVENT_QUEUE_H_
+#ifndef MOESIM_SIM_CORE_EVENT_QUEUE_H_
+#define MOESIM_SIM_CORE_EVENT_QUEUE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
-#include "sim/time.h"
+#include "sim/core/time.h"
 
 namespace moesim::sim {
 
@@ -109,4 +109,4 @@ class EventQueue {
 
 }  // namespace moesim::sim
 
-#endif  // MOESIM_SIM_EVENT_QUEUE_H_
+#endif  // MOESIM_SIM_CORE_EVENT_QUEUE_H_

@@ -1,4 +1,4 @@
-#include "sim/event_queue.h"
+#include "sim/core/event_queue.h"
 
 #include <algorithm>
 #include <utility>
