@@ -7,11 +7,11 @@
 // which nothing waits for until the optimizer. Rank r keeps 1F1B's warm-up
 // (pp - r - 1 forwards) and its order of F and B; after each B it runs the
 // oldest pending W once more than r are pending, and runs the pending ones
-// after its last B. The last stage, which finishes its backwards first, so
-// fills its tail with r W's; the first stage, which finishes last, runs each
-// W right after its B. The bubble falls from 1F1B's (pp - 1)(F + B + W) to
-// (pp - 1)(F + B - W) (sec. 3.1), at 1F1B's peak of stored forwards plus up
-// to r micro-batches waiting only for their W.
+// after its last B. So the last stage, which finishes its backwards first,
+// fills its tail with pp - 1 W's, and the first, which finishes last, runs
+// each W right after its B. The bubble falls from 1F1B's (pp - 1)(F + B + W)
+// to (pp - 1)(F + B - W) (sec. 3.1), at 1F1B's peak of stored forwards plus
+// up to r micro-batches waiting only for their W.
 #include <algorithm>
 #include <memory>
 

@@ -60,6 +60,23 @@ def test_every_ring_step_matches_the_cli():
     assert merged.ops < every.ops
 
 
+def test_zero_bubble_schedule_matches_the_cli(tmp_path):
+    # Llama 3 8B on 8 H100s, TP2 PP4, 16 micro-batches: ZB-H1 as a keyword
+    # is the CLI's --pipeline-schedule, and shortens the 1F1B step.
+    spec = tmp_path / "llama.textproto"
+    spec.write_text('model: "llama3-8b" system: "dgx-h100" num_gpus: 8 '
+                    'layout { tensor_model_parallel_size: 2 '
+                    'pipeline_model_parallel_size: 4 global_batch_size: 16 }')
+    one_f_one_b = moesim.run(str(spec))
+    zb = moesim.run(str(spec), pipeline_schedule="zb-h1")
+    assert zb.to_dict() == cli_json("run", str(spec), "--pipeline-schedule",
+                                    "zb-h1", "--json", "--network",
+                                    "analytical")
+    assert zb.scenario["pipeline_schedule"] == "zb-h1"
+    assert one_f_one_b.scenario["pipeline_schedule"] == "1f1b"
+    assert zb.step_time_s < one_f_one_b.step_time_s
+
+
 def test_memory_matches_the_cli():
     seed = SEEDS[0]
     assert moesim.memory(seed).to_dict() == cli_json("memory", seed, "--json")
