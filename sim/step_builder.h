@@ -247,6 +247,10 @@ class StepBuilder {
   const Variant& VariantOf(int r, int l) const {
     return stages_[r].variants[lanes_[LaneIndex(r, l)].variant];
   }
+  // Items (layers) of chunk `chunk` on stage r.
+  int ItemCount(int r, int chunk) const {
+    return static_cast<int>(stages_[r].variants[0].items[chunk].size());
+  }
   // Bundle helpers: a new bundle of `ops` (one per lane), an op of one.
   Bundle NewBundle(std::span<const OpId> ops);
   OpId At(Bundle b, int l) const { return bundles_[b * lanes_per_stage_ + l]; }

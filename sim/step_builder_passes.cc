@@ -134,12 +134,11 @@ double StepBuilder::DispatcherStretch() const {
 StepBuilder::Bundle StepBuilder::EmitForward(int r,
                                              const models::ScheduleStep& step,
                                              std::span<const OpId> entry) {
-  Stage& st = stages_[r];
-  const Chunk& chunk = st.chunks[step.chunk];
-  const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
+  const int n = ItemCount(r, step.chunk);
   LaneDeps deps = DepsOf(entry);
   if (n == 0) return EmptyOnLanes(r, deps);
-  std::vector<OpId> exits(lanes_per_stage_);
+  Stage& st = stages_[r];
+  const Chunk& chunk = st.chunks[step.chunk];
   // Parameters all-gathered: with overlap_param_gather at the first
   // micro-batch only (the weights then stay whole), with Megatron-FSDP's
   // sharded weights at every one.
@@ -166,6 +165,7 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
     kept = -1;
   }
   std::vector<Bundle> fine(fine_any ? n : 0, -1);
+  std::vector<OpId> exits;
   for (int i = 0; i < n; ++i) {
     if (gather) {
       // The first bucket's at the start, each next one when the forward
@@ -205,12 +205,11 @@ StepBuilder::Bundle StepBuilder::EmitForward(int r,
 StepBuilder::Bundle StepBuilder::EmitBackward(int r,
                                               const models::ScheduleStep& step,
                                               std::span<const OpId> entry) {
-  Stage& st = stages_[r];
-  const Chunk& chunk = st.chunks[step.chunk];
-  const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
+  const int n = ItemCount(r, step.chunk);
   LaneDeps deps = DepsOf(entry);
   if (n == 0) return EmptyOnLanes(r, deps);
-  std::vector<OpId> exits(lanes_per_stage_);
+  Stage& st = stages_[r];
+  const Chunk& chunk = st.chunks[step.chunk];
   const bool last = step.microbatch == microbatches_ - 1;
   const models::TrainingOptions& tr = s_.training;
   // Megatron-FSDP gathers each layer's weights again for its backward,
@@ -241,6 +240,7 @@ StepBuilder::Bundle StepBuilder::EmitBackward(int r,
     reload(i, st.pre_reload.empty() ? deps : st.pre_reload);
     break;
   }
+  std::vector<OpId> exits;
   for (int i = n; i-- > 0;) {
     for (const int j : chunk.reloads_start_at[i]) {
       layer_reloaded[j] =
@@ -305,18 +305,18 @@ void StepBuilder::ReduceScatterBuckets(int r, const Chunk& chunk, int i,
 
 StepBuilder::Bundle StepBuilder::EmitWeightGrad(
     int r, const models::ScheduleStep& step, std::span<const OpId> entry) {
-  const Stage& st = stages_[r];
-  const Chunk& chunk = st.chunks[step.chunk];
-  const int n = static_cast<int>(st.variants[0].items[step.chunk].size());
+  const int n = ItemCount(r, step.chunk);
   LaneDeps deps = DepsOf(entry);
   if (n == 0) return EmptyOnLanes(r, deps);
-  std::vector<OpId> exits(lanes_per_stage_);
-  const bool last = step.microbatch == microbatches_ - 1;
+  // The gradients are whole once the last micro-batch's weight gradients
+  // ran (with Megatron-FSDP's sharded gradients, every micro-batch's).
+  const bool reduce =
+      step.microbatch == microbatches_ - 1 || s_.training.shard_grads;
+  std::vector<OpId> exits;
   for (int i = n; i-- > 0;) {
     exits = InstantiateItem(r, step.chunk, i, step.kind, deps);
     for (int l = 0; l < lanes_per_stage_; ++l) deps[l] = {exits[l]};
-    if (last || s_.training.shard_grads)
-      ReduceScatterBuckets(r, chunk, i, deps);
+    if (reduce) ReduceScatterBuckets(r, stages_[r].chunks[step.chunk], i, deps);
   }
   return NewBundle(exits);
 }
