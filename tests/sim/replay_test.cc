@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <memory>
+#include <tuple>
 
 #include "calibration/profile.h"
 #include "models/dispatchers.h"
@@ -79,19 +80,25 @@ TEST(PipelineSchedule, ComputeOnlyBubbleIsPpMinusOneOverVppM) {
 // ZB-H1 (Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, sec. 3.1
 // and its Table 2): with the backward split into B (input gradient) and W
 // (weight gradient), the bubble falls from 1F1B's (pp - 1)(F + B + W) to
-// (pp - 1)(F + B - W) per stage; here with F = B = W, a third.
+// (pp - 1)(F + B - W) per stage: a third with F = B = W. Checked for
+// unequal passes too, each W no longer than its F.
 TEST(PipelineSchedule, ZeroBubbleH1BubbleIsPpMinusOneTimesFPlusBMinusW) {
-  const Time unit = Time::Millis(1);
-  for (const int pp : {2, 4, 8}) {
-    for (const int64_t m : {int64_t{pp}, 2 * int64_t{pp}, 8 * int64_t{pp}}) {
-      const Time ideal = Time::Picos(m * 3 * unit.picos());
-      const Time zb = ComputeOnlyPipeline(
-          pp, 1, m, unit, unit + unit,
-          models::PipelineScheduleKind::kZeroBubbleH1, unit);
-      EXPECT_EQ((zb - ideal).picos(), (pp - 1) * unit.picos())
-          << "pp " << pp << " m " << m;
-      const Time one_f_one_b = ComputeOnlyPipeline(pp, 1, m, unit, unit + unit);
-      EXPECT_EQ((one_f_one_b - ideal).picos(), (pp - 1) * 3 * unit.picos());
+  const int64_t ms = Time::Millis(1).picos();
+  for (const auto& [f, b, w] : {std::tuple{1, 1, 1}, std::tuple{1, 2, 1},
+                                std::tuple{2, 2, 1}, std::tuple{3, 2, 1}}) {
+    const Time F = Time::Picos(f * ms), B = Time::Picos(b * ms),
+               W = Time::Picos(w * ms);
+    for (const int pp : {2, 4, 8}) {
+      for (const int64_t m : {int64_t{pp}, 2 * int64_t{pp}, 8 * int64_t{pp}}) {
+        const Time ideal = Time::Picos(m * (f + b + w) * ms);
+        const Time zb = ComputeOnlyPipeline(
+            pp, 1, m, F, B + W, models::PipelineScheduleKind::kZeroBubbleH1, W);
+        EXPECT_EQ((zb - ideal).picos(), (pp - 1) * (f + b - w) * ms)
+            << "F " << f << " B " << b << " W " << w << " pp " << pp << " m "
+            << m;
+        const Time one_f_one_b = ComputeOnlyPipeline(pp, 1, m, F, B + W);
+        EXPECT_EQ((one_f_one_b - ideal).picos(), (pp - 1) * (f + b + w) * ms);
+      }
     }
   }
 }
