@@ -72,41 +72,52 @@ Result<models::Precision> ParsePrecision(std::string_view word) {
   return kPrecisions[i];
 }
 
+namespace {
+
+// A registry's scenario words (each row's `word`), in its order.
+template <typename Row>
+std::vector<std::string_view> RegistryWords(std::span<const Row> rows) {
+  std::vector<std::string_view> out;
+  for (const Row& row : rows) out.push_back(row.word);
+  return out;
+}
+
+// The id of the registry row whose word is `word`; else the error listing
+// `words`.
+template <typename Row>
+Result<decltype(Row::id)> ParseRegistryWord(
+    std::span<const Row> rows, std::span<const std::string_view> words,
+    std::string_view word) {
+  for (const Row& row : rows) {
+    if (row.word == word) return row.id;
+  }
+  return util::Fail(Unknown(word, JoinWords(words)));
+}
+
+}  // namespace
+
 // The words are the dispatcher registry's (models/dispatchers.h).
 std::span<const std::string_view> DispatcherWords() {
-  static const std::vector<std::string_view> words = [] {
-    std::vector<std::string_view> out;
-    for (const models::DispatcherTraits& t : models::Dispatchers())
-      out.push_back(t.word);
-    return out;
-  }();
+  static const std::vector<std::string_view> words =
+      RegistryWords(models::Dispatchers());
   return words;
 }
 
 Result<models::Dispatcher> ParseDispatcher(std::string_view word) {
-  for (const models::DispatcherTraits& t : models::Dispatchers()) {
-    if (t.word == word) return t.id;
-  }
-  return util::Fail(Unknown(word, JoinWords(DispatcherWords())));
+  return ParseRegistryWord(models::Dispatchers(), DispatcherWords(), word);
 }
 
 // The words are the schedule registry's (models/pipeline_schedules.h).
 std::span<const std::string_view> PipelineScheduleWords() {
-  static const std::vector<std::string_view> words = [] {
-    std::vector<std::string_view> out;
-    for (const models::PipelineScheduleTraits& t : models::PipelineSchedules())
-      out.push_back(t.word);
-    return out;
-  }();
+  static const std::vector<std::string_view> words =
+      RegistryWords(models::PipelineSchedules());
   return words;
 }
 
 Result<models::PipelineScheduleKind> ParsePipelineSchedule(
     std::string_view word) {
-  for (const models::PipelineScheduleTraits& t : models::PipelineSchedules()) {
-    if (t.word == word) return t.id;
-  }
-  return util::Fail(Unknown(word, JoinWords(PipelineScheduleWords())));
+  return ParseRegistryWord(models::PipelineSchedules(), PipelineScheduleWords(),
+                           word);
 }
 
 std::span<const std::string_view> RoutingWords() { return kRoutingWords; }
