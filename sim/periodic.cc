@@ -186,7 +186,7 @@ std::optional<Time> SteadyShift(const Engine& engine,
     for (const int64_t i : window) {
       const StepSpan &x = *steps[i], &y = *steps[i + stride];
       if (x.emitted_end - x.emitted_begin != y.emitted_end - y.emitted_begin ||
-          x.forward != y.forward || x.chunk != y.chunk) {
+          x.kind != y.kind || x.chunk != y.chunk) {
         return std::nullopt;
       }
       for (OpId k = 0; k < x.emitted_end - x.emitted_begin; ++k) {

@@ -53,8 +53,8 @@ void StepBuilder::Emit(int64_t microbatches) {
                             ? EmitWeightGrad(r, step, entry)
                             : EmitBackward(r, step, entry);
     const OpId end = static_cast<OpId>(engine_.op_count());
-    spans_.push_back({r, step.forward(), step.chunk, begin, end, At(exit, 0),
-                      emitted, end, step.kind});
+    spans_.push_back(
+        {r, step.kind, step.chunk, begin, end, At(exit, 0), emitted, end});
     return exit;
   };
   // A send follows its step's emission at once (EmitPipeline): it extends
@@ -77,10 +77,10 @@ void StepBuilder::Emit(int64_t microbatches) {
       const OpId begin = static_cast<OpId>(engine_.op_count());
       const PipelineCallbacks::PairEnd end = EmitPair(r, f, b, entry);
       const OpId stop = static_cast<OpId>(engine_.op_count());
-      spans_.push_back({r, true, f.chunk, begin, stop, At(end.forward, 0),
-                        begin, stop, models::StepKind::kForward});
-      spans_.push_back({r, false, b.chunk, begin, stop, At(end.backward, 0),
-                        begin, stop, models::StepKind::kBackward});
+      spans_.push_back(
+          {r, f.kind, f.chunk, begin, stop, At(end.forward, 0), begin, stop});
+      spans_.push_back(
+          {r, b.kind, b.chunk, begin, stop, At(end.backward, 0), begin, stop});
       return end;
     };
   }

@@ -78,13 +78,12 @@ Wall DiagnoseWall(const StepResult& step, double peak_bytes,
 // them (the host's p2p sync before, the sends of its output after).
 struct StepSpan {
   int32_t stage = 0;
-  bool forward = true;
-  int chunk = 0;
-  OpId begin = 0, end = 0, exit = 0;
-  OpId emitted_begin = 0, emitted_end = 0;
   // What the step runs: a split backward's input gradient keeps the
   // micro-batch's activations, its weight gradient frees them.
   models::StepKind kind = models::StepKind::kForward;
+  int chunk = 0;
+  OpId begin = 0, end = 0, exit = 0;
+  OpId emitted_begin = 0, emitted_end = 0;
 };
 
 // The stage's memory over the replayed step: static state and buffers

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "models/memory.h"
+#include "models/pipeline_schedules.h"
 #include "scenarios/megatron_args.h"
 #include "scenarios/pipeline_split.h"
 #include "sim/step_stats.h"
@@ -103,7 +104,10 @@ std::string FormatScenarioFlags(const scenarios::Scenario& s) {
       sizes.push_back(std::to_string(size));
     out += " --hierarchical-cp-sizes " + util::JoinList(sizes, ",");
   }
-  if (s.pipeline_schedule() != "1f1b")
+  // Named only when it is not Megatron's 1F1B, the default.
+  const std::string_view one_f_one_b =
+      models::TraitsOf(models::PipelineScheduleKind::kOneFOneB).word;
+  if (s.pipeline_schedule() != one_f_one_b)
     out += " --pipeline-schedule " + studies::ShellWord(s.pipeline_schedule());
   return out;
 }
@@ -138,7 +142,7 @@ std::string FormatAdviseText(const studies::AdviseResult& r) {
   out += "moesim flags:  " + FormatScenarioFlags(f.spec) + "\n";
   out += "megatron args: " + LaunchArgs(f) + "\n";
   // Megatron-LM runs 1F1B only: the zero-bubble authors' fork adds theirs.
-  if (f.spec.pipeline_schedule() != "1f1b") {
+  if (f.training.pipeline_schedule != models::PipelineScheduleKind::kOneFOneB) {
     out += "               (pipeline schedule " + f.spec.pipeline_schedule() +
            ": no Megatron-LM argument; these arguments run 1f1b)\n";
   }

@@ -75,7 +75,7 @@ std::string TrainingLine(const scenarios::ResolvedScenario& s) {
   if (spec.use_megatron_fsdp()) line += ", " + FsdpSummary(spec);
   line += s.training.distributed_optimizer ? ", distributed optimizer"
                                            : ", no distributed optimizer";
-  if (s.spec.pipeline_schedule() != "1f1b")
+  if (s.training.pipeline_schedule != models::PipelineScheduleKind::kOneFOneB)
     line += ", pipeline schedule " + s.spec.pipeline_schedule();
   if (s.training.ep_overlap) line += ", EP overlap";
   return line;
